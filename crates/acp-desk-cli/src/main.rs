@@ -1,0 +1,278 @@
+//! `acp-desk-cli`: ACP Desk's engine without a window.
+//!
+//! `acp-desk-cli run [--agent NAME | --agent-command "CMD ARG..."] [--cwd DIR] [--add-dir DIR]...
+//!  [--permission ask|allow|reject|cancel] [--json] PROMPT...`
+//!
+//! Other tools script this contract; change it only additively.
+
+mod render;
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use acp_desk_core::events::{AgentPromptEvent, TurnEndReason};
+use acp_desk_core::{PermissionPolicy, SessionOptions, StreamEvent, agents};
+use anyhow::{Context, bail};
+use clap::{Parser, Subcommand, ValueEnum};
+use tokio::sync::mpsc;
+
+/// Exit code when the user interrupted (Ctrl-C), as shells report SIGINT.
+const EXIT_INTERRUPTED: u8 = 130;
+/// Exit code when the agent failed to start or a turn ended in error.
+const EXIT_FAILED: u8 = 1;
+
+#[derive(Parser)]
+#[command(
+    name = "acp-desk-cli",
+    version,
+    about = "Run ACP agent turns without a window."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run each PROMPT as one turn, in order, in one session.
+    ///
+    /// Exit status: 0 when every turn ended normally (completed, max tokens, refusal); 1 when the
+    /// agent could not start or a turn ended in error; 130 after Ctrl-C.
+    Run(RunArgs),
+    /// List the agents `--agent` knows.
+    Agents,
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// An agent by name: `demo` (built in), `claude`, `codex`, `gemini`, `goose`, `opencode`, or
+    /// a name from `agent_servers` in the settings file. Default: demo.
+    #[arg(long, conflicts_with = "agent_command")]
+    agent: Option<String>,
+    /// The agent's command line, split into words like a shell would (no shell runs).
+    #[arg(long, value_name = "CMD ARG...")]
+    agent_command: Option<String>,
+    /// The session's folder. Default: the current folder.
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+    /// Another folder the session may use (repeatable).
+    #[arg(long = "add-dir", value_name = "DIR")]
+    add_dir: Vec<PathBuf>,
+    /// How to answer the agent's permission requests. Default: ask on a terminal; with no
+    /// terminal, reject.
+    #[arg(long, value_enum)]
+    permission: Option<Permission>,
+    /// Print StreamEvents as JSON lines on stdout, and nothing else there.
+    #[arg(long)]
+    json: bool,
+    /// Seconds a turn may go on after a cancel before the agent is ended.
+    #[arg(long, default_value_t = 5.0, value_name = "SECONDS", hide = true)]
+    cancel_grace: f64,
+    /// The prompts, one turn each.
+    #[arg(required = true, value_name = "PROMPT")]
+    prompts: Vec<String>,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum Permission {
+    Ask,
+    Allow,
+    Reject,
+    Cancel,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("acp-desk-cli: could not start the async runtime: {e}");
+            return ExitCode::from(EXIT_FAILED);
+        }
+    };
+    let result = match cli.command {
+        Cmd::Run(args) => runtime.block_on(run(args)),
+        Cmd::Agents => {
+            list_agents();
+            Ok(ExitCode::SUCCESS)
+        }
+    };
+    // Do not wait for the stdin reader thread (it may be blocked on a terminal read).
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("acp-desk-cli: {e:#}");
+            ExitCode::from(EXIT_FAILED)
+        }
+    }
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("ACP_DESK_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
+}
+
+fn list_agents() {
+    println!(
+        "demo\t(built in) {}",
+        match agents::demo_agent_path() {
+            Some(p) => p.display().to_string(),
+            None => "not found next to this program".into(),
+        }
+    );
+    for (name, cmd, args) in agents::CATALOG {
+        println!("{name}\t{cmd} {}", args.join(" "));
+    }
+    println!(
+        "(settings: {}, `agent_servers`)",
+        acp_desk_core::paths::settings_file().display()
+    );
+}
+
+async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let spec = match (&args.agent, &args.agent_command) {
+        (_, Some(line)) => agents::from_command_line(line)?,
+        (Some(name), None) => agents::resolve(name)?,
+        (None, None) => agents::resolve("demo")?,
+    };
+    let cwd = folder(
+        args.cwd.clone().unwrap_or(std::env::current_dir()?),
+        "--cwd",
+    )?;
+    let add_dirs = args
+        .add_dir
+        .iter()
+        .map(|d| folder(d.clone(), "--add-dir"))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let permission = match args.permission {
+        Some(Permission::Ask) if !interactive => {
+            bail!("--permission ask needs a terminal on stdin; use allow, reject or cancel")
+        }
+        Some(p) => p,
+        None if interactive => Permission::Ask,
+        None => {
+            eprintln!(
+                "acp-desk-cli: no terminal to ask on: the agent's permission requests will be rejected (use --permission to choose)"
+            );
+            Permission::Reject
+        }
+    };
+    let mut opts = SessionOptions::new(cwd);
+    opts.additional_dirs = add_dirs;
+    opts.cancel_grace = Duration::from_secs_f64(args.cancel_grace.max(0.0));
+    opts.permission_policy = match permission {
+        Permission::Ask => PermissionPolicy::Ask,
+        Permission::Allow => PermissionPolicy::AllowOnce,
+        Permission::Reject => PermissionPolicy::RejectOnce,
+        Permission::Cancel => PermissionPolicy::Cancel,
+    };
+
+    // Events are written by a thread of their own: serializing and writing overlap with the
+    // engine's parsing, and a slow stdout slows the agent (bounded channel), never grows memory.
+    let (ev_tx, ev_rx) = mpsc::channel::<StreamEvent>(1024);
+    let (ask_tx, ask_rx) = mpsc::unbounded_channel::<AskMsg>();
+    let ask = permission == Permission::Ask;
+    let json = args.json;
+    let printer =
+        std::thread::spawn(move || render::print_events(ev_rx, json, ask.then_some(ask_tx)));
+
+    let mut interrupted = false;
+    let mut failed = false;
+    let start = acp_desk_core::start(spec, opts, ev_tx);
+    let handle = tokio::select! {
+        h = start => h,
+        _ = tokio::signal::ctrl_c() => {
+            // The half-started agent ends when the start future is dropped (its lifeline closes).
+            let _ = printer.join();
+            return Ok(ExitCode::from(EXIT_INTERRUPTED));
+        }
+    };
+    let handle = match handle {
+        Ok(h) => h,
+        Err(e) => {
+            let _ = printer.join();
+            eprintln!("acp-desk-cli: {e}");
+            return Ok(ExitCode::from(EXIT_FAILED));
+        }
+    };
+    let asker = ask.then(|| tokio::spawn(render::ask_loop(ask_rx, handle.clone())));
+
+    for prompt in &args.prompts {
+        let turn = handle.prompt(vec![acp_desk_core::text_block(prompt.clone())]);
+        tokio::pin!(turn);
+        let outcome = loop {
+            tokio::select! {
+                r = &mut turn => break r,
+                _ = tokio::signal::ctrl_c() => {
+                    if interrupted {
+                        // Second Ctrl-C: stop waiting for the agent.
+                        eprintln!("acp-desk-cli: interrupted again; ending the agent");
+                        handle.close().await;
+                        let _ = printer.join();
+                        return Ok(ExitCode::from(EXIT_INTERRUPTED));
+                    }
+                    interrupted = true;
+                    eprintln!("acp-desk-cli: stopping the turn (Ctrl-C again to end the agent now)");
+                    let _ = handle.cancel();
+                }
+            }
+        };
+        match outcome {
+            Ok(o) if o.reason == TurnEndReason::Error => failed = true,
+            Ok(_) => {}
+            Err(e) => {
+                eprintln!("acp-desk-cli: {e}");
+                failed = true;
+                break;
+            }
+        }
+        if interrupted || failed {
+            break;
+        }
+    }
+    handle.close().await;
+    if let Some(a) = asker {
+        a.abort();
+    }
+    drop(handle);
+    printer
+        .join()
+        .map_err(|_| anyhow::anyhow!("the output thread panicked"))?
+        .context("could not write the events")?;
+    Ok(if interrupted {
+        ExitCode::from(EXIT_INTERRUPTED)
+    } else if failed {
+        ExitCode::from(EXIT_FAILED)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn folder(p: PathBuf, flag: &str) -> anyhow::Result<PathBuf> {
+    let abs = std::fs::canonicalize(&p)
+        .with_context(|| format!("{flag} {}: no such folder", p.display()))?;
+    if !abs.is_dir() {
+        bail!("{flag} {}: not a folder", p.display());
+    }
+    Ok(abs)
+}
+
+/// Messages from the printer to the terminal asker.
+pub enum AskMsg {
+    Prompt(Box<AgentPromptEvent>),
+    Settled(String),
+}

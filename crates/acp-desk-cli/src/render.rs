@@ -1,0 +1,407 @@
+//! Output: StreamEvents as JSON lines (`--json`) or a rendering for people; and the terminal
+//! permission prompt (`--permission ask`).
+
+use std::collections::VecDeque;
+use std::io::{BufWriter, IsTerminal, Write};
+
+use acp_desk_core::SessionHandle;
+use acp_desk_core::events::{
+    AgentPromptEvent, NoticeSeverity, PermissionResolution, StreamEvent, TurnEndReason,
+};
+use acp_desk_core::schema::v1 as acp;
+use tokio::sync::mpsc;
+
+use crate::AskMsg;
+
+/// Runs on its own thread until the engine drops its event sender.
+pub fn print_events(
+    mut rx: mpsc::Receiver<StreamEvent>,
+    json: bool,
+    ask: Option<mpsc::UnboundedSender<AskMsg>>,
+) -> std::io::Result<()> {
+    let stdout = std::io::stdout();
+    let color = !json && stdout.is_terminal();
+    let mut out = BufWriter::with_capacity(64 * 1024, stdout.lock());
+    let mut human = Human::new(color);
+    while let Some(ev) = rx.blocking_recv() {
+        let mut next = Some(ev);
+        // Drain what is queued before flushing: one write per burst, not per event.
+        while let Some(ev) = next {
+            if let Some(ask) = &ask {
+                match &ev {
+                    StreamEvent::AgentPrompt(p) => {
+                        let _ = ask.send(AskMsg::Prompt(p.clone()));
+                    }
+                    StreamEvent::AgentPromptSettled { tool_call_id, .. } => {
+                        let _ = ask.send(AskMsg::Settled(tool_call_id.clone()));
+                    }
+                    _ => {}
+                }
+            }
+            if json {
+                serde_json::to_writer(&mut out, &ev)?;
+                out.write_all(b"\n")?;
+            } else {
+                human.render(&mut out, &ev)?;
+            }
+            next = rx.try_recv().ok();
+        }
+        out.flush()?;
+    }
+    if !json {
+        human.finish(&mut out)?;
+    }
+    out.flush()
+}
+
+/// What the last line printed was, so blocks of text and tool lines get their own lines.
+#[derive(PartialEq, Eq, Clone, Copy)]
+enum Mode {
+    LineStart,
+    Text,
+    Thought,
+}
+
+struct Human {
+    color: bool,
+    mode: Mode,
+    /// Titles by tool call id: updates usually carry none.
+    titles: std::collections::HashMap<String, String>,
+    agent_shown: bool,
+}
+
+impl Human {
+    fn new(color: bool) -> Self {
+        Self {
+            color,
+            mode: Mode::LineStart,
+            titles: std::collections::HashMap::new(),
+            agent_shown: false,
+        }
+    }
+
+    fn paint(&self, code: &str, s: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    }
+
+    fn line_start(&mut self, w: &mut impl Write) -> std::io::Result<()> {
+        if self.mode != Mode::LineStart {
+            writeln!(w)?;
+            self.mode = Mode::LineStart;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, w: &mut impl Write) -> std::io::Result<()> {
+        self.line_start(w)
+    }
+
+    fn render(&mut self, w: &mut impl Write, ev: &StreamEvent) -> std::io::Result<()> {
+        match ev {
+            StreamEvent::TextDelta { text, .. } => {
+                if self.mode == Mode::Thought {
+                    self.line_start(w)?;
+                }
+                write!(w, "{text}")?;
+                self.mode = Mode::Text;
+            }
+            StreamEvent::Thought { text, .. } => {
+                if self.mode != Mode::Thought {
+                    self.line_start(w)?;
+                    write!(w, "{}", self.paint("2", "thinking: "))?;
+                }
+                write!(w, "{}", self.paint("2;3", text))?;
+                self.mode = Mode::Thought;
+            }
+            StreamEvent::ToolCall(tc) => {
+                self.line_start(w)?;
+                let status = tc.status.map(|s| enum_str(&s)).unwrap_or_default();
+                let kind = tc.tool_kind.map(|k| enum_str(&k)).unwrap_or_default();
+                if !tc.tool_name.is_empty() {
+                    self.titles
+                        .insert(tc.tool_call_id.clone(), tc.tool_name.clone());
+                }
+                let title = self
+                    .titles
+                    .get(&tc.tool_call_id)
+                    .cloned()
+                    .unwrap_or_else(|| format!("tool call {}", tc.tool_call_id));
+                let head = if tc.is_update { "  ↳" } else { "⚙" };
+                let mut line = format!("{head} {title}");
+                if !kind.is_empty() && !tc.is_update {
+                    line.push_str(&format!(" [{kind}]"));
+                }
+                if !status.is_empty() {
+                    line.push_str(&format!(" ({status})"));
+                }
+                writeln!(w, "{}", self.paint("36", &line))?;
+                for c in tc.content.iter().flatten() {
+                    if let acp::ToolCallContent::Diff(d) = c {
+                        let what = if d.old_text.is_none() {
+                            "new file"
+                        } else {
+                            "edit"
+                        };
+                        writeln!(
+                            w,
+                            "    {what} {} ({} lines)",
+                            d.path.display(),
+                            d.new_text.lines().count()
+                        )?;
+                    }
+                }
+            }
+            StreamEvent::ToolResult { .. } => {}
+            StreamEvent::AgentPrompt(p) => {
+                self.line_start(w)?;
+                let text = p
+                    .text
+                    .clone()
+                    .unwrap_or_else(|| "Permission requested".into());
+                writeln!(w, "{}", self.paint("33;1", &format!("? {text}")))?;
+                if let Some(input) = &p.raw_input {
+                    writeln!(w, "    input: {input}")?;
+                }
+            }
+            StreamEvent::AgentPromptSettled {
+                outcome,
+                by,
+                feedback,
+                ..
+            } => {
+                self.line_start(w)?;
+                let what = match outcome {
+                    PermissionResolution::Selected { option_id, .. } => {
+                        format!("answered {option_id}")
+                    }
+                    PermissionResolution::Cancelled { .. } => "cancelled".into(),
+                };
+                let by = enum_str(by);
+                writeln!(w, "{}", self.paint("33", &format!("  → {what} (by {by})")))?;
+                if let Some(f) = feedback {
+                    writeln!(w, "    feedback: {f}")?;
+                }
+            }
+            StreamEvent::TurnStart { prompt, .. } => {
+                self.line_start(w)?;
+                let text: Vec<&str> = prompt
+                    .iter()
+                    .filter_map(|b| match b {
+                        acp::ContentBlock::Text(t) => Some(t.text.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                writeln!(w, "{}", self.paint("1", &format!("> {}", text.join(" "))))?;
+            }
+            StreamEvent::TurnEnd {
+                reason,
+                stop_reason,
+                ..
+            } => {
+                self.line_start(w)?;
+                let why = match (reason, stop_reason) {
+                    (TurnEndReason::Completed, Some(acp::StopReason::MaxTokens)) => {
+                        "stopped at the token limit".to_string()
+                    }
+                    (TurnEndReason::Completed, Some(acp::StopReason::Refusal)) => {
+                        "the agent refused".to_string()
+                    }
+                    (r, _) => enum_str(r),
+                };
+                writeln!(w, "{}", self.paint("2", &format!("— turn ended: {why}")))?;
+            }
+            StreamEvent::Error { error, .. } => {
+                self.line_start(w)?;
+                writeln!(
+                    w,
+                    "{}",
+                    self.paint("31;1", &format!("error: {}", error.message))
+                )?;
+            }
+            StreamEvent::Plan { entries, .. } => {
+                self.line_start(w)?;
+                writeln!(w, "{}", self.paint("35", "plan:"))?;
+                for e in entries {
+                    let mark = match e.status {
+                        acp::PlanEntryStatus::Completed => "[x]",
+                        acp::PlanEntryStatus::InProgress => "[~]",
+                        _ => "[ ]",
+                    };
+                    writeln!(w, "  {mark} {}", e.content)?;
+                }
+            }
+            StreamEvent::UsageUpdate {
+                size, used, cost, ..
+            } => {
+                self.line_start(w)?;
+                let mut s = format!("usage: {used}/{size} tokens of context");
+                if let Some(c) = cost {
+                    s.push_str(&format!(", cost {:.4} {}", c.amount, c.currency));
+                }
+                writeln!(w, "{}", self.paint("2", &s))?;
+            }
+            StreamEvent::Notice {
+                severity,
+                title,
+                description,
+                ..
+            } => {
+                self.line_start(w)?;
+                let code = match severity {
+                    NoticeSeverity::Error => "31",
+                    NoticeSeverity::Warning => "33",
+                    NoticeSeverity::Info => "2",
+                };
+                writeln!(w, "{}", self.paint(code, &format!("note: {title}")))?;
+                if let Some(d) = description {
+                    writeln!(w, "  {}", d.replace('\n', "\n  "))?;
+                }
+            }
+            StreamEvent::SessionStatus {
+                status,
+                detail,
+                agent,
+                ..
+            } => {
+                use acp_desk_core::events::SessionState;
+                if *status == SessionState::Ready && !self.agent_shown {
+                    self.agent_shown = true;
+                    if let Some(a) = agent.as_ref().filter(|a| a.name.is_some()) {
+                        let name = a
+                            .title
+                            .clone()
+                            .or_else(|| a.name.clone())
+                            .unwrap_or_default();
+                        let version = a.version.clone().unwrap_or_default();
+                        writeln!(
+                            w,
+                            "{}",
+                            self.paint("2", &format!("agent: {name} {version}"))
+                        )?;
+                    }
+                }
+                if *status == SessionState::Dead {
+                    if let Some(d) = detail.as_ref().filter(|d| !d.starts_with("Session closed")) {
+                        self.line_start(w)?;
+                        writeln!(w, "{}", self.paint("2", d))?;
+                    }
+                }
+            }
+            // Commands, modes and other state matter to a UI, not to a transcript.
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+fn enum_str<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_value(v)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// Asks the user about parked permission requests, one at a time, on the terminal.
+pub async fn ask_loop(mut rx: mpsc::UnboundedReceiver<AskMsg>, handle: SessionHandle) {
+    let (line_tx, mut lines) = mpsc::unbounded_channel::<String>();
+    // One thread owns stdin for the whole run; a read cannot be cancelled, so the asker just
+    // stops listening when a request is settled elsewhere (Stop, the agent).
+    std::thread::spawn(move || {
+        let stdin = std::io::stdin();
+        let mut line = String::new();
+        loop {
+            line.clear();
+            match stdin.read_line(&mut line) {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {
+                    if line_tx.send(line.trim().to_string()).is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+    });
+    let mut queue: VecDeque<Box<AgentPromptEvent>> = VecDeque::new();
+    loop {
+        let Some(current) = queue.front().cloned() else {
+            match rx.recv().await {
+                Some(AskMsg::Prompt(p)) => queue.push_back(p),
+                Some(AskMsg::Settled(_)) => {}
+                None => return,
+            }
+            continue;
+        };
+        show_options(&current);
+        loop {
+            tokio::select! {
+                msg = rx.recv() => match msg {
+                    Some(AskMsg::Prompt(p)) => queue.push_back(p),
+                    Some(AskMsg::Settled(id)) => {
+                        queue.retain(|p| p.tool_call_id != id);
+                        if id == current.tool_call_id {
+                            break;
+                        }
+                    }
+                    None => return,
+                },
+                line = lines.recv() => {
+                    let Some(line) = line else { return };
+                    match parse_answer(&current, &line) {
+                        Some(resolution) => {
+                            if let Err(e) = handle.respond_permission(&current.tool_call_id, resolution).await {
+                                eprintln!("acp-desk-cli: {e}");
+                            }
+                            queue.retain(|p| p.tool_call_id != current.tool_call_id);
+                            break;
+                        }
+                        None => eprint!("Type a number from the list (or c to cancel): "),
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn show_options(p: &AgentPromptEvent) {
+    let mut s = String::new();
+    s.push_str(&format!(
+        "\n{}\n",
+        p.text
+            .clone()
+            .unwrap_or_else(|| "The agent asks for permission.".into())
+    ));
+    if let Some(input) = &p.raw_input {
+        s.push_str(&format!("  input: {input}\n"));
+    }
+    for (i, o) in p.options.iter().enumerate() {
+        s.push_str(&format!(
+            "  {}) {} [{}]\n",
+            i + 1,
+            o.name,
+            enum_str(&o.kind)
+        ));
+    }
+    s.push_str(
+        "  c) cancel\nAnswer (a rejection may be followed by feedback, e.g. `3 use cargo check`): ",
+    );
+    eprint!("{s}");
+}
+
+fn parse_answer(p: &AgentPromptEvent, line: &str) -> Option<PermissionResolution> {
+    let line = line.trim();
+    if line.eq_ignore_ascii_case("c") {
+        return Some(PermissionResolution::cancelled());
+    }
+    let (num, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+    let n: usize = num.parse().ok()?;
+    let option = p.options.get(n.checked_sub(1)?)?;
+    let feedback = rest.trim();
+    Some(PermissionResolution::Selected {
+        option_id: option.option_id.0.to_string(),
+        feedback: (!feedback.is_empty()).then(|| feedback.to_string()),
+    })
+}

@@ -1,0 +1,191 @@
+//! Agent definitions resolved to launch specs: the demo agent, a small built-in catalog, the
+//! user's `agent_servers` settings (Zed's shape), and ad-hoc command lines.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+use crate::paths;
+use crate::process::sibling_executable;
+
+/// How to start one agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LaunchSpec {
+    /// Our name for it: `demo`, `claude`, a settings key, or the command itself.
+    pub name: String,
+    pub command: String,
+    pub args: Vec<String>,
+    /// Merged over the user's environment.
+    pub env: Vec<(String, String)>,
+    /// Working directory of the process (defaults to the session's folder).
+    pub cwd: Option<PathBuf>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error(
+        "unknown agent `{0}`. Known agents: {1}. Add it to `agent_servers` in {2}, or use --agent-command."
+    )]
+    Unknown(String, String, String),
+    #[error(
+        "the demo agent (acp-desk-demo-agent) was not found next to this program; build it with `cargo build -p acp-desk-demo-agent`, or set ACP_DESK_DEMO_AGENT to its path"
+    )]
+    DemoMissing,
+    #[error("could not split the agent command `{0}` into words: {1}")]
+    BadCommand(String, String),
+    #[error("the agent command is empty")]
+    EmptyCommand,
+    #[error("could not read the settings file {0}: {1}")]
+    Settings(String, String),
+}
+
+/// Built-in agents, launched as their projects document (shared/notes/real-agents.md).
+pub const CATALOG: &[(&str, &str, &[&str])] = &[
+    (
+        "claude",
+        "npx",
+        &["-y", "@agentclientprotocol/claude-agent-acp"],
+    ),
+    ("codex", "npx", &["-y", "@agentclientprotocol/codex-acp"]),
+    ("gemini", "gemini", &["--acp"]),
+    ("goose", "goose", &["acp"]),
+    ("opencode", "opencode", &["acp"]),
+];
+
+/// Zed-style settings entry: `{"agent_servers": {"Name": {"command", "args", "env"}}}`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct AgentServer {
+    pub command: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct Settings {
+    #[serde(default)]
+    agent_servers: BTreeMap<String, AgentServer>,
+}
+
+/// The demo agent's executable: `ACP_DESK_DEMO_AGENT`, else next to the running program.
+pub fn demo_agent_path() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("ACP_DESK_DEMO_AGENT") {
+        return Some(PathBuf::from(p));
+    }
+    sibling_executable("acp-desk-demo-agent")
+}
+
+pub fn demo_agent() -> Result<LaunchSpec, AgentError> {
+    let path = demo_agent_path().ok_or(AgentError::DemoMissing)?;
+    Ok(LaunchSpec {
+        name: "demo".into(),
+        command: path.to_string_lossy().into_owned(),
+        args: Vec::new(),
+        env: Vec::new(),
+        cwd: None,
+    })
+}
+
+/// Splits a command line into words like a POSIX shell would (quotes, escapes); no shell runs.
+pub fn from_command_line(line: &str) -> Result<LaunchSpec, AgentError> {
+    let words =
+        shell_words::split(line).map_err(|e| AgentError::BadCommand(line.into(), e.to_string()))?;
+    let mut words = words.into_iter();
+    let command = words.next().ok_or(AgentError::EmptyCommand)?;
+    Ok(LaunchSpec {
+        name: command.clone(),
+        command,
+        args: words.collect(),
+        env: Vec::new(),
+        cwd: None,
+    })
+}
+
+/// Resolves `--agent NAME`: user settings first (so a user can override a built-in), then
+/// `demo`, then the catalog.
+pub fn resolve(name: &str) -> Result<LaunchSpec, AgentError> {
+    let settings_file = paths::settings_file();
+    let settings = read_settings(&settings_file)?;
+    if let Some(s) = settings.agent_servers.get(name) {
+        return Ok(LaunchSpec {
+            name: name.into(),
+            command: s.command.clone(),
+            args: s.args.clone(),
+            env: s.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            cwd: None,
+        });
+    }
+    if name == "demo" {
+        return demo_agent();
+    }
+    if let Some((_, cmd, args)) = CATALOG.iter().find(|(n, _, _)| *n == name) {
+        return Ok(LaunchSpec {
+            name: name.into(),
+            command: (*cmd).into(),
+            args: args.iter().map(|a| (*a).into()).collect(),
+            env: Vec::new(),
+            cwd: None,
+        });
+    }
+    let mut known: Vec<&str> = vec!["demo"];
+    known.extend(CATALOG.iter().map(|(n, _, _)| *n));
+    known.extend(settings.agent_servers.keys().map(String::as_str));
+    Err(AgentError::Unknown(
+        name.into(),
+        known.join(", "),
+        settings_file.display().to_string(),
+    ))
+}
+
+fn read_settings(file: &std::path::Path) -> Result<Settings, AgentError> {
+    match std::fs::read_to_string(file) {
+        Ok(text) => serde_json::from_str(&text)
+            .map_err(|e| AgentError::Settings(file.display().to_string(), e.to_string())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Settings::default()),
+        Err(e) => Err(AgentError::Settings(
+            file.display().to_string(),
+            e.to_string(),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_lines_split_like_a_shell() {
+        let spec = from_command_line(r#"node "my agent.mjs" --flag='a b' x\ y"#).unwrap();
+        assert_eq!(spec.command, "node");
+        assert_eq!(spec.args, vec!["my agent.mjs", "--flag=a b", "x y"]);
+        assert!(matches!(
+            from_command_line("node 'unterminated"),
+            Err(AgentError::BadCommand(..))
+        ));
+        assert!(matches!(
+            from_command_line("   "),
+            Err(AgentError::EmptyCommand)
+        ));
+    }
+
+    #[test]
+    fn settings_override_and_unknown_names_list_the_known() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("settings.json");
+        std::fs::write(
+            &file,
+            r#"{"agent_servers": {"mine": {"command": "/bin/my-agent", "args": ["--acp"], "env": {"A": "1"}}}}"#,
+        )
+        .unwrap();
+        let s = read_settings(&file).unwrap();
+        assert_eq!(s.agent_servers["mine"].args, vec!["--acp"]);
+        std::fs::write(&file, "{nope").unwrap();
+        assert!(matches!(
+            read_settings(&file),
+            Err(AgentError::Settings(..))
+        ));
+        assert!(read_settings(&dir.path().join("missing.json")).is_ok());
+    }
+}

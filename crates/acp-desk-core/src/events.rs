@@ -1,0 +1,544 @@
+//! `StreamEvent`: the closed set of events every front end (the CLI's `--json`, the webview)
+//! consumes.
+//!
+//! The seed (`shared/seeds/002_*.txt`) is the contract: its kinds and field names are kept exactly
+//! as spelled there (kinds in kebab case except `usage_update`, fields in camelCase, `_meta` as
+//! `_meta`). Everything ACP Desk adds is additive and listed in [`ADDITIONS`], the one place a
+//! reader (or a test) can check what is ours.
+
+use agent_client_protocol_schema::v1 as acp;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// What ACP Desk adds to the seed's taxonomy: new kinds, and new optional fields on seed kinds.
+/// A test checks that every kind serialized by [`StreamEvent`] is either a seed kind or listed
+/// here, so an addition cannot slip in unlisted.
+pub const ADDITIONS: &[(&str, &str)] = &[
+    (
+        "text-delta",
+        "content, messageId (non-text blocks; the agent's message id)",
+    ),
+    ("thought", "content, messageId"),
+    (
+        "tool-call",
+        "toolKind, status, content, locations, rawOutput, _meta (present when the update carried them)",
+    ),
+    (
+        "agent-prompt",
+        "targetToolCallId (the ACP tool call the request is about), toolKind, content, locations",
+    ),
+    ("turn-end", "stopReason (the agent's own stop reason)"),
+    ("usage_update", "_meta"),
+    (
+        "turn-start",
+        "new kind: a prompt was sent; carries the prompt's content blocks",
+    ),
+    (
+        "user-message-delta",
+        "new kind: user_message_chunk (history replays)",
+    ),
+    (
+        "agent-prompt-settled",
+        "new kind: a parked permission request was answered, by whom",
+    ),
+    (
+        "session-status",
+        "new kind: starting, ready, dead (and why), agent identity",
+    ),
+    ("modes", "new kind: available modes and the current one"),
+    ("current-mode", "new kind: current_mode_update"),
+    (
+        "config-options",
+        "new kind: config options (complete state, agent's order)",
+    ),
+    ("session-info", "new kind: session_info_update (title)"),
+    (
+        "notice",
+        "new kind: information for the user, from the agent or from ACP Desk itself",
+    ),
+    (
+        "unknown-update",
+        "new kind: a session/update variant we do not map, passed through unchanged",
+    ),
+];
+
+/// The seed's kinds, spelled as the seed spells them.
+pub const SEED_KINDS: &[&str] = &[
+    "text-delta",
+    "tool-call",
+    "tool-result",
+    "thought",
+    "agent-prompt",
+    "turn-end",
+    "error",
+    "plan",
+    "usage_update",
+    "background-task",
+    "available-commands",
+];
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all_fields = "camelCase")]
+pub enum StreamEvent {
+    #[serde(rename = "text-delta")]
+    TextDelta {
+        session_id: String,
+        text: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        content: Option<acp::ContentBlock>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message_id: Option<String>,
+    },
+    #[serde(rename = "thought")]
+    Thought {
+        session_id: String,
+        text: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        content: Option<acp::ContentBlock>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message_id: Option<String>,
+    },
+    #[serde(rename = "tool-call")]
+    ToolCall(Box<ToolCallEvent>),
+    #[serde(rename = "tool-result")]
+    ToolResult {
+        session_id: String,
+        tool_call_id: String,
+        /// `{content, rawOutput}` of the call as it stood when it completed or failed.
+        result: Value,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        is_error: Option<bool>,
+    },
+    #[serde(rename = "agent-prompt")]
+    AgentPrompt(Box<AgentPromptEvent>),
+    #[serde(rename = "agent-prompt-settled")]
+    AgentPromptSettled {
+        session_id: String,
+        /// The correlation id of the `agent-prompt` this settles.
+        tool_call_id: String,
+        /// `{optionId}` or `{cancelled: true}`.
+        outcome: PermissionResolution,
+        by: SettledBy,
+        /// Feedback the user gave with a rejection; sent to the agent at the head of the next
+        /// prompt.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        feedback: Option<String>,
+    },
+    #[serde(rename = "turn-start")]
+    TurnStart {
+        session_id: String,
+        prompt: Vec<acp::ContentBlock>,
+    },
+    #[serde(rename = "turn-end")]
+    TurnEnd {
+        session_id: String,
+        reason: TurnEndReason,
+        /// The agent's own stop reason (`end_turn`, `max_tokens`, `refusal`, ...), when it gave one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stop_reason: Option<acp::StopReason>,
+    },
+    #[serde(rename = "error")]
+    Error {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session_id: Option<String>,
+        error: ErrorInfo,
+    },
+    #[serde(rename = "plan")]
+    Plan {
+        session_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        title: Option<String>,
+        entries: Vec<acp::PlanEntry>,
+    },
+    #[serde(rename = "usage_update")]
+    UsageUpdate {
+        session_id: String,
+        size: u64,
+        used: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cost: Option<acp::Cost>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tokens_in: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tokens_out: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        size_inferred: Option<bool>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reported_size: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        origin: Option<String>,
+        #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+        meta: Option<acp::Meta>,
+    },
+    /// Defined by the seed; produced only once mapped from a real agent's extension notifications
+    /// (Claude's adapter), which a later issue verifies. Never produced today.
+    #[serde(rename = "background-task")]
+    BackgroundTask {
+        session_id: String,
+        phase: BackgroundTaskPhase,
+        task: BackgroundTaskInfo,
+    },
+    #[serde(rename = "available-commands")]
+    AvailableCommands {
+        session_id: String,
+        commands: Vec<CommandInfo>,
+    },
+    #[serde(rename = "user-message-delta")]
+    UserMessageDelta {
+        session_id: String,
+        text: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        content: Option<acp::ContentBlock>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message_id: Option<String>,
+    },
+    #[serde(rename = "session-status")]
+    SessionStatus {
+        session_id: String,
+        status: SessionState,
+        /// Why the session is in this state, for people ("the agent exited with code 3: ...").
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        detail: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent: Option<AgentIdentity>,
+    },
+    #[serde(rename = "modes")]
+    Modes {
+        session_id: String,
+        current_mode_id: String,
+        available_modes: Vec<acp::SessionMode>,
+    },
+    #[serde(rename = "current-mode")]
+    CurrentMode {
+        session_id: String,
+        current_mode_id: String,
+    },
+    #[serde(rename = "config-options")]
+    ConfigOptions {
+        session_id: String,
+        config_options: Vec<acp::SessionConfigOption>,
+    },
+    #[serde(rename = "session-info")]
+    SessionInfo {
+        session_id: String,
+        /// Absent: unchanged. `null`: cleared.
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "double_option"
+        )]
+        title: Option<Option<String>>,
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "double_option"
+        )]
+        updated_at: Option<Option<String>>,
+    },
+    #[serde(rename = "notice")]
+    Notice {
+        session_id: String,
+        severity: NoticeSeverity,
+        title: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        description: Option<String>,
+        source: NoticeSource,
+    },
+    #[serde(rename = "unknown-update")]
+    UnknownUpdate {
+        session_id: String,
+        /// The `update` object exactly as the agent sent it.
+        update: Value,
+    },
+}
+
+impl StreamEvent {
+    /// The serialized `kind` tag.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::TextDelta { .. } => "text-delta",
+            Self::Thought { .. } => "thought",
+            Self::ToolCall(_) => "tool-call",
+            Self::ToolResult { .. } => "tool-result",
+            Self::AgentPrompt(_) => "agent-prompt",
+            Self::AgentPromptSettled { .. } => "agent-prompt-settled",
+            Self::TurnStart { .. } => "turn-start",
+            Self::TurnEnd { .. } => "turn-end",
+            Self::Error { .. } => "error",
+            Self::Plan { .. } => "plan",
+            Self::UsageUpdate { .. } => "usage_update",
+            Self::BackgroundTask { .. } => "background-task",
+            Self::AvailableCommands { .. } => "available-commands",
+            Self::UserMessageDelta { .. } => "user-message-delta",
+            Self::SessionStatus { .. } => "session-status",
+            Self::Modes { .. } => "modes",
+            Self::CurrentMode { .. } => "current-mode",
+            Self::ConfigOptions { .. } => "config-options",
+            Self::SessionInfo { .. } => "session-info",
+            Self::Notice { .. } => "notice",
+            Self::UnknownUpdate { .. } => "unknown-update",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCallEvent {
+    pub session_id: String,
+    pub tool_call_id: String,
+    /// The title; `""` when an update carried none (merge only non-empty names).
+    pub tool_name: String,
+    /// The raw input; `null` when an update carried none (merge only non-null).
+    pub arguments: Value,
+    pub is_update: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_kind: Option<acp::ToolKind>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<acp::ToolCallStatus>,
+    /// Replaces the previous list when present.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<Vec<acp::ToolCallContent>>,
+    /// Replaces the previous list when present.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub locations: Option<Vec<acp::ToolCallLocation>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_output: Option<Value>,
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<acp::Meta>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentPromptEvent {
+    pub session_id: String,
+    /// Correlation id: the ACP tool call id plus a per-session counter, unique even when an agent
+    /// asks twice about one call. Pass it back to `respond`.
+    pub tool_call_id: String,
+    pub options: Vec<acp::PermissionOption>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_input: Option<Value>,
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<acp::Meta>,
+    /// The ACP tool call this request is about.
+    pub target_tool_call_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_kind: Option<acp::ToolKind>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<Vec<acp::ToolCallContent>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub locations: Option<Vec<acp::ToolCallLocation>>,
+}
+
+/// Tells a present `null` (`Some(None)`) from an absent field (`None`).
+fn double_option<'de, T, D>(d: D) -> Result<Option<Option<T>>, D::Error>
+where
+    T: Deserialize<'de>,
+    D: serde::Deserializer<'de>,
+{
+    Option::<T>::deserialize(d).map(Some)
+}
+
+/// The seed's `AcpPermissionResolution`: `{optionId, feedback?}` or `{cancelled: true}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum PermissionResolution {
+    #[serde(rename_all = "camelCase")]
+    Selected {
+        option_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        feedback: Option<String>,
+    },
+    Cancelled {
+        cancelled: True,
+    },
+}
+
+impl PermissionResolution {
+    pub fn cancelled() -> Self {
+        Self::Cancelled { cancelled: True }
+    }
+    pub fn selected(option_id: impl Into<String>) -> Self {
+        Self::Selected {
+            option_id: option_id.into(),
+            feedback: None,
+        }
+    }
+}
+
+/// The literal `true`, so that `{cancelled: false}` is refused rather than read as a cancel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, JsonSchema)]
+#[schemars(with = "TrueSchema")]
+pub struct True;
+
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+enum TrueSchema {
+    #[serde(rename = "true")]
+    True,
+}
+
+impl Serialize for True {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bool(true)
+    }
+}
+
+impl<'de> Deserialize<'de> for True {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        if bool::deserialize(d)? {
+            Ok(True)
+        } else {
+            Err(serde::de::Error::custom("expected `true`"))
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SettledBy {
+    User,
+    Rule,
+    Stop,
+    Agent,
+    Watchdog,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum TurnEndReason {
+    #[serde(rename = "completed")]
+    Completed,
+    #[serde(rename = "cancelled")]
+    Cancelled,
+    #[serde(rename = "max_turns")]
+    MaxTurns,
+    #[serde(rename = "error")]
+    Error,
+    #[serde(rename = "watchdog-timeout")]
+    WatchdogTimeout,
+}
+
+impl TurnEndReason {
+    /// DESIGN.md: `end_turn`, `max_tokens` and `refusal` complete the turn (the added `stopReason`
+    /// says which); `max_turn_requests` is `max_turns`; `cancelled` is `cancelled`.
+    pub fn from_stop_reason(reason: &acp::StopReason) -> Self {
+        match reason {
+            acp::StopReason::MaxTurnRequests => Self::MaxTurns,
+            acp::StopReason::Cancelled => Self::Cancelled,
+            _ => Self::Completed,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ErrorInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<i64>,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum BackgroundTaskPhase {
+    Started,
+    Updated,
+    Settled,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BackgroundTaskInfo {
+    pub task_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_kind: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<BackgroundTaskStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum BackgroundTaskStatus {
+    Running,
+    Paused,
+    Completed,
+    Failed,
+    Stopped,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CommandInfo {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// `null` when the command takes no input, as the seed allows.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "double_option"
+    )]
+    pub input: Option<Option<CommandInput>>,
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<acp::Meta>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CommandInput {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SessionState {
+    Starting,
+    Ready,
+    Prompting,
+    Dead,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentIdentity {
+    /// Our name for the agent (`demo`, `claude`, or the command).
+    pub launch_name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// The agent's own session id (ours is `sessionId`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acp_session_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum NoticeSeverity {
+    Info,
+    Warning,
+    Error,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum NoticeSource {
+    Agent,
+    Client,
+}

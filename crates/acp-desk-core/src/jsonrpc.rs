@@ -1,0 +1,677 @@
+//! The JSON-RPC 2.0 peer: the one module that owns an agent's stdio connection.
+//!
+//! Why our own and not the official `agent-client-protocol` crate: measured here
+//! (`shared/notes/acp-throughput.md`), that crate consumes a flood at about 14% of what plain
+//! serde_json parses, and its reader forwards every line on an unbounded channel, so a flooding
+//! or stuck agent grows memory without limit. This peer is a reader task, a writer task and two
+//! bounded channels:
+//!
+//! - The reader splits stdout into lines (capped at [`Limits::max_line_bytes`]), parses only the
+//!   envelope (params stay raw until their owner parses them into the schema types), and hands
+//!   every message, responses included, to ONE bounded channel in arrival order. Because
+//!   responses travel the same channel as notifications, whoever consumes it handles a prompt's
+//!   response only after every update the agent sent before it: ordering comes for free.
+//! - When that channel is full the reader stops reading, the pipe fills, and the agent blocks on
+//!   its write: a flood is slowed, never buffered without bound.
+//! - Protocol hygiene lives here: batches get -32600, lines that are not JSON (shell profiles print
+//!   to stdout) are logged and skipped, over-long lines are skipped without being buffered.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use agent_client_protocol_schema::v1::{self as acp, RequestId};
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::value::RawValue;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+
+/// JSON-RPC error codes we send.
+pub mod codes {
+    pub const PARSE_ERROR: i32 = -32700;
+    pub const INVALID_REQUEST: i32 = -32600;
+    pub const METHOD_NOT_FOUND: i32 = -32601;
+    pub const INVALID_PARAMS: i32 = -32602;
+    pub const INTERNAL_ERROR: i32 = -32603;
+    pub const REQUEST_CANCELLED: i32 = -32800;
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Longest line accepted from the agent. Larger lines are skipped (and reported), never held
+    /// in memory whole. 16 MiB leaves room for base64 images and large tool outputs while keeping
+    /// a runaway agent from costing more than that per line.
+    pub max_line_bytes: usize,
+    /// Messages read ahead of their consumer. Small enough that a stalled consumer stops reading
+    /// quickly, large enough that the reader and the consumer overlap on two cores.
+    pub inbound_capacity: usize,
+    /// Lines queued for the agent's stdin.
+    pub outbound_capacity: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_line_bytes: 16 * 1024 * 1024,
+            inbound_capacity: 512,
+            outbound_capacity: 256,
+        }
+    }
+}
+
+/// A message from the agent, in arrival order.
+#[derive(Debug)]
+pub enum Inbound {
+    Request {
+        id: RequestId,
+        method: String,
+        params: Option<Box<RawValue>>,
+    },
+    Notification {
+        method: String,
+        params: Option<Box<RawValue>>,
+    },
+    Response {
+        id: RequestId,
+        result: Result<Box<RawValue>, acp::Error>,
+    },
+    /// `$/cancel_request`: the agent no longer needs our answer to request `id` (we must still
+    /// answer it).
+    CancelRequest { id: RequestId },
+    /// Something on stdout was skipped; the connection goes on.
+    Skipped(Skipped),
+    /// stdout ended (the agent exited or closed it) or could not be read. Always the last item.
+    Closed { error: Option<String> },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Skipped {
+    NotJson { preview: String },
+    TooLong { bytes: usize },
+    Batch,
+    Invalid { reason: String },
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SendError {
+    #[error("the agent's input is closed (the agent has exited)")]
+    Closed,
+    #[error("could not encode the message: {0}")]
+    Encode(#[from] serde_json::Error),
+}
+
+/// The sending half of a connection. Cheap to clone.
+#[derive(Clone)]
+pub struct Connection {
+    out: mpsc::Sender<Vec<u8>>,
+    next_id: Arc<AtomicI64>,
+}
+
+impl Connection {
+    /// Starts the reader and writer tasks on the current tokio runtime.
+    pub fn start<R, W>(stdout: R, stdin: W, limits: Limits) -> (Self, mpsc::Receiver<Inbound>)
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let (in_tx, in_rx) = mpsc::channel(limits.inbound_capacity);
+        let (out_tx, out_rx) = mpsc::channel(limits.outbound_capacity);
+        tokio::spawn(write_loop(stdin, out_rx));
+        // The reader holds only a weak sender, so dropping every `Connection` closes the agent's stdin
+        // (the polite first step of shutting it down) even while the reader still runs.
+        tokio::spawn(read_loop(stdout, in_tx, out_tx.downgrade(), limits));
+        (
+            Self {
+                out: out_tx,
+                next_id: Arc::new(AtomicI64::new(0)),
+            },
+            in_rx,
+        )
+    }
+
+    /// Sends a request and returns its id; the answer arrives as [`Inbound::Response`].
+    pub async fn request<P: Serialize>(
+        &self,
+        method: &str,
+        params: &P,
+    ) -> Result<RequestId, SendError> {
+        let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed));
+        let line = encode(&OutRequest {
+            jsonrpc: "2.0",
+            id: &id,
+            method,
+            params,
+        })?;
+        self.send_line(line).await?;
+        Ok(id)
+    }
+
+    pub async fn notify<P: Serialize>(&self, method: &str, params: &P) -> Result<(), SendError> {
+        let line = encode(&OutNotification {
+            jsonrpc: "2.0",
+            method,
+            params,
+        })?;
+        self.send_line(line).await
+    }
+
+    pub async fn respond<T: Serialize>(
+        &self,
+        id: &RequestId,
+        result: Result<T, acp::Error>,
+    ) -> Result<(), SendError> {
+        let line = match result {
+            Ok(result) => encode(&OutResult {
+                jsonrpc: "2.0",
+                id,
+                result,
+            })?,
+            Err(error) => encode(&OutError {
+                jsonrpc: "2.0",
+                id,
+                error,
+            })?,
+        };
+        self.send_line(line).await
+    }
+
+    pub async fn respond_error(&self, id: &RequestId, code: i32, message: impl Into<String>) {
+        let result: Result<(), _> = Err(acp::Error::new(code, message));
+        if let Err(e) = self.respond(id, result).await {
+            tracing::debug!("could not answer request {id}: {e}");
+        }
+    }
+
+    async fn send_line(&self, line: Vec<u8>) -> Result<(), SendError> {
+        self.out.send(line).await.map_err(|_| SendError::Closed)
+    }
+}
+
+fn encode<T: Serialize>(msg: &T) -> Result<Vec<u8>, serde_json::Error> {
+    let mut line = serde_json::to_vec(msg)?;
+    line.push(b'\n');
+    Ok(line)
+}
+
+#[derive(Serialize)]
+struct OutRequest<'a, P> {
+    jsonrpc: &'static str,
+    id: &'a RequestId,
+    method: &'a str,
+    params: &'a P,
+}
+
+#[derive(Serialize)]
+struct OutNotification<'a, P> {
+    jsonrpc: &'static str,
+    method: &'a str,
+    params: &'a P,
+}
+
+#[derive(Serialize)]
+struct OutResult<'a, T> {
+    jsonrpc: &'static str,
+    id: &'a RequestId,
+    result: T,
+}
+
+#[derive(Serialize)]
+struct OutError<'a> {
+    jsonrpc: &'static str,
+    id: &'a RequestId,
+    error: acp::Error,
+}
+
+/// The envelope of any JSON-RPC message; params and results stay raw.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(default, borrow)]
+    jsonrpc: Option<&'a str>,
+    /// `Some(RequestId::Null)` for `"id": null`, `None` when there is no `id` at all.
+    #[serde(default, deserialize_with = "present")]
+    id: Option<RequestId>,
+    #[serde(default, borrow)]
+    method: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, borrow)]
+    params: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    result: Option<&'a RawValue>,
+    #[serde(default)]
+    error: Option<acp::Error>,
+}
+
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<RequestId>, D::Error> {
+    RequestId::deserialize(d).map(Some)
+}
+
+#[derive(Deserialize)]
+struct CancelRequestParams {
+    id: RequestId,
+}
+
+async fn write_loop<W: AsyncWrite + Unpin>(stdin: W, mut rx: mpsc::Receiver<Vec<u8>>) {
+    let mut w = tokio::io::BufWriter::new(stdin);
+    while let Some(line) = rx.recv().await {
+        if let Err(e) = w.write_all(&line).await {
+            tracing::debug!("agent stdin closed: {e}");
+            return;
+        }
+        // Flush only when nothing else is queued: one syscall per burst, not per message.
+        while let Ok(line) = rx.try_recv() {
+            if let Err(e) = w.write_all(&line).await {
+                tracing::debug!("agent stdin closed: {e}");
+                return;
+            }
+        }
+        if let Err(e) = w.flush().await {
+            tracing::debug!("agent stdin closed: {e}");
+            return;
+        }
+    }
+    // All senders gone: closing stdin is the polite first step of shutting the agent down.
+    let _ = w.shutdown().await;
+}
+
+async fn read_loop<R: AsyncRead + Unpin>(
+    stdout: R,
+    tx: mpsc::Sender<Inbound>,
+    out: mpsc::WeakSender<Vec<u8>>,
+    limits: Limits,
+) {
+    let mut reader = BufReader::with_capacity(256 * 1024, stdout);
+    let mut line: Vec<u8> = Vec::with_capacity(4096);
+    let mut skipping: Option<usize> = None;
+    loop {
+        let buf = match reader.fill_buf().await {
+            Ok(buf) => buf,
+            Err(e) => {
+                let _ = tx
+                    .send(Inbound::Closed {
+                        error: Some(format!("could not read the agent's output: {e}")),
+                    })
+                    .await;
+                return;
+            }
+        };
+        if buf.is_empty() {
+            if !line.is_empty() {
+                // A last line without its newline still counts.
+                let taken = std::mem::take(&mut line);
+                if !handle_line(&taken, &tx, &out).await {
+                    return;
+                }
+            }
+            let _ = tx.send(Inbound::Closed { error: None }).await;
+            return;
+        }
+        let (consumed, complete) = match memchr::memchr(b'\n', buf) {
+            Some(pos) => (pos + 1, Some(pos)),
+            None => (buf.len(), None),
+        };
+        if let Some(skipped) = skipping.as_mut() {
+            *skipped += consumed;
+            if complete.is_some() {
+                let bytes = *skipped - 1;
+                skipping = None;
+                tracing::warn!(
+                    "skipped a {bytes}-byte line from the agent (limit {})",
+                    limits.max_line_bytes
+                );
+                if tx
+                    .send(Inbound::Skipped(Skipped::TooLong { bytes }))
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+            }
+            reader.consume(consumed);
+            continue;
+        }
+        match complete {
+            Some(pos) if line.is_empty() => {
+                // The common case: the whole line is in the buffer, parse it in place.
+                let keep_going = if pos > limits.max_line_bytes {
+                    report_too_long(pos, &tx).await
+                } else {
+                    handle_line(&buf[..pos], &tx, &out).await
+                };
+                reader.consume(consumed);
+                if !keep_going {
+                    return;
+                }
+            }
+            Some(pos) => {
+                if line.len() + pos > limits.max_line_bytes {
+                    let bytes = line.len() + pos;
+                    line.clear();
+                    reader.consume(consumed);
+                    if !report_too_long(bytes, &tx).await {
+                        return;
+                    }
+                    continue;
+                }
+                line.extend_from_slice(&buf[..pos]);
+                reader.consume(consumed);
+                let taken = std::mem::take(&mut line);
+                if !handle_line(&taken, &tx, &out).await {
+                    return;
+                }
+                line = taken;
+                line.clear();
+                if line.capacity() > 1024 * 1024 {
+                    // Do not keep a huge buffer alive because one message was big.
+                    line = Vec::with_capacity(4096);
+                }
+            }
+            None => {
+                if line.len() + consumed > limits.max_line_bytes {
+                    skipping = Some(line.len() + consumed);
+                    line.clear();
+                    line.shrink_to(4096);
+                } else {
+                    line.extend_from_slice(buf);
+                }
+                reader.consume(consumed);
+            }
+        }
+    }
+}
+
+async fn report_too_long(bytes: usize, tx: &mpsc::Sender<Inbound>) -> bool {
+    tracing::warn!("skipped a {bytes}-byte line from the agent");
+    tx.send(Inbound::Skipped(Skipped::TooLong { bytes }))
+        .await
+        .is_ok()
+}
+
+/// Parses one line and forwards it. Returns false when the consumer is gone.
+async fn handle_line(
+    raw: &[u8],
+    tx: &mpsc::Sender<Inbound>,
+    out: &mpsc::WeakSender<Vec<u8>>,
+) -> bool {
+    let raw = trim_ascii(raw);
+    let Some(&first) = raw.first() else {
+        return true;
+    };
+    let item = match first {
+        b'{' => match serde_json::from_slice::<Envelope<'_>>(raw) {
+            Ok(env) => classify(env, out).await,
+            Err(e) => {
+                let preview = preview(raw);
+                tracing::warn!(
+                    "skipped a line from the agent that is not JSON-RPC ({e}): {preview}"
+                );
+                Some(Inbound::Skipped(Skipped::NotJson { preview }))
+            }
+        },
+        b'[' if serde_json::from_slice::<serde::de::IgnoredAny>(raw).is_ok() => {
+            tracing::warn!("the agent sent a JSON-RPC batch; ACP has none: answered -32600");
+            let reply = encode(&OutError {
+                jsonrpc: "2.0",
+                id: &RequestId::Null,
+                error: acp::Error::new(codes::INVALID_REQUEST, "Batches are not supported by ACP"),
+            });
+            if let (Ok(reply), Some(out)) = (reply, out.upgrade()) {
+                let _ = out.send(reply).await;
+            }
+            Some(Inbound::Skipped(Skipped::Batch))
+        }
+        _ => {
+            let preview = preview(raw);
+            tracing::warn!("skipped a non-JSON line on the agent's stdout: {preview}");
+            Some(Inbound::Skipped(Skipped::NotJson { preview }))
+        }
+    };
+    match item {
+        Some(item) => tx.send(item).await.is_ok(),
+        None => true,
+    }
+}
+
+async fn classify(env: Envelope<'_>, out: &mpsc::WeakSender<Vec<u8>>) -> Option<Inbound> {
+    if env.jsonrpc != Some("2.0") {
+        // Tolerated: some agents omit it. Logged once per message at debug level only.
+        tracing::debug!("message without jsonrpc \"2.0\"");
+    }
+    let params = env.params.map(|p| p.to_owned());
+    match (env.method, env.id) {
+        (Some(method), None) if method == "$/cancel_request" => {
+            match params
+                .as_deref()
+                .map(|p| serde_json::from_str::<CancelRequestParams>(p.get()))
+            {
+                Some(Ok(p)) => Some(Inbound::CancelRequest { id: p.id }),
+                _ => Some(Inbound::Skipped(Skipped::Invalid {
+                    reason: "$/cancel_request without an id".into(),
+                })),
+            }
+        }
+        (Some(method), None) => Some(Inbound::Notification {
+            method: method.into_owned(),
+            params,
+        }),
+        (Some(method), Some(id)) => Some(Inbound::Request {
+            id,
+            method: method.into_owned(),
+            params,
+        }),
+        (None, Some(id)) => {
+            let result = match (env.result, env.error) {
+                (_, Some(error)) => Err(error),
+                (Some(result), None) => Ok(result.to_owned()),
+                (None, None) => Err(acp::Error::new(
+                    codes::INVALID_REQUEST,
+                    "response with neither result nor error",
+                )),
+            };
+            if id == RequestId::Null {
+                // An error about something we sent that the agent could not even parse.
+                let reason = match &result {
+                    Err(e) => format!("the agent reported an error without an id: {}", e.message),
+                    Ok(_) => "a response with a null id".to_string(),
+                };
+                tracing::warn!("{reason}");
+                return Some(Inbound::Skipped(Skipped::Invalid { reason }));
+            }
+            Some(Inbound::Response { id, result })
+        }
+        (None, None) => {
+            let reason = "a JSON object that is neither request, notification nor response";
+            tracing::warn!("{reason}");
+            let reply = encode(&OutError {
+                jsonrpc: "2.0",
+                id: &RequestId::Null,
+                error: acp::Error::new(codes::INVALID_REQUEST, "Invalid request"),
+            });
+            if let (Ok(reply), Some(out)) = (reply, out.upgrade()) {
+                let _ = out.send(reply).await;
+            }
+            Some(Inbound::Skipped(Skipped::Invalid {
+                reason: reason.into(),
+            }))
+        }
+    }
+}
+
+fn trim_ascii(mut s: &[u8]) -> &[u8] {
+    while let [first, rest @ ..] = s {
+        if first.is_ascii_whitespace() {
+            s = rest;
+        } else {
+            break;
+        }
+    }
+    while let [rest @ .., last] = s {
+        if last.is_ascii_whitespace() {
+            s = rest;
+        } else {
+            break;
+        }
+    }
+    s
+}
+
+fn preview(raw: &[u8]) -> String {
+    let cut = &raw[..raw.len().min(120)];
+    let mut s = String::from_utf8_lossy(cut).into_owned();
+    if raw.len() > cut.len() {
+        s.push('…');
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncReadExt;
+
+    async fn feed(input: &'static [u8], limits: Limits) -> (Vec<Inbound>, String) {
+        let (agent_out, our_in) = tokio::io::duplex(1 << 20);
+        let (our_out, mut agent_in) = tokio::io::duplex(1 << 20);
+        let (conn, mut rx) = Connection::start(our_in, our_out, limits);
+        let mut agent_out = agent_out;
+        agent_out.write_all(input).await.unwrap();
+        drop(agent_out);
+        let mut items = Vec::new();
+        while let Some(item) = rx.recv().await {
+            let last = matches!(item, Inbound::Closed { .. });
+            items.push(item);
+            if last {
+                break;
+            }
+        }
+        drop(conn);
+        drop(rx);
+        let mut written = String::new();
+        agent_in.read_to_string(&mut written).await.unwrap();
+        (items, written)
+    }
+
+    #[tokio::test]
+    async fn classifies_and_keeps_order() {
+        let input = b"{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"params\":{\"a\":1}}\n\
+{\"jsonrpc\":\"2.0\",\"id\":\"abc\",\"method\":\"session/request_permission\",\"params\":{}}\n\
+{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"stopReason\":\"end_turn\"}}\n\
+{\"jsonrpc\":\"2.0\",\"id\":8,\"error\":{\"code\":-32000,\"message\":\"auth\"}}\n\
+{\"jsonrpc\":\"2.0\",\"method\":\"$/cancel_request\",\"params\":{\"id\":\"abc\"}}\n";
+        let (items, _) = feed(input, Limits::default()).await;
+        assert!(
+            matches!(&items[0], Inbound::Notification { method, params: Some(p) } if method == "session/update" && p.get() == "{\"a\":1}")
+        );
+        assert!(
+            matches!(&items[1], Inbound::Request { id: RequestId::Str(s), method, .. } if s == "abc" && method == "session/request_permission")
+        );
+        assert!(
+            matches!(&items[2], Inbound::Response { id: RequestId::Number(7), result: Ok(r) } if r.get().contains("end_turn"))
+        );
+        assert!(
+            matches!(&items[3], Inbound::Response { id: RequestId::Number(8), result: Err(e) } if e.message == "auth")
+        );
+        assert!(
+            matches!(&items[4], Inbound::CancelRequest { id: RequestId::Str(s) } if s == "abc")
+        );
+        assert!(matches!(&items[5], Inbound::Closed { error: None }));
+    }
+
+    #[tokio::test]
+    async fn garbage_is_skipped_and_batches_refused() {
+        let input = b"Welcome to bash!\n{not json\n\n[{\"jsonrpc\":\"2.0\",\"method\":\"x\"}]\n\
+{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"params\":{}}";
+        let (items, written) = feed(input, Limits::default()).await;
+        assert!(
+            matches!(&items[0], Inbound::Skipped(Skipped::NotJson { preview }) if preview == "Welcome to bash!")
+        );
+        assert!(matches!(
+            &items[1],
+            Inbound::Skipped(Skipped::NotJson { .. })
+        ));
+        assert!(matches!(&items[2], Inbound::Skipped(Skipped::Batch)));
+        // The last line had no newline and still arrives.
+        assert!(matches!(&items[3], Inbound::Notification { .. }));
+        assert!(matches!(&items[4], Inbound::Closed { .. }));
+        assert!(written.contains("-32600"), "{written}");
+        assert!(written.contains("\"id\":null"), "{written}");
+    }
+
+    #[tokio::test]
+    async fn over_long_lines_are_skipped_not_buffered() {
+        let limits = Limits {
+            max_line_bytes: 64,
+            ..Limits::default()
+        };
+        let mut input = Vec::new();
+        input.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n");
+        input.extend(std::iter::repeat_n(b'x', 10_000));
+        input.extend_from_slice(b"\n{\"jsonrpc\":\"2.0\",\"method\":\"b\"}\n");
+        let input: &'static [u8] = Box::leak(input.into_boxed_slice());
+        let (items, _) = feed(input, limits).await;
+        assert!(matches!(&items[0], Inbound::Notification { method, .. } if method == "a"));
+        assert!(
+            matches!(&items[1], Inbound::Skipped(Skipped::TooLong { bytes }) if *bytes == 10_000)
+        );
+        assert!(matches!(&items[2], Inbound::Notification { method, .. } if method == "b"));
+    }
+
+    #[tokio::test]
+    async fn ids_round_trip_as_numbers_or_strings() {
+        let (agent_out, our_in) = tokio::io::duplex(4096);
+        let (our_out, mut agent_in) = tokio::io::duplex(4096);
+        let (conn, _rx) = Connection::start(our_in, our_out, Limits::default());
+        conn.respond(&RequestId::Str("x-1".into()), Ok(serde_json::json!({})))
+            .await
+            .unwrap();
+        conn.respond(&RequestId::Number(3), Ok(serde_json::json!({"a": 1})))
+            .await
+            .unwrap();
+        let id = conn
+            .request("session/new", &serde_json::json!({}))
+            .await
+            .unwrap();
+        assert_eq!(id, RequestId::Number(0));
+        drop(conn);
+        drop(agent_out);
+        let mut written = String::new();
+        agent_in.read_to_string(&mut written).await.unwrap();
+        let lines: Vec<serde_json::Value> = written
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines[0]["id"], "x-1");
+        assert_eq!(lines[1]["id"], 3);
+        assert_eq!(lines[2]["id"], 0);
+        assert_eq!(lines[2]["method"], "session/new");
+    }
+
+    #[tokio::test]
+    async fn a_full_consumer_stops_the_reader() {
+        // With room for 2 messages and nobody reading, the reader must not pull the whole input
+        // into memory: the writer side blocks once the pipe buffer (small here) is full.
+        let limits = Limits {
+            inbound_capacity: 2,
+            ..Limits::default()
+        };
+        let (mut agent_out, our_in) = tokio::io::duplex(256);
+        let (our_out, _agent_in) = tokio::io::duplex(256);
+        let (_conn, mut rx) = Connection::start(our_in, our_out, limits);
+        let line = b"{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"params\":{}}\n";
+        let writer = tokio::spawn(async move {
+            for _ in 0..10_000 {
+                agent_out.write_all(line).await.unwrap();
+            }
+        });
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        assert!(
+            !writer.is_finished(),
+            "the agent should be blocked by backpressure"
+        );
+        let mut n = 0;
+        while n < 10_000 {
+            match rx.recv().await.unwrap() {
+                Inbound::Notification { .. } => n += 1,
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        writer.await.unwrap();
+    }
+}

@@ -1,0 +1,18 @@
+//! ACP Desk's engine: agent processes, the JSON-RPC peer, sessions and the `StreamEvent`s they
+//! emit. Nothing here depends on Tauri or a webview; the CLI and the desktop shell are both thin
+//! front ends over it. See ARCHITECTURE.md at the repository root for the map and the rules.
+
+pub mod agents;
+pub mod events;
+pub mod jsonrpc;
+pub mod paths;
+pub mod process;
+pub mod session;
+pub mod supervisor;
+pub mod thread;
+
+pub use agent_client_protocol_schema as schema;
+pub use events::StreamEvent;
+pub use session::{
+    EngineError, PermissionPolicy, SessionHandle, SessionOptions, TurnOutcome, start, text_block,
+};

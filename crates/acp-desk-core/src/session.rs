@@ -1,0 +1,1100 @@
+//! A session: one agent process, one owner task.
+//!
+//! The owner task is the only code that touches the session's state. It takes the agent's
+//! messages in arrival order from the connection's single inbound channel, and commands from
+//! front ends (prompt, cancel, answer a permission, close) from a command channel. Nothing in it
+//! waits for a person: permission requests are parked and answered when a `Respond` command
+//! arrives. Events go out through a bounded channel, so a slow consumer slows the agent down
+//! (backpressure) instead of growing a queue.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use agent_client_protocol_schema::ProtocolVersion;
+use agent_client_protocol_schema::v1::{self as acp, RequestId};
+use serde_json::value::RawValue;
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+
+use crate::agents::LaunchSpec;
+use crate::events::{
+    AgentIdentity, ErrorInfo, NoticeSeverity, NoticeSource, PermissionResolution, SessionState,
+    SettledBy, StreamEvent, TurnEndReason,
+};
+use crate::jsonrpc::{self, Connection, Inbound, Limits, Skipped, codes};
+use crate::process::{self, AgentProcess, ProcessOptions};
+use crate::thread::Thread;
+
+/// What the engine does with the agent's permission requests when nobody answers them by hand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PermissionPolicy {
+    /// Park them and emit `agent-prompt`; a front end answers through `respond_permission`.
+    Ask,
+    /// Answer with the request's `allow_once` option (chosen by kind, never by id or name).
+    AllowOnce,
+    /// Answer with the request's `reject_once` option.
+    RejectOnce,
+    /// Answer `cancelled`.
+    Cancel,
+}
+
+#[derive(Debug, Clone)]
+pub struct SessionOptions {
+    pub cwd: PathBuf,
+    pub additional_dirs: Vec<PathBuf>,
+    pub permission_policy: PermissionPolicy,
+    /// How long a turn may go on after `session/cancel` before the agent is ended. Agents must
+    /// answer a cancel with `stopReason: cancelled`; one that does not is stuck or deaf.
+    pub cancel_grace: Duration,
+    /// Budget for `initialize` + `session/new`. Generous: `npx` on a cold cache takes tens of
+    /// seconds (notes/real-agents.md).
+    pub start_timeout: Duration,
+    pub process: ProcessOptions,
+    pub limits: Limits,
+}
+
+impl SessionOptions {
+    pub fn new(cwd: impl Into<PathBuf>) -> Self {
+        Self {
+            cwd: cwd.into(),
+            additional_dirs: Vec::new(),
+            permission_policy: PermissionPolicy::Ask,
+            cancel_grace: Duration::from_secs(5),
+            start_timeout: Duration::from_secs(120),
+            process: ProcessOptions::default(),
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// Errors a front end can get from a session. Front ends match on the variant, never the text.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum EngineError {
+    #[error("{0}")]
+    Spawn(String),
+    #[error("the agent failed to start: {0}")]
+    StartFailed(String),
+    #[error(
+        "the agent needs you to sign in first ({0}). Sign in with the agent's own command, then try again."
+    )]
+    AuthRequired(String),
+    #[error(
+        "the agent speaks ACP protocol version {0}; ACP Desk speaks version 1. Update the agent or ACP Desk."
+    )]
+    ProtocolVersion(u16),
+    #[error("the session has ended: {0}")]
+    SessionEnded(String),
+    #[error("a turn is already running; wait for it to end or stop it first")]
+    TurnInProgress,
+    #[error("no pending permission request has the id `{0}` (it may have been answered already)")]
+    UnknownPermission(String),
+    #[error("the permission request `{0}` has no option `{1}`")]
+    UnknownOption(String, String),
+}
+
+/// How a turn ended, as the `turn-end` event says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnOutcome {
+    pub reason: TurnEndReason,
+    pub stop_reason: Option<acp::StopReason>,
+}
+
+enum Command {
+    Prompt {
+        blocks: Vec<acp::ContentBlock>,
+        reply: oneshot::Sender<Result<TurnOutcome, EngineError>>,
+    },
+    Cancel,
+    Respond {
+        correlation_id: String,
+        resolution: PermissionResolution,
+        reply: oneshot::Sender<Result<(), EngineError>>,
+    },
+    Close {
+        reply: oneshot::Sender<()>,
+    },
+}
+
+/// A front end's handle on a session. Cheap to clone; when the last clone is dropped the
+/// session closes and its agent ends.
+#[derive(Clone)]
+pub struct SessionHandle {
+    id: String,
+    cmds: mpsc::UnboundedSender<Command>,
+    supervised: bool,
+}
+
+impl SessionHandle {
+    /// Our id for the session (every event's `sessionId`).
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Whether the agent runs under `acp-desk-supervisor` (Linux).
+    pub fn is_supervised(&self) -> bool {
+        self.supervised
+    }
+
+    /// Sends a prompt and waits for its turn to end.
+    pub async fn prompt(&self, blocks: Vec<acp::ContentBlock>) -> Result<TurnOutcome, EngineError> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::Prompt { blocks, reply })?;
+        rx.await.unwrap_or_else(|_| Err(ended()))
+    }
+
+    /// Stops the running turn: `session/cancel`, parked permissions answered `cancelled`, and the
+    /// agent ended if it does not stop within the cancel grace period. A no-op between turns.
+    pub fn cancel(&self) -> Result<(), EngineError> {
+        self.send(Command::Cancel)
+    }
+
+    pub async fn respond_permission(
+        &self,
+        correlation_id: &str,
+        resolution: PermissionResolution,
+    ) -> Result<(), EngineError> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::Respond {
+            correlation_id: correlation_id.into(),
+            resolution,
+            reply,
+        })?;
+        rx.await.unwrap_or_else(|_| Err(ended()))
+    }
+
+    /// Ends the session and its agent's whole process tree; returns when they are gone.
+    pub async fn close(&self) {
+        let (reply, rx) = oneshot::channel();
+        if self.send(Command::Close { reply }).is_ok() {
+            let _ = rx.await;
+        }
+    }
+
+    fn send(&self, cmd: Command) -> Result<(), EngineError> {
+        self.cmds.send(cmd).map_err(|_| ended())
+    }
+}
+
+fn ended() -> EngineError {
+    EngineError::SessionEnded("the agent is no longer running".into())
+}
+
+static SESSION_COUNTER: AtomicU64 = AtomicU64::new(1);
+
+fn new_session_id() -> String {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or_default();
+    format!(
+        "s{t:x}-{}-{}",
+        std::process::id(),
+        SESSION_COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Starts the agent and a session in `opts.cwd`; returns once the session is ready (or with the
+/// reason it could not start). Events, starting with `session-status: starting`, go to `events`.
+pub async fn start(
+    spec: LaunchSpec,
+    opts: SessionOptions,
+    events: mpsc::Sender<StreamEvent>,
+) -> Result<SessionHandle, EngineError> {
+    let id = new_session_id();
+    let spawned = AgentProcess::spawn(&spec, &opts.cwd, opts.process)
+        .map_err(|e| EngineError::Spawn(e.to_string()))?;
+    let supervised = spawned.process.is_supervised();
+    let (conn, inbound) = Connection::start(spawned.stdout, spawned.stdin, opts.limits);
+    let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
+    let (ready_tx, ready_rx) = oneshot::channel();
+    let owner = Owner {
+        thread: Thread::new(id.clone()),
+        id: id.clone(),
+        conn: Some(conn),
+        inbound,
+        events,
+        process: spawned.process,
+        identity: AgentIdentity {
+            launch_name: spec.name.clone(),
+            name: None,
+            title: None,
+            version: None,
+            acp_session_id: None,
+        },
+        opts,
+        acp_session: None,
+        pending: HashMap::new(),
+        turn: None,
+        parked: HashMap::new(),
+        permission_counter: 0,
+        feedback: Vec::new(),
+        ready: Some(ready_tx),
+        dead: None,
+        warned_not_json: false,
+        scratch: Vec::with_capacity(4),
+    };
+    tokio::spawn(owner.run(cmd_rx));
+    match ready_rx.await {
+        Ok(Ok(())) => Ok(SessionHandle {
+            id,
+            cmds: cmd_tx,
+            supervised,
+        }),
+        Ok(Err(e)) => Err(e),
+        Err(_) => Err(EngineError::StartFailed("the session task ended".into())),
+    }
+}
+
+enum Pending {
+    Initialize,
+    NewSession,
+    Prompt,
+}
+
+struct Turn {
+    request: Option<RequestId>,
+    reply: Option<oneshot::Sender<Result<TurnOutcome, EngineError>>>,
+    /// Set when the user stopped the turn: the agent is ended if the turn is still running then.
+    cancel_deadline: Option<Instant>,
+}
+
+struct Parked {
+    request: RequestId,
+    options: Vec<acp::PermissionOption>,
+}
+
+struct Owner {
+    id: String,
+    conn: Option<Connection>,
+    inbound: mpsc::Receiver<Inbound>,
+    events: mpsc::Sender<StreamEvent>,
+    process: AgentProcess,
+    identity: AgentIdentity,
+    opts: SessionOptions,
+    acp_session: Option<acp::SessionId>,
+    pending: HashMap<RequestId, Pending>,
+    turn: Option<Turn>,
+    thread: Thread,
+    parked: HashMap<String, Parked>,
+    permission_counter: u64,
+    /// Feedback given with rejections, sent at the head of the next prompt.
+    feedback: Vec<String>,
+    ready: Option<oneshot::Sender<Result<(), EngineError>>>,
+    /// Why the session is dead, once it is.
+    dead: Option<String>,
+    warned_not_json: bool,
+    scratch: Vec<StreamEvent>,
+}
+
+impl Owner {
+    async fn run(mut self, mut cmds: mpsc::UnboundedReceiver<Command>) {
+        self.emit_status(SessionState::Starting, None).await;
+        self.send_initialize().await;
+        let start_deadline = Instant::now() + self.opts.start_timeout;
+        loop {
+            let cancel_deadline = self.turn.as_ref().and_then(|t| t.cancel_deadline);
+            tokio::select! {
+                biased;
+                msg = self.inbound.recv() => match msg {
+                    Some(Inbound::Closed { error }) => {
+                        self.agent_gone(error).await;
+                        break;
+                    }
+                    None => {
+                        self.agent_gone(None).await;
+                        break;
+                    }
+                    Some(msg) => self.on_inbound(msg).await,
+                },
+                cmd = cmds.recv() => match cmd {
+                    Some(Command::Close { reply }) => {
+                        self.shutdown("closed").await;
+                        let _ = reply.send(());
+                        return;
+                    }
+                    Some(cmd) => self.on_command(cmd).await,
+                    None => {
+                        self.shutdown("closed (every handle was dropped)").await;
+                        return;
+                    }
+                },
+                _ = tokio::time::sleep_until(start_deadline), if self.ready.is_some() => {
+                    let secs = self.opts.start_timeout.as_secs();
+                    self.fail_start(EngineError::StartFailed(format!(
+                        "no answer to initialize/session/new within {secs} s"
+                    ))).await;
+                    self.shutdown("did not start in time").await;
+                    return;
+                }
+                _ = sleep_until_opt(cancel_deadline) => {
+                    self.cancel_expired().await;
+                    break;
+                }
+            }
+            if self.dead.is_some() {
+                break;
+            }
+        }
+        // Dead: keep answering commands with the reason until every handle is gone.
+        let reason = self
+            .dead
+            .clone()
+            .unwrap_or_else(|| "the agent exited".into());
+        while let Some(cmd) = cmds.recv().await {
+            match cmd {
+                Command::Prompt { reply, .. } => {
+                    let _ = reply.send(Err(EngineError::SessionEnded(reason.clone())));
+                }
+                Command::Respond { reply, .. } => {
+                    let _ = reply.send(Err(EngineError::SessionEnded(reason.clone())));
+                }
+                Command::Close { reply } => {
+                    let _ = reply.send(());
+                }
+                Command::Cancel => {}
+            }
+        }
+    }
+
+    async fn emit(&mut self, ev: StreamEvent) {
+        // A consumer that went away is not an error for the engine: the agent still gets its
+        // answers and the session still closes cleanly.
+        let _ = self.events.send(ev).await;
+    }
+
+    async fn emit_scratch(&mut self) {
+        let mut batch = std::mem::take(&mut self.scratch);
+        for ev in batch.drain(..) {
+            let _ = self.events.send(ev).await;
+        }
+        self.scratch = batch;
+    }
+
+    async fn emit_status(&mut self, status: SessionState, detail: Option<String>) {
+        let ev = StreamEvent::SessionStatus {
+            session_id: self.id.clone(),
+            status,
+            detail,
+            agent: Some(self.identity.clone()),
+        };
+        self.emit(ev).await;
+    }
+
+    async fn emit_error(
+        &mut self,
+        code: Option<i64>,
+        message: String,
+        data: Option<serde_json::Value>,
+    ) {
+        let ev = StreamEvent::Error {
+            session_id: Some(self.id.clone()),
+            error: ErrorInfo {
+                code,
+                message,
+                data,
+            },
+        };
+        self.emit(ev).await;
+    }
+
+    async fn notice(
+        &mut self,
+        severity: NoticeSeverity,
+        title: String,
+        description: Option<String>,
+    ) {
+        let ev = StreamEvent::Notice {
+            session_id: self.id.clone(),
+            severity,
+            title,
+            description,
+            source: NoticeSource::Client,
+        };
+        self.emit(ev).await;
+    }
+
+    async fn request<P: serde::Serialize>(
+        &mut self,
+        method: &str,
+        params: &P,
+        purpose: Pending,
+    ) -> Option<RequestId> {
+        let conn = self.conn.as_ref()?;
+        match conn.request(method, params).await {
+            Ok(id) => {
+                self.pending.insert(id.clone(), purpose);
+                Some(id)
+            }
+            Err(e) => {
+                tracing::warn!("could not send {method}: {e}");
+                None
+            }
+        }
+    }
+
+    async fn send_initialize(&mut self) {
+        // Advertise only what is implemented: file system and terminal services come with the
+        // client-services work; until then agents must not call them.
+        let req = acp::InitializeRequest::new(ProtocolVersion::V1)
+            .client_capabilities(acp::ClientCapabilities::new())
+            .client_info(
+                acp::Implementation::new("acp-desk", env!("CARGO_PKG_VERSION")).title("ACP Desk"),
+            );
+        self.request("initialize", &req, Pending::Initialize).await;
+    }
+
+    async fn fail_start(&mut self, err: EngineError) {
+        self.emit_error(None, err.to_string(), None).await;
+        self.dead = Some(err.to_string());
+        if let Some(ready) = self.ready.take() {
+            let _ = ready.send(Err(err));
+        }
+    }
+
+    async fn on_inbound(&mut self, msg: Inbound) {
+        match msg {
+            Inbound::Notification { method, params } => {
+                if method == "session/update" {
+                    self.on_update(params).await;
+                } else {
+                    // Unknown notifications (including `_`-prefixed extensions) are ignored, as
+                    // JSON-RPC and ACP say.
+                    tracing::debug!("ignored notification {method}");
+                }
+            }
+            Inbound::Request { id, method, params } => self.on_request(id, method, params).await,
+            Inbound::Response { id, result } => self.on_response(id, result).await,
+            Inbound::CancelRequest { id } => self.on_cancel_request(id).await,
+            Inbound::Skipped(s) => self.on_skipped(s).await,
+            Inbound::Closed { .. } => {}
+        }
+    }
+
+    async fn on_update(&mut self, params: Option<Box<RawValue>>) {
+        let raw = params.as_deref().map(RawValue::get).unwrap_or("null");
+        match serde_json::from_str::<acp::SessionNotification>(raw) {
+            Ok(n) => {
+                if let Some(ours) = &self.acp_session {
+                    if n.session_id != *ours {
+                        tracing::warn!("update for another session ({}) ignored", n.session_id);
+                        return;
+                    }
+                }
+                let mut out = std::mem::take(&mut self.scratch);
+                self.thread.apply(n.update, &mut out);
+                self.scratch = out;
+                self.emit_scratch().await;
+            }
+            Err(e) => {
+                // An update we cannot type (a newer variant, or a known one with fields we do not
+                // understand) is passed on as it is, never dropped.
+                let update = serde_json::from_str::<serde_json::Value>(raw)
+                    .ok()
+                    .and_then(|v| v.get("update").cloned());
+                match update {
+                    Some(update) => {
+                        tracing::debug!("untyped session/update passed through: {e}");
+                        let ev = StreamEvent::UnknownUpdate {
+                            session_id: self.id.clone(),
+                            update,
+                        };
+                        self.emit(ev).await;
+                    }
+                    None => tracing::warn!("malformed session/update ignored: {e}"),
+                }
+            }
+        }
+    }
+
+    async fn on_request(&mut self, id: RequestId, method: String, params: Option<Box<RawValue>>) {
+        let Some(conn) = self.conn.clone() else {
+            return;
+        };
+        match method.as_str() {
+            "session/request_permission" => {
+                let raw = params.as_deref().map(RawValue::get).unwrap_or("null");
+                match serde_json::from_str::<acp::RequestPermissionRequest>(raw) {
+                    Ok(req) => self.on_permission(id, req).await,
+                    Err(e) => {
+                        conn.respond_error(
+                            &id,
+                            codes::INVALID_PARAMS,
+                            format!("invalid params: {e}"),
+                        )
+                        .await;
+                    }
+                }
+            }
+            _ => {
+                // fs/* and terminal/* are not advertised yet; everything else is unknown.
+                conn.respond_error(
+                    &id,
+                    codes::METHOD_NOT_FOUND,
+                    format!("Method not found: {method}"),
+                )
+                .await;
+            }
+        }
+    }
+
+    async fn on_permission(&mut self, id: RequestId, req: acp::RequestPermissionRequest) {
+        self.permission_counter += 1;
+        let correlation = format!(
+            "{}#{}",
+            req.tool_call.tool_call_id.0, self.permission_counter
+        );
+        let options = req.options.clone();
+        let mut out = std::mem::take(&mut self.scratch);
+        let prompt = self
+            .thread
+            .permission_request(req, correlation.clone(), &mut out);
+        out.push(StreamEvent::AgentPrompt(Box::new(prompt)));
+        self.scratch = out;
+        self.emit_scratch().await;
+        self.parked.insert(
+            correlation.clone(),
+            Parked {
+                request: id,
+                options: options.clone(),
+            },
+        );
+        let wanted = match self.opts.permission_policy {
+            PermissionPolicy::Ask => return,
+            PermissionPolicy::AllowOnce => Some(acp::PermissionOptionKind::AllowOnce),
+            PermissionPolicy::RejectOnce => Some(acp::PermissionOptionKind::RejectOnce),
+            PermissionPolicy::Cancel => None,
+        };
+        let resolution = match wanted {
+            Some(kind) => match options.iter().find(|o| o.kind == kind) {
+                Some(o) => PermissionResolution::selected(o.option_id.0.to_string()),
+                None => {
+                    let title = format!(
+                        "The agent offered no {} option; the request was answered `cancelled`.",
+                        serde_json::to_value(kind)
+                            .ok()
+                            .and_then(|v| v.as_str().map(str::to_owned))
+                            .unwrap_or_default()
+                    );
+                    self.notice(NoticeSeverity::Warning, title, None).await;
+                    PermissionResolution::cancelled()
+                }
+            },
+            None => PermissionResolution::cancelled(),
+        };
+        let _ = self.settle(&correlation, resolution, SettledBy::Rule).await;
+    }
+
+    /// Answers a parked permission request and emits `agent-prompt-settled`.
+    async fn settle(
+        &mut self,
+        correlation: &str,
+        resolution: PermissionResolution,
+        by: SettledBy,
+    ) -> Result<(), EngineError> {
+        let Some(parked) = self.parked.get(correlation) else {
+            return Err(EngineError::UnknownPermission(correlation.into()));
+        };
+        let (outcome, feedback) = match &resolution {
+            PermissionResolution::Cancelled { .. } => {
+                (acp::RequestPermissionOutcome::Cancelled, None)
+            }
+            PermissionResolution::Selected {
+                option_id,
+                feedback,
+            } => {
+                let Some(option) = parked
+                    .options
+                    .iter()
+                    .find(|o| *o.option_id.0 == **option_id)
+                else {
+                    return Err(EngineError::UnknownOption(
+                        correlation.into(),
+                        option_id.clone(),
+                    ));
+                };
+                let is_reject = matches!(
+                    option.kind,
+                    acp::PermissionOptionKind::RejectOnce | acp::PermissionOptionKind::RejectAlways
+                );
+                (
+                    acp::RequestPermissionOutcome::Selected(acp::SelectedPermissionOutcome::new(
+                        option.option_id.clone(),
+                    )),
+                    feedback
+                        .clone()
+                        .filter(|f| is_reject && !f.trim().is_empty()),
+                )
+            }
+        };
+        let Some(parked) = self.parked.remove(correlation) else {
+            return Err(EngineError::UnknownPermission(correlation.into()));
+        };
+        if let Some(conn) = &self.conn {
+            let response = acp::RequestPermissionResponse::new(outcome);
+            if let Err(e) = conn.respond(&parked.request, Ok(response)).await {
+                tracing::debug!("could not answer the permission request: {e}");
+            }
+        }
+        if let Some(f) = &feedback {
+            self.feedback.push(f.clone());
+        }
+        let outcome = match resolution {
+            PermissionResolution::Selected { option_id, .. } => {
+                PermissionResolution::selected(option_id)
+            }
+            c => c,
+        };
+        let ev = StreamEvent::AgentPromptSettled {
+            session_id: self.id.clone(),
+            tool_call_id: correlation.into(),
+            outcome,
+            by,
+            feedback,
+        };
+        self.emit(ev).await;
+        Ok(())
+    }
+
+    async fn settle_all(&mut self, by: SettledBy) {
+        let mut ids: Vec<String> = self.parked.keys().cloned().collect();
+        ids.sort();
+        for id in ids {
+            let _ = self
+                .settle(&id, PermissionResolution::cancelled(), by)
+                .await;
+        }
+    }
+
+    async fn on_cancel_request(&mut self, id: RequestId) {
+        let parked = self
+            .parked
+            .iter()
+            .find(|(_, p)| p.request == id)
+            .map(|(k, _)| k.clone());
+        match parked {
+            Some(correlation) => {
+                let _ = self
+                    .settle(
+                        &correlation,
+                        PermissionResolution::cancelled(),
+                        SettledBy::Agent,
+                    )
+                    .await;
+            }
+            None => tracing::debug!("$/cancel_request for {id}, which is not pending"),
+        }
+    }
+
+    async fn on_skipped(&mut self, s: Skipped) {
+        match s {
+            Skipped::NotJson { preview } => {
+                // Shell profiles and chatty tools print to stdout; say so once, log every line.
+                if !self.warned_not_json {
+                    self.warned_not_json = true;
+                    self.notice(
+                        NoticeSeverity::Warning,
+                        "The agent printed text that is not ACP on its output; it was skipped.".into(),
+                        Some(format!(
+                            "First skipped line: {preview}\nOften a shell profile or a tool prints there. Further lines are only logged."
+                        )),
+                    )
+                    .await;
+                }
+            }
+            Skipped::TooLong { bytes } => {
+                let limit = self.opts.limits.max_line_bytes;
+                self.notice(
+                    NoticeSeverity::Warning,
+                    format!("The agent sent a {bytes}-byte message, over the {limit}-byte limit; it was skipped."),
+                    Some("If a tool call or answer looks incomplete, this is why.".into()),
+                )
+                .await;
+            }
+            Skipped::Batch => {
+                self.notice(
+                    NoticeSeverity::Warning,
+                    "The agent sent a JSON-RPC batch, which ACP does not allow; it was refused."
+                        .into(),
+                    None,
+                )
+                .await;
+            }
+            Skipped::Invalid { reason } => {
+                self.notice(
+                    NoticeSeverity::Warning,
+                    format!("The agent sent an invalid message: {reason}."),
+                    None,
+                )
+                .await;
+            }
+        }
+    }
+
+    async fn on_response(&mut self, id: RequestId, result: Result<Box<RawValue>, acp::Error>) {
+        let Some(purpose) = self.pending.remove(&id) else {
+            tracing::warn!("response to unknown request {id} ignored");
+            return;
+        };
+        match purpose {
+            Pending::Initialize => self.on_initialized(result).await,
+            Pending::NewSession => self.on_session_created(result).await,
+            Pending::Prompt => self.on_prompt_done(result).await,
+        }
+    }
+
+    async fn on_initialized(&mut self, result: Result<Box<RawValue>, acp::Error>) {
+        let resp = match result {
+            Ok(raw) => match serde_json::from_str::<acp::InitializeResponse>(raw.get()) {
+                Ok(r) => r,
+                Err(e) => {
+                    return self
+                        .fail_start(EngineError::StartFailed(format!(
+                            "the agent's answer to initialize is not valid ACP: {e}"
+                        )))
+                        .await;
+                }
+            },
+            Err(e) => {
+                return self
+                    .fail_start(EngineError::StartFailed(format!(
+                        "initialize failed: {} ({})",
+                        e.message,
+                        i32::from(e.code)
+                    )))
+                    .await;
+            }
+        };
+        if resp.protocol_version != ProtocolVersion::V1 {
+            return self
+                .fail_start(EngineError::ProtocolVersion(resp.protocol_version.as_u16()))
+                .await;
+        }
+        if let Some(info) = resp.agent_info {
+            self.identity.name = Some(info.name);
+            self.identity.title = info.title;
+            self.identity.version = Some(info.version);
+        }
+        let mut req = acp::NewSessionRequest::new(self.opts.cwd.clone());
+        if !self.opts.additional_dirs.is_empty() {
+            if resp
+                .agent_capabilities
+                .session_capabilities
+                .additional_directories
+                .is_some()
+            {
+                req = req.additional_directories(self.opts.additional_dirs.clone());
+            } else {
+                self.notice(
+                    NoticeSeverity::Info,
+                    "This agent does not accept additional folders; only the session's folder was sent to it.".into(),
+                    None,
+                )
+                .await;
+            }
+        }
+        self.request("session/new", &req, Pending::NewSession).await;
+    }
+
+    async fn on_session_created(&mut self, result: Result<Box<RawValue>, acp::Error>) {
+        let resp = match result {
+            Ok(raw) => match serde_json::from_str::<acp::NewSessionResponse>(raw.get()) {
+                Ok(r) => r,
+                Err(e) => {
+                    return self
+                        .fail_start(EngineError::StartFailed(format!(
+                            "the agent's answer to session/new is not valid ACP: {e}"
+                        )))
+                        .await;
+                }
+            },
+            Err(e) if i32::from(e.code) == -32000 => {
+                return self.fail_start(EngineError::AuthRequired(e.message)).await;
+            }
+            Err(e) => {
+                return self
+                    .fail_start(EngineError::StartFailed(format!(
+                        "session/new failed: {} ({})",
+                        e.message,
+                        i32::from(e.code)
+                    )))
+                    .await;
+            }
+        };
+        self.identity.acp_session_id = Some(resp.session_id.0.to_string());
+        self.acp_session = Some(resp.session_id);
+        self.emit_status(SessionState::Ready, None).await;
+        if let Some(modes) = resp.modes {
+            let ev = StreamEvent::Modes {
+                session_id: self.id.clone(),
+                current_mode_id: modes.current_mode_id.0.to_string(),
+                available_modes: modes.available_modes,
+            };
+            self.emit(ev).await;
+        }
+        if let Some(options) = resp.config_options {
+            let ev = StreamEvent::ConfigOptions {
+                session_id: self.id.clone(),
+                config_options: options,
+            };
+            self.emit(ev).await;
+        }
+        if let Some(ready) = self.ready.take() {
+            let _ = ready.send(Ok(()));
+        }
+    }
+
+    async fn on_prompt_done(&mut self, result: Result<Box<RawValue>, acp::Error>) {
+        let cancelled = self
+            .turn
+            .as_ref()
+            .is_some_and(|t| t.cancel_deadline.is_some());
+        match result {
+            Ok(raw) => match serde_json::from_str::<acp::PromptResponse>(raw.get()) {
+                Ok(resp) => {
+                    let mut reason = TurnEndReason::from_stop_reason(&resp.stop_reason);
+                    if cancelled {
+                        // The user stopped it; an agent that still says end_turn finished
+                        // something, but the turn is what the user ended.
+                        reason = TurnEndReason::Cancelled;
+                    }
+                    self.end_turn(reason, Some(resp.stop_reason)).await;
+                }
+                Err(e) => {
+                    self.emit_error(
+                        Some(i64::from(codes::INVALID_PARAMS)),
+                        format!("the agent's answer to session/prompt is not valid ACP: {e}"),
+                        None,
+                    )
+                    .await;
+                    self.end_turn(TurnEndReason::Error, None).await;
+                }
+            },
+            Err(e) => {
+                let code = i32::from(e.code);
+                if cancelled || code == codes::REQUEST_CANCELLED {
+                    self.end_turn(TurnEndReason::Cancelled, None).await;
+                } else {
+                    self.emit_error(Some(i64::from(code)), e.message, e.data)
+                        .await;
+                    self.end_turn(TurnEndReason::Error, None).await;
+                }
+            }
+        }
+    }
+
+    async fn end_turn(&mut self, reason: TurnEndReason, stop_reason: Option<acp::StopReason>) {
+        let Some(mut turn) = self.turn.take() else {
+            return;
+        };
+        // Whatever the agent left parked is moot once its turn is over.
+        self.settle_all(SettledBy::Stop).await;
+        let ev = StreamEvent::TurnEnd {
+            session_id: self.id.clone(),
+            reason,
+            stop_reason: stop_reason.clone(),
+        };
+        self.emit(ev).await;
+        if self.dead.is_none() && self.conn.is_some() {
+            self.emit_status(SessionState::Ready, None).await;
+        }
+        if let Some(reply) = turn.reply.take() {
+            let _ = reply.send(Ok(TurnOutcome {
+                reason,
+                stop_reason,
+            }));
+        }
+    }
+
+    async fn on_command(&mut self, cmd: Command) {
+        match cmd {
+            Command::Prompt { blocks, reply } => {
+                if self.turn.is_some() {
+                    let _ = reply.send(Err(EngineError::TurnInProgress));
+                    return;
+                }
+                let Some(session) = self.acp_session.clone() else {
+                    let _ = reply.send(Err(EngineError::SessionEnded("not started".into())));
+                    return;
+                };
+                let mut prompt = Vec::with_capacity(blocks.len() + 1);
+                if !self.feedback.is_empty() {
+                    let text = self
+                        .feedback
+                        .drain(..)
+                        .map(|f| format!("Feedback on the request I rejected: {f}"))
+                        .collect::<Vec<_>>()
+                        .join("\n");
+                    prompt.push(acp::ContentBlock::Text(acp::TextContent::new(text)));
+                }
+                prompt.extend(blocks);
+                let ev = StreamEvent::TurnStart {
+                    session_id: self.id.clone(),
+                    prompt: prompt.clone(),
+                };
+                self.emit(ev).await;
+                self.emit_status(SessionState::Prompting, None).await;
+                let req = acp::PromptRequest::new(session, prompt);
+                self.turn = Some(Turn {
+                    request: None,
+                    reply: Some(reply),
+                    cancel_deadline: None,
+                });
+                if let Some(id) = self.request("session/prompt", &req, Pending::Prompt).await {
+                    if let Some(t) = self.turn.as_mut() {
+                        t.request = Some(id);
+                    }
+                } else {
+                    self.emit_error(
+                        None,
+                        "could not send the prompt: the agent's input is closed".into(),
+                        None,
+                    )
+                    .await;
+                    self.end_turn(TurnEndReason::Error, None).await;
+                }
+            }
+            Command::Cancel => self.cancel_turn().await,
+            Command::Respond {
+                correlation_id,
+                resolution,
+                reply,
+            } => {
+                let r = self
+                    .settle(&correlation_id, resolution, SettledBy::User)
+                    .await;
+                let _ = reply.send(r);
+            }
+            Command::Close { .. } => {}
+        }
+    }
+
+    async fn cancel_turn(&mut self) {
+        let Some(turn) = self.turn.as_mut() else {
+            return;
+        };
+        if turn.cancel_deadline.is_some() {
+            return;
+        }
+        turn.cancel_deadline = Some(Instant::now() + self.opts.cancel_grace);
+        if let (Some(conn), Some(session)) = (&self.conn, &self.acp_session) {
+            let n = acp::CancelNotification::new(session.clone());
+            if let Err(e) = conn.notify("session/cancel", &n).await {
+                tracing::debug!("could not send session/cancel: {e}");
+            }
+        }
+        // ACP: the client MUST answer every pending permission request `cancelled` on cancel.
+        self.settle_all(SettledBy::Stop).await;
+    }
+
+    async fn cancel_expired(&mut self) {
+        let secs = self.opts.cancel_grace.as_secs_f32();
+        self.notice(
+            NoticeSeverity::Warning,
+            format!("The agent did not stop within {secs:.1} s of being asked to; it was ended."),
+            Some("Start a new session to continue.".into()),
+        )
+        .await;
+        self.conn = None;
+        let status = self.process.kill().await;
+        let reason = format!(
+            "the agent {} after ignoring a cancel",
+            process::describe_exit(status)
+        );
+        self.dead = Some(reason.clone());
+        self.end_turn(TurnEndReason::Cancelled, None).await;
+        self.emit_status(SessionState::Dead, Some(reason)).await;
+    }
+
+    /// stdout closed: the agent exited or broke the pipe.
+    async fn agent_gone(&mut self, error: Option<String>) {
+        self.conn = None;
+        let status = self.process.wait_timeout(Duration::from_secs(3)).await;
+        let status = match status {
+            Some(s) => Some(s),
+            None => self.process.terminate().await,
+        };
+        let mut message = format!("The agent {}", process::describe_exit(status));
+        if let Some(e) = error {
+            message.push_str(&format!(" ({e})"));
+        }
+        let tail = self.process.stderr_tail();
+        let during = if self.ready.is_some() {
+            " while starting"
+        } else if self.turn.is_some() {
+            " during the turn"
+        } else {
+            ""
+        };
+        message = format!("{message}{during}.");
+        let mut detail = message.clone();
+        if !tail.is_empty() {
+            let last: Vec<&str> = tail
+                .iter()
+                .rev()
+                .take(10)
+                .rev()
+                .map(String::as_str)
+                .collect();
+            detail.push_str(&format!(
+                "\nLast lines of its error output:\n{}",
+                last.join("\n")
+            ));
+        }
+        if self.ready.is_some() {
+            self.fail_start(EngineError::StartFailed(detail.clone()))
+                .await;
+        } else {
+            self.emit_error(
+                None,
+                format!("{message} Start a new session to continue."),
+                Some(serde_json::json!({ "stderrTail": tail })),
+            )
+            .await;
+        }
+        self.dead = Some(message.clone());
+        self.settle_all(SettledBy::Stop).await;
+        if self.turn.is_some() {
+            self.end_turn(TurnEndReason::Error, None).await;
+        }
+        self.emit_status(SessionState::Dead, Some(detail)).await;
+    }
+
+    async fn shutdown(&mut self, why: &str) {
+        if self.turn.is_some() {
+            self.cancel_turn().await;
+            self.end_turn(TurnEndReason::Cancelled, None).await;
+        }
+        self.settle_all(SettledBy::Stop).await;
+        // Dropping the connection closes the agent's stdin once queued lines are written.
+        self.conn = None;
+        let status = self.process.terminate().await;
+        tracing::info!(
+            "session {} {why}; agent {}",
+            self.id,
+            process::describe_exit(status)
+        );
+        self.dead = Some(why.to_string());
+        if let Some(ready) = self.ready.take() {
+            let _ = ready.send(Err(EngineError::SessionEnded(why.into())));
+        }
+        self.emit_status(SessionState::Dead, Some(format!("Session {why}.")))
+            .await;
+    }
+}
+
+async fn sleep_until_opt(deadline: Option<Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// A text prompt block.
+pub fn text_block(text: impl Into<String>) -> acp::ContentBlock {
+    acp::ContentBlock::Text(acp::TextContent::new(text))
+}
+
+/// Keeps `jsonrpc::codes` reachable for front ends that build errors.
+pub use jsonrpc::codes as rpc_codes;

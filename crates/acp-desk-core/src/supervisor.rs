@@ -1,0 +1,309 @@
+//! `acp-desk-supervisor`: a small process between ACP Desk and each agent (Linux).
+//!
+//! Why it exists: agents are process trees (`npx` → `node` → the agent → its tools), several
+//! ignore stdin EOF, some tools call `setsid` to leave their process group, and
+//! `PR_SET_PDEATHSIG` only reaches a direct child (and fires when the *thread* that spawned it
+//! exits, not the process). The supervisor:
+//!
+//! - is a child subreaper (`PR_SET_CHILD_SUBREAPER`), so every descendant that is orphaned,
+//!   setsid or not, is reparented to it and stays findable;
+//! - holds the read end of a "lifeline" pipe whose write end only ACP Desk holds: when ACP Desk
+//!   dies (even by SIGKILL) or drops the agent, the pipe reads EOF and the supervisor ends the
+//!   whole tree;
+//! - on SIGTERM (a polite close) sends SIGTERM to every descendant, waits the grace period, then
+//!   SIGKILLs whatever is left, and repeats until nothing is left;
+//! - when the agent exits by itself, ends what it left behind the same way and exits with the
+//!   agent's status (`128 + signal` when it was killed by one).
+//!
+//! Usage: `acp-desk-supervisor --lifeline-fd N --grace-ms MS -- COMMAND ARGS...`
+//! stdin, stdout and stderr pass straight through to the agent.
+
+#[cfg(target_os = "linux")]
+pub use linux::main;
+
+/// The exit code the supervisor uses when it could not start the agent at all.
+pub const EXIT_SPAWN_FAILED: i32 = 127;
+
+#[cfg(target_os = "linux")]
+mod linux {
+    use std::collections::{HashMap, HashSet};
+    use std::os::unix::process::CommandExt;
+    use std::time::{Duration, Instant};
+
+    use super::EXIT_SPAWN_FAILED;
+
+    struct Args {
+        lifeline_fd: i32,
+        grace: Duration,
+        command: Vec<String>,
+    }
+
+    fn parse_args() -> Result<Args, String> {
+        let mut args = std::env::args().skip(1);
+        let mut lifeline_fd = -1;
+        let mut grace = Duration::from_millis(2000);
+        while let Some(a) = args.next() {
+            match a.as_str() {
+                "--lifeline-fd" => {
+                    lifeline_fd = args
+                        .next()
+                        .and_then(|v| v.parse().ok())
+                        .ok_or("--lifeline-fd needs a number")?;
+                }
+                "--grace-ms" => {
+                    grace = Duration::from_millis(
+                        args.next()
+                            .and_then(|v| v.parse().ok())
+                            .ok_or("--grace-ms needs a number")?,
+                    );
+                }
+                "--" => {
+                    let command: Vec<String> = args.collect();
+                    if command.is_empty() {
+                        return Err("no command after --".into());
+                    }
+                    return Ok(Args {
+                        lifeline_fd,
+                        grace,
+                        command,
+                    });
+                }
+                other => return Err(format!("unknown argument {other}")),
+            }
+        }
+        Err("usage: acp-desk-supervisor --lifeline-fd N --grace-ms MS -- COMMAND ARGS...".into())
+    }
+
+    pub fn main() -> i32 {
+        let args = match parse_args() {
+            Ok(a) => a,
+            Err(e) => {
+                eprintln!("acp-desk-supervisor: {e}");
+                return 2;
+            }
+        };
+        // SAFETY: plain syscalls on our own process, before any thread exists.
+        unsafe {
+            libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+            if args.lifeline_fd >= 0 {
+                // The agent must not inherit the lifeline, or it would keep it open.
+                libc::fcntl(args.lifeline_fd, libc::F_SETFD, libc::FD_CLOEXEC);
+            }
+        }
+        // SIGTERM, SIGINT, SIGHUP and SIGCHLD are read through a signalfd, so the main loop can
+        // wait for signals and the lifeline together without async-signal-safety concerns.
+        let sfd = match block_signals_into_fd() {
+            Ok(fd) => fd,
+            Err(e) => {
+                eprintln!("acp-desk-supervisor: signalfd: {e}");
+                return EXIT_SPAWN_FAILED;
+            }
+        };
+        let mut cmd = std::process::Command::new(&args.command[0]);
+        cmd.args(&args.command[1..]);
+        // SAFETY: only async-signal-safe calls (sigprocmask, setpgid) between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                let mut set: libc::sigset_t = std::mem::zeroed();
+                libc::sigemptyset(&mut set);
+                libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
+                // Its own process group: a Ctrl-C meant for ACP Desk's terminal never reaches it.
+                libc::setpgid(0, 0);
+                Ok(())
+            });
+        }
+        let child = match cmd.spawn() {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!(
+                    "acp-desk-supervisor: could not start `{}`: {e}",
+                    args.command[0]
+                );
+                return EXIT_SPAWN_FAILED;
+            }
+        };
+        let agent = child.id() as i32;
+        // The Child handle is not used for waiting: waitpid(-1) below reaps everything.
+        std::mem::forget(child);
+
+        loop {
+            let mut fds = [
+                libc::pollfd {
+                    fd: sfd,
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+                libc::pollfd {
+                    fd: args.lifeline_fd,
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+            ];
+            let nfds = if args.lifeline_fd >= 0 { 2 } else { 1 };
+            // SAFETY: fds is a valid array of nfds pollfd structs.
+            let r = unsafe { libc::poll(fds.as_mut_ptr(), nfds, -1) };
+            if r < 0 {
+                continue;
+            }
+            if nfds == 2 && fds[1].revents != 0 {
+                // ACP Desk is gone or dropped the agent.
+                end_tree(args.grace);
+                return 0;
+            }
+            if fds[0].revents != 0 {
+                let sig = read_signal(sfd);
+                if sig == libc::SIGCHLD {
+                    if let Some(status) = reap_all(agent) {
+                        end_tree(args.grace);
+                        return status;
+                    }
+                } else if sig > 0 {
+                    end_tree(args.grace);
+                    return 128 + sig;
+                }
+            }
+        }
+    }
+
+    fn block_signals_into_fd() -> std::io::Result<i32> {
+        // SAFETY: sigset manipulation and signalfd on our own process.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            for s in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGCHLD] {
+                libc::sigaddset(&mut set, s);
+            }
+            libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+            let fd = libc::signalfd(-1, &set, libc::SFD_CLOEXEC);
+            if fd < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(fd)
+        }
+    }
+
+    fn read_signal(sfd: i32) -> i32 {
+        // SAFETY: reading one signalfd_siginfo into a zeroed struct of the right size.
+        unsafe {
+            let mut info: libc::signalfd_siginfo = std::mem::zeroed();
+            let n = libc::read(
+                sfd,
+                (&mut info as *mut libc::signalfd_siginfo).cast(),
+                std::mem::size_of::<libc::signalfd_siginfo>(),
+            );
+            if n as usize == std::mem::size_of::<libc::signalfd_siginfo>() {
+                info.ssi_signo as i32
+            } else {
+                -1
+            }
+        }
+    }
+
+    /// Reaps every exited child; returns the agent's exit status once it is among them.
+    fn reap_all(agent: i32) -> Option<i32> {
+        let mut agent_status = None;
+        loop {
+            let mut status = 0;
+            // SAFETY: waitpid with a valid out-pointer.
+            let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+            if pid <= 0 {
+                return agent_status;
+            }
+            if pid == agent {
+                agent_status = Some(if libc::WIFEXITED(status) {
+                    libc::WEXITSTATUS(status)
+                } else if libc::WIFSIGNALED(status) {
+                    128 + libc::WTERMSIG(status)
+                } else {
+                    1
+                });
+            }
+        }
+    }
+
+    /// Every live (non-zombie) process below us, read from /proc.
+    fn descendants() -> Vec<i32> {
+        let me = std::process::id() as i32;
+        let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
+        let mut zombies = HashSet::new();
+        let Ok(dir) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        for entry in dir.flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|s| s.parse::<i32>().ok())
+            else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                continue;
+            };
+            // The command name may contain spaces and parentheses: fields start after the last ')'.
+            let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+                continue;
+            };
+            let mut fields = rest.split_whitespace();
+            let state = fields.next().unwrap_or("");
+            let Some(ppid) = fields.next().and_then(|s| s.parse::<i32>().ok()) else {
+                continue;
+            };
+            if state == "Z" || state == "X" {
+                zombies.insert(pid);
+            }
+            children.entry(ppid).or_default().push(pid);
+        }
+        let mut out = Vec::new();
+        let mut stack = vec![me];
+        while let Some(p) = stack.pop() {
+            if let Some(kids) = children.get(&p) {
+                for &k in kids {
+                    stack.push(k);
+                    if !zombies.contains(&k) {
+                        out.push(k);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn signal_all(pids: &[i32], sig: i32) {
+        for &p in pids {
+            // SAFETY: kill(2) on a pid we found below us.
+            unsafe {
+                libc::kill(p, sig);
+            }
+        }
+    }
+
+    /// SIGTERM to the whole tree, the grace period, then SIGKILL until nothing is left.
+    fn end_tree(grace: Duration) {
+        let _ = reap_all(-1);
+        let first = descendants();
+        if first.is_empty() {
+            return;
+        }
+        signal_all(&first, libc::SIGTERM);
+        let deadline = Instant::now() + grace;
+        while Instant::now() < deadline {
+            let _ = reap_all(-1);
+            if descendants().is_empty() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // Processes may fork while we kill; a few rounds catch the stragglers.
+        for _ in 0..50 {
+            let left = descendants();
+            if left.is_empty() {
+                break;
+            }
+            signal_all(&left, libc::SIGKILL);
+            std::thread::sleep(Duration::from_millis(10));
+            let _ = reap_all(-1);
+        }
+        let _ = reap_all(-1);
+    }
+}

@@ -1,0 +1,419 @@
+//! The StreamEvent contract: the seed's kinds and field names, spelled as the seed spells them
+//! (shared/seeds/002_*.txt), and every addition listed in `events::ADDITIONS`.
+
+use acp_desk_core::events::*;
+use acp_desk_core::schema::v1 as acp;
+use acp_desk_core::thread::Thread;
+use serde_json::{Value, json};
+
+fn to_json(ev: &StreamEvent) -> Value {
+    serde_json::to_value(ev).unwrap()
+}
+
+fn keys(v: &Value) -> Vec<String> {
+    let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+    k.sort();
+    k
+}
+
+fn meta() -> acp::Meta {
+    let mut m = acp::Meta::new();
+    m.insert("vendor/x".into(), json!(1));
+    m
+}
+
+/// One instance of every variant, with every optional field set.
+fn all_events() -> Vec<StreamEvent> {
+    let sid = || "s1".to_string();
+    vec![
+        StreamEvent::TextDelta {
+            session_id: sid(),
+            text: "hi".into(),
+            content: None,
+            message_id: Some("m1".into()),
+        },
+        StreamEvent::Thought {
+            session_id: sid(),
+            text: "hmm".into(),
+            content: None,
+            message_id: None,
+        },
+        StreamEvent::ToolCall(Box::new(ToolCallEvent {
+            session_id: sid(),
+            tool_call_id: "t1".into(),
+            tool_name: "Read".into(),
+            arguments: json!({"path": "/a"}),
+            is_update: true,
+            tool_kind: Some(acp::ToolKind::Read),
+            status: Some(acp::ToolCallStatus::InProgress),
+            content: Some(vec![]),
+            locations: Some(vec![]),
+            raw_output: Some(json!({"ok": true})),
+            meta: Some(meta()),
+        })),
+        StreamEvent::ToolResult {
+            session_id: sid(),
+            tool_call_id: "t1".into(),
+            result: json!({"content": [], "rawOutput": null}),
+            is_error: Some(false),
+        },
+        StreamEvent::AgentPrompt(Box::new(AgentPromptEvent {
+            session_id: sid(),
+            tool_call_id: "t1#1".into(),
+            options: vec![acp::PermissionOption::new(
+                "proceed_once",
+                "Allow",
+                acp::PermissionOptionKind::AllowOnce,
+            )],
+            text: Some("Allow Read?".into()),
+            tool_name: Some("Read".into()),
+            raw_input: Some(json!({"path": "/a"})),
+            meta: Some(meta()),
+            target_tool_call_id: "t1".into(),
+            tool_kind: Some(acp::ToolKind::Read),
+            content: None,
+            locations: None,
+        })),
+        StreamEvent::AgentPromptSettled {
+            session_id: sid(),
+            tool_call_id: "t1#1".into(),
+            outcome: PermissionResolution::selected("proceed_once"),
+            by: SettledBy::User,
+            feedback: Some("no".into()),
+        },
+        StreamEvent::TurnStart {
+            session_id: sid(),
+            prompt: vec![acp_desk_core::text_block("hello")],
+        },
+        StreamEvent::TurnEnd {
+            session_id: sid(),
+            reason: TurnEndReason::WatchdogTimeout,
+            stop_reason: Some(acp::StopReason::EndTurn),
+        },
+        StreamEvent::Error {
+            session_id: Some(sid()),
+            error: ErrorInfo {
+                code: Some(-32603),
+                message: "boom".into(),
+                data: Some(json!({})),
+            },
+        },
+        StreamEvent::Plan {
+            session_id: sid(),
+            title: Some("Plan".into()),
+            entries: vec![acp::PlanEntry::new(
+                "step",
+                acp::PlanEntryPriority::High,
+                acp::PlanEntryStatus::InProgress,
+            )],
+        },
+        StreamEvent::UsageUpdate {
+            session_id: sid(),
+            size: 200_000,
+            used: 1234,
+            cost: Some(acp::Cost::new(0.5, "USD")),
+            tokens_in: Some(10),
+            tokens_out: Some(20),
+            model: Some("m".into()),
+            size_inferred: Some(true),
+            reported_size: Some(100_000),
+            origin: Some("task-notification".into()),
+            meta: Some(meta()),
+        },
+        StreamEvent::BackgroundTask {
+            session_id: sid(),
+            phase: BackgroundTaskPhase::Settled,
+            task: BackgroundTaskInfo {
+                task_id: "bg1".into(),
+                task_kind: Some("shell".into()),
+                description: None,
+                output_file: None,
+                status: Some(BackgroundTaskStatus::Completed),
+                summary: Some("done".into()),
+                tool_call_id: None,
+            },
+        },
+        StreamEvent::AvailableCommands {
+            session_id: sid(),
+            commands: vec![CommandInfo {
+                name: "review".into(),
+                description: Some("Review".into()),
+                input: Some(None),
+                meta: None,
+            }],
+        },
+        StreamEvent::UserMessageDelta {
+            session_id: sid(),
+            text: "earlier".into(),
+            content: None,
+            message_id: None,
+        },
+        StreamEvent::SessionStatus {
+            session_id: sid(),
+            status: SessionState::Dead,
+            detail: Some("exited".into()),
+            agent: None,
+        },
+        StreamEvent::Modes {
+            session_id: sid(),
+            current_mode_id: "ask".into(),
+            available_modes: vec![],
+        },
+        StreamEvent::CurrentMode {
+            session_id: sid(),
+            current_mode_id: "code".into(),
+        },
+        StreamEvent::ConfigOptions {
+            session_id: sid(),
+            config_options: vec![],
+        },
+        StreamEvent::SessionInfo {
+            session_id: sid(),
+            title: Some(None),
+            updated_at: None,
+        },
+        StreamEvent::Notice {
+            session_id: sid(),
+            severity: NoticeSeverity::Warning,
+            title: "t".into(),
+            description: None,
+            source: NoticeSource::Client,
+        },
+        StreamEvent::UnknownUpdate {
+            session_id: sid(),
+            update: json!({"sessionUpdate": "_vendor", "x": 1}),
+        },
+    ]
+}
+
+#[test]
+fn every_kind_is_a_seed_kind_or_a_listed_addition() {
+    let added: Vec<&str> = ADDITIONS.iter().map(|(k, _)| *k).collect();
+    for ev in all_events() {
+        let v = to_json(&ev);
+        let kind = v["kind"].as_str().unwrap();
+        assert_eq!(kind, ev.kind());
+        assert!(
+            SEED_KINDS.contains(&kind) || added.contains(&kind),
+            "{kind} is neither in the seed nor in events::ADDITIONS"
+        );
+        // Round trip: what the UI gets parses back to the same event.
+        let back: StreamEvent = serde_json::from_value(v).unwrap();
+        assert_eq!(back, ev);
+    }
+}
+
+#[test]
+fn seed_kinds_keep_the_seed_spelling() {
+    let evs = all_events();
+    let by_kind = |k: &str| {
+        evs.iter()
+            .map(to_json)
+            .find(|v| v["kind"] == k)
+            .unwrap_or_else(|| panic!("no {k}"))
+    };
+    assert_eq!(
+        keys(&by_kind("text-delta")),
+        ["kind", "messageId", "sessionId", "text"]
+    );
+    let tc = by_kind("tool-call");
+    for k in [
+        "kind",
+        "sessionId",
+        "toolCallId",
+        "toolName",
+        "arguments",
+        "isUpdate",
+        "_meta",
+    ] {
+        assert!(tc.get(k).is_some(), "tool-call lacks {k}: {tc}");
+    }
+    assert_eq!(tc["isUpdate"], true);
+    assert_eq!(tc["toolKind"], "read");
+    assert_eq!(tc["status"], "in_progress");
+    assert_eq!(tc["_meta"]["vendor/x"], 1);
+    assert_eq!(
+        keys(&by_kind("tool-result")),
+        ["isError", "kind", "result", "sessionId", "toolCallId"]
+    );
+    let ap = by_kind("agent-prompt");
+    for k in [
+        "toolCallId",
+        "options",
+        "text",
+        "toolName",
+        "rawInput",
+        "_meta",
+    ] {
+        assert!(ap.get(k).is_some(), "agent-prompt lacks {k}: {ap}");
+    }
+    assert_eq!(ap["options"][0]["kind"], "allow_once");
+    assert_eq!(ap["targetToolCallId"], "t1");
+    let te = by_kind("turn-end");
+    assert_eq!(te["reason"], "watchdog-timeout");
+    assert_eq!(te["stopReason"], "end_turn");
+    let err = by_kind("error");
+    assert_eq!(err["error"]["code"], -32603);
+    assert_eq!(err["error"]["message"], "boom");
+    let plan = by_kind("plan");
+    assert_eq!(plan["entries"][0]["priority"], "high");
+    assert_eq!(plan["entries"][0]["status"], "in_progress");
+    let usage = by_kind("usage_update");
+    for k in [
+        "size",
+        "used",
+        "cost",
+        "tokensIn",
+        "tokensOut",
+        "model",
+        "sizeInferred",
+        "reportedSize",
+        "origin",
+        "_meta",
+    ] {
+        assert!(usage.get(k).is_some(), "usage_update lacks {k}: {usage}");
+    }
+    assert_eq!(usage["cost"], json!({"amount": 0.5, "currency": "USD"}));
+    let bg = by_kind("background-task");
+    assert_eq!(bg["phase"], "settled");
+    assert_eq!(bg["task"]["taskId"], "bg1");
+    assert_eq!(bg["task"]["taskKind"], "shell");
+    let cmds = by_kind("available-commands");
+    assert_eq!(cmds["commands"][0]["name"], "review");
+    assert_eq!(cmds["commands"][0]["input"], Value::Null);
+}
+
+#[test]
+fn turn_end_reasons_map_from_stop_reasons() {
+    use acp::StopReason::*;
+    let r = TurnEndReason::from_stop_reason;
+    assert_eq!(r(&EndTurn), TurnEndReason::Completed);
+    assert_eq!(r(&MaxTokens), TurnEndReason::Completed);
+    assert_eq!(r(&Refusal), TurnEndReason::Completed);
+    assert_eq!(r(&MaxTurnRequests), TurnEndReason::MaxTurns);
+    assert_eq!(r(&Cancelled), TurnEndReason::Cancelled);
+    let all = [
+        (TurnEndReason::Completed, "completed"),
+        (TurnEndReason::Cancelled, "cancelled"),
+        (TurnEndReason::MaxTurns, "max_turns"),
+        (TurnEndReason::Error, "error"),
+        (TurnEndReason::WatchdogTimeout, "watchdog-timeout"),
+    ];
+    for (r, s) in all {
+        assert_eq!(serde_json::to_value(r).unwrap(), s);
+    }
+}
+
+#[test]
+fn permission_resolution_is_the_seeds_shape() {
+    let sel: PermissionResolution =
+        serde_json::from_value(json!({"optionId": "a", "feedback": "why"})).unwrap();
+    assert_eq!(
+        sel,
+        PermissionResolution::Selected {
+            option_id: "a".into(),
+            feedback: Some("why".into())
+        }
+    );
+    let c: PermissionResolution = serde_json::from_value(json!({"cancelled": true})).unwrap();
+    assert_eq!(c, PermissionResolution::cancelled());
+    assert_eq!(
+        serde_json::to_value(&c).unwrap(),
+        json!({"cancelled": true})
+    );
+    assert!(serde_json::from_value::<PermissionResolution>(json!({"cancelled": false})).is_err());
+    assert!(serde_json::from_value::<PermissionResolution>(json!({})).is_err());
+}
+
+#[test]
+fn json_schema_names_every_kind() {
+    let schema = serde_json::to_string(&schemars::schema_for!(StreamEvent)).unwrap();
+    for ev in all_events() {
+        assert!(
+            schema.contains(&format!("\"{}\"", ev.kind())),
+            "{} missing from the JSON Schema",
+            ev.kind()
+        );
+    }
+}
+
+fn update(v: Value) -> acp::SessionUpdate {
+    serde_json::from_value(v).unwrap()
+}
+
+#[test]
+fn tool_calls_merge_by_id_and_result_once() {
+    let mut t = Thread::new("s1");
+    let mut out = Vec::new();
+    // claude-code-acp announces a call twice: the second is an update, not a new card.
+    t.apply(
+        update(json!({"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "Read File", "rawInput": {}})),
+        &mut out,
+    );
+    t.apply(
+        update(json!({"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "Read src/a.rs", "kind": "read", "rawInput": {"file_path": "src/a.rs"}})),
+        &mut out,
+    );
+    t.apply(
+        update(json!({"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed", "content": [{"type": "content", "content": {"type": "text", "text": "fn a() {}"}}]})),
+        &mut out,
+    );
+    // A late duplicate completion must not produce a second tool-result.
+    t.apply(
+        update(
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "completed"}),
+        ),
+        &mut out,
+    );
+    let v: Vec<Value> = out.iter().map(to_json).collect();
+    assert_eq!(v[0]["isUpdate"], false);
+    assert_eq!(v[1]["isUpdate"], true);
+    assert_eq!(v[1]["toolName"], "Read src/a.rs");
+    assert_eq!(v[2]["kind"], "tool-call");
+    assert_eq!(
+        v[2]["toolName"], "",
+        "an untitled update carries an empty name"
+    );
+    assert_eq!(v[2]["arguments"], Value::Null);
+    assert_eq!(v[3]["kind"], "tool-result");
+    assert_eq!(v[3]["isError"], false);
+    assert_eq!(v[3]["result"]["content"][0]["content"]["text"], "fn a() {}");
+    assert_eq!(v.iter().filter(|e| e["kind"] == "tool-result").count(), 1);
+    assert_eq!(t.tool("c1").unwrap().title, "Read src/a.rs");
+}
+
+#[test]
+fn a_permission_request_can_introduce_a_tool_call() {
+    // Gemini CLI and Codex sometimes announce a call only inside the permission request.
+    let mut t = Thread::new("s1");
+    let mut out = Vec::new();
+    let req: acp::RequestPermissionRequest = serde_json::from_value(json!({
+        "sessionId": "a1",
+        "toolCall": {"toolCallId": "x9", "title": "Run rm -rf build", "kind": "execute", "rawInput": {"command": "rm -rf build"}},
+        "options": [
+            {"optionId": "proceed_once", "name": "Yes", "kind": "allow_once"},
+            {"optionId": "cancel", "name": "No", "kind": "reject_once"}
+        ]
+    }))
+    .unwrap();
+    let prompt = t.permission_request(req, "x9#1".into(), &mut out);
+    assert_eq!(out.len(), 1);
+    assert_eq!(to_json(&out[0])["isUpdate"], false);
+    assert_eq!(prompt.target_tool_call_id, "x9");
+    assert_eq!(prompt.tool_call_id, "x9#1");
+    assert_eq!(prompt.tool_name.as_deref(), Some("Run rm -rf build"));
+    assert_eq!(prompt.raw_input, Some(json!({"command": "rm -rf build"})));
+}
+
+#[test]
+fn unmapped_variants_pass_through() {
+    let mut t = Thread::new("s1");
+    let mut out = Vec::new();
+    t.apply(
+        update(json!({"sessionUpdate": "compaction_summary_chunk", "compactionId": "c", "content": {"type": "text", "text": "x"}})),
+        &mut out,
+    );
+    let v = to_json(&out[0]);
+    assert_eq!(v["kind"], "unknown-update");
+    assert_eq!(v["update"]["sessionUpdate"], "compaction_summary_chunk");
+}

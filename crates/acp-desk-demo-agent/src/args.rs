@@ -1,0 +1,212 @@
+//! Command-line flags. Hand-parsed: the agent must stay small and dependency-light.
+
+use std::path::PathBuf;
+
+use agent_client_protocol_schema::v1::PromptCapabilities;
+
+use crate::log;
+
+pub const USAGE: &str = "\
+acp-desk-demo-agent: ACP Desk's demo agent. A real ACP agent on stdio (JSON-RPC 2.0,
+newline-delimited) that plays scripted scenarios; it has no language model.
+
+USAGE: acp-desk-demo-agent [FLAGS]
+
+FLAGS:
+  --auth-required          advertise the \"demo-login\" auth method and refuse session/new
+                           until `authenticate` was called with it
+  --prompt-caps LIST       prompt capabilities to advertise: comma-separated from
+                           image, audio, embedded (default: none)
+  --protocol-version N     protocol version to answer in `initialize` (default 1)
+  --scenario-dir DIR       also load DIR/*.json scenarios (they win over built-in ones)
+  --ignore-cancel          log session/cancel but keep playing the turn
+  --ignore-eof             keep running after stdin closes
+  --ignore-sigterm         ignore SIGTERM (unix)
+  --spawn-orphan           start a `sleep 3600` in its own session (unix), to test that
+                           clients clean up process trees
+  --stderr-chatter         print a few log lines to stderr at start, like real agents
+  --help                   print this help
+";
+
+#[derive(Debug, Clone)]
+pub struct Args {
+    pub auth_required: bool,
+    pub prompt_caps: PromptCapabilities,
+    pub protocol_version: u16,
+    pub scenario_dir: Option<PathBuf>,
+    pub ignore_cancel: bool,
+    pub ignore_eof: bool,
+    pub ignore_sigterm: bool,
+    pub spawn_orphan: bool,
+    pub stderr_chatter: bool,
+}
+
+impl Default for Args {
+    fn default() -> Self {
+        Args {
+            auth_required: false,
+            prompt_caps: PromptCapabilities::new(),
+            protocol_version: 1,
+            scenario_dir: None,
+            ignore_cancel: false,
+            ignore_eof: false,
+            ignore_sigterm: false,
+            spawn_orphan: false,
+            stderr_chatter: false,
+        }
+    }
+}
+
+pub enum Parsed {
+    Run(Args),
+    Help,
+}
+
+pub fn parse(mut argv: impl Iterator<Item = String>) -> Result<Parsed, String> {
+    let mut args = Args::default();
+    while let Some(flag) = argv.next() {
+        // Accept both `--flag value` and `--flag=value`.
+        let (name, inline) = match flag.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n.to_owned(), Some(v.to_owned())),
+            _ => (flag.clone(), None),
+        };
+        let mut value = |what: &str| {
+            inline
+                .clone()
+                .or_else(|| argv.next())
+                .ok_or_else(|| format!("{name} needs a value ({what})"))
+        };
+        match name.as_str() {
+            "--help" | "-h" => return Ok(Parsed::Help),
+            "--auth-required" => args.auth_required = true,
+            "--prompt-caps" => args.prompt_caps = parse_caps(&value("a list like image,audio")?)?,
+            "--protocol-version" => {
+                let v = value("a number")?;
+                args.protocol_version = v
+                    .parse()
+                    .map_err(|_| format!("--protocol-version: {v:?} is not a number 0-65535"))?;
+            }
+            "--scenario-dir" => args.scenario_dir = Some(PathBuf::from(value("a directory")?)),
+            "--ignore-cancel" => args.ignore_cancel = true,
+            "--ignore-eof" => args.ignore_eof = true,
+            "--ignore-sigterm" => args.ignore_sigterm = true,
+            "--spawn-orphan" => args.spawn_orphan = true,
+            "--stderr-chatter" => args.stderr_chatter = true,
+            _ => return Err(format!("unknown flag {flag:?}")),
+        }
+    }
+    Ok(Parsed::Run(args))
+}
+
+fn parse_caps(list: &str) -> Result<PromptCapabilities, String> {
+    let mut caps = PromptCapabilities::new();
+    for cap in list.split(',').map(str::trim).filter(|c| !c.is_empty()) {
+        caps = match cap {
+            "image" => caps.image(true),
+            "audio" => caps.audio(true),
+            "embedded" | "embedded_context" | "embeddedContext" => caps.embedded_context(true),
+            other => {
+                return Err(format!(
+                    "--prompt-caps: unknown capability {other:?} (use image, audio, embedded)"
+                ));
+            }
+        };
+    }
+    Ok(caps)
+}
+
+/// Applies the flags that change the process itself rather than the protocol.
+pub fn apply_process_flags(args: &Args) {
+    if args.stderr_chatter {
+        log!("starting up (pid {})", std::process::id());
+        log!("no configuration file found, using built-in defaults");
+        log!("WARN telemetry disabled: this is a scripted demo agent");
+        log!("ready, waiting for initialize on stdin");
+    }
+    if args.ignore_sigterm {
+        ignore_sigterm();
+    }
+    if args.spawn_orphan {
+        spawn_orphan();
+    }
+}
+
+#[cfg(unix)]
+fn ignore_sigterm() {
+    // SAFETY: setting a signal disposition to SIG_IGN installs no handler code.
+    let previous = unsafe { libc::signal(libc::SIGTERM, libc::SIG_IGN) };
+    if previous == libc::SIG_ERR {
+        log!("--ignore-sigterm: signal() failed");
+    } else {
+        log!("ignoring SIGTERM (--ignore-sigterm)");
+    }
+}
+
+#[cfg(not(unix))]
+fn ignore_sigterm() {
+    log!("--ignore-sigterm is only supported on unix; ignored");
+}
+
+#[cfg(unix)]
+fn spawn_orphan() {
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+
+    let mut command = Command::new("sleep");
+    command
+        .arg("3600")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // SAFETY: setsid is async-signal-safe, so it may run between fork and exec.
+    unsafe {
+        command.pre_exec(|| {
+            // A new session also means a new process group: killing ours misses it.
+            if libc::setsid() == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    match command.spawn() {
+        // Deliberately never waited for: it is meant to outlive us.
+        Ok(child) => log!("orphan pid {}", child.id()),
+        Err(e) => log!("--spawn-orphan: cannot spawn sleep: {e}"),
+    }
+}
+
+#[cfg(not(unix))]
+fn spawn_orphan() {
+    log!("--spawn-orphan is only supported on unix; ignored");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(list: &[&str]) -> Result<Args, String> {
+        match parse(list.iter().map(|s| (*s).to_owned()))? {
+            Parsed::Run(a) => Ok(a),
+            Parsed::Help => Err("help".into()),
+        }
+    }
+
+    #[test]
+    fn flags_parse() {
+        let a = run(&[
+            "--auth-required",
+            "--prompt-caps",
+            "image,embedded",
+            "--protocol-version=2",
+            "--ignore-cancel",
+        ])
+        .unwrap();
+        assert!(a.auth_required && a.ignore_cancel && !a.ignore_eof);
+        assert!(a.prompt_caps.image && a.prompt_caps.embedded_context && !a.prompt_caps.audio);
+        assert_eq!(a.protocol_version, 2);
+        assert!(run(&["--bogus"]).is_err());
+        assert!(run(&["--prompt-caps", "video"]).is_err());
+        assert!(run(&["--protocol-version"]).is_err());
+        assert_eq!(run(&["--help"]).unwrap_err(), "help");
+    }
+}

@@ -1,0 +1,467 @@
+//! Playing one prompt turn: runs on its own thread so the dispatcher stays free to route
+//! `session/cancel` and the client's answers to our permission requests while steps play.
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use agent_client_protocol_schema::v1::{
+    AvailableCommandsUpdate, ContentBlock, ContentChunk, CurrentModeUpdate, PermissionOptionKind,
+    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse, SessionId,
+    SessionInfoUpdate, SessionUpdate, StopReason,
+};
+use serde_json::Value;
+
+use crate::log;
+use crate::out::Out;
+use crate::scenario::{
+    DEFAULT_CHUNK_CHARS, DEFAULT_DELAY_MS, FloodStep, PermissionStep, Step, TextStep, split_chunks,
+};
+
+/// How long a cancelled turn waits for the client to answer our parked permission request
+/// with `cancelled` (as ACP requires) before responding to the prompt anyway, so a client
+/// that forgets to answer does not hang the turn forever.
+const CANCEL_GRACE: Duration = Duration::from_secs(2);
+
+/// How many flood chunks are written per writer lock, between cancel checks.
+const FLOOD_BATCH: u64 = 4096;
+
+/// Events the dispatcher forwards to a running turn.
+#[derive(Debug)]
+pub enum TurnEvent {
+    Cancel,
+    Response { id: u64, message: Value },
+}
+
+/// State shared by the dispatcher and the turn threads.
+pub struct Shared {
+    pub out: Out,
+    next_request_id: AtomicU64,
+    /// Our outgoing requests awaiting an answer, by JSON-RPC id.
+    pub pending: Mutex<HashMap<u64, Sender<TurnEvent>>>,
+    /// Running turns, by session id.
+    pub turns: Mutex<HashMap<String, Sender<TurnEvent>>>,
+    flood_runs: AtomicU64,
+}
+
+pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Shared {
+    pub fn new(out: Out) -> Self {
+        Shared {
+            out,
+            next_request_id: AtomicU64::new(1),
+            pending: Mutex::new(HashMap::new()),
+            turns: Mutex::new(HashMap::new()),
+            flood_runs: AtomicU64::new(0),
+        }
+    }
+}
+
+pub enum Flow {
+    Continue,
+    Stop(StopReason),
+}
+
+pub struct Turn<'a> {
+    shared: &'a Shared,
+    session_id: SessionId,
+    tx: Sender<TurnEvent>,
+    rx: Receiver<TurnEvent>,
+    cancelled: bool,
+}
+
+impl<'a> Turn<'a> {
+    pub fn new(
+        shared: &'a Shared,
+        session_id: SessionId,
+        tx: Sender<TurnEvent>,
+        rx: Receiver<TurnEvent>,
+    ) -> Self {
+        Turn {
+            shared,
+            session_id,
+            tx,
+            rx,
+            cancelled: false,
+        }
+    }
+
+    /// Plays the steps and returns the stop reason for the prompt response.
+    pub fn run(&mut self, steps: &[Step]) -> anyhow::Result<StopReason> {
+        let flow = self.play(steps)?;
+        // A cancel that raced with the last step still has to be honoured in the response.
+        self.poll();
+        Ok(match flow {
+            _ if self.cancelled => StopReason::Cancelled,
+            Flow::Stop(reason) => reason,
+            Flow::Continue => StopReason::EndTurn,
+        })
+    }
+
+    fn play(&mut self, steps: &[Step]) -> anyhow::Result<Flow> {
+        for step in steps {
+            self.poll();
+            if self.cancelled {
+                return Ok(Flow::Stop(StopReason::Cancelled));
+            }
+            if let Flow::Stop(reason) = self.step(step)? {
+                return Ok(Flow::Stop(reason));
+            }
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn out(&self) -> &Out {
+        &self.shared.out
+    }
+
+    fn update(&self, update: SessionUpdate) -> io::Result<()> {
+        self.out().update(&self.session_id, update)
+    }
+
+    fn step(&mut self, step: &Step) -> anyhow::Result<Flow> {
+        match step {
+            Step::Say(t) => return self.stream_text(t, SessionUpdate::AgentMessageChunk),
+            Step::Think(t) => return self.stream_text(t, SessionUpdate::AgentThoughtChunk),
+            Step::Plan(plan) => self.update(SessionUpdate::Plan(plan.clone()))?,
+            Step::ToolCall(tc) => self.update(SessionUpdate::ToolCall(tc.clone()))?,
+            Step::ToolCallUpdate(u) => self.update(SessionUpdate::ToolCallUpdate(u.clone()))?,
+            Step::Permission(p) => return self.permission(p),
+            Step::Usage(u) => self.update(SessionUpdate::UsageUpdate(u.clone()))?,
+            Step::Commands(c) => self.update(SessionUpdate::AvailableCommandsUpdate(
+                AvailableCommandsUpdate::new(c.clone()),
+            ))?,
+            Step::Mode(m) => self.update(SessionUpdate::CurrentModeUpdate(
+                CurrentModeUpdate::new(m.current_mode_id.clone()),
+            ))?,
+            Step::Info(i) => self.update(SessionUpdate::SessionInfoUpdate(
+                SessionInfoUpdate::new().title(i.title.clone()),
+            ))?,
+            Step::Update(raw) => self.out().raw_update(&self.session_id, raw)?,
+            Step::RawLine(line) => self.out().line(line.as_bytes())?,
+            Step::LongLine(l) => write_long_line(&mut *self.out().lock(), l.bytes)?,
+            Step::Sleep(s) => {
+                if self.wait(Duration::from_millis(s.ms)) {
+                    return Ok(Flow::Stop(StopReason::Cancelled));
+                }
+            }
+            Step::Exit(e) => {
+                log!("exit step: exiting with code {} mid-turn", e.code);
+                // Holding the lock keeps other threads from starting a line we would cut.
+                let mut w = self.out().lock();
+                let _ = w.flush();
+                std::process::exit(e.code);
+            }
+            Step::Stop(reason) => return Ok(Flow::Stop(*reason)),
+            Step::Flood(f) => return self.flood(f),
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn stream_text(
+        &mut self,
+        t: &TextStep,
+        variant: fn(ContentChunk) -> SessionUpdate,
+    ) -> anyhow::Result<Flow> {
+        let delay = Duration::from_millis(t.delay_ms.unwrap_or(DEFAULT_DELAY_MS));
+        let chunks = split_chunks(&t.text, t.chunk_chars.unwrap_or(DEFAULT_CHUNK_CHARS));
+        for (i, chunk) in chunks.into_iter().enumerate() {
+            if i > 0 && self.wait(delay) {
+                return Ok(Flow::Stop(StopReason::Cancelled));
+            }
+            self.update(variant(ContentChunk::new(ContentBlock::from(chunk))))?;
+        }
+        Ok(Flow::Continue)
+    }
+
+    /// Drains pending events without blocking.
+    fn poll(&mut self) {
+        while let Ok(event) = self.rx.try_recv() {
+            self.handle(event);
+        }
+    }
+
+    fn handle(&mut self, event: TurnEvent) {
+        match event {
+            TurnEvent::Cancel => self.cancelled = true,
+            TurnEvent::Response { id, .. } => {
+                log!("ignoring a late response to our request {id}");
+            }
+        }
+    }
+
+    /// Sleeps up to `duration`, waking early on cancel. Returns whether the turn is cancelled.
+    fn wait(&mut self, duration: Duration) -> bool {
+        let deadline = Instant::now() + duration;
+        while !self.cancelled {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            match self.rx.recv_timeout(left) {
+                Ok(event) => self.handle(event),
+                Err(RecvTimeoutError::Timeout) => break,
+                Err(RecvTimeoutError::Disconnected) => std::thread::sleep(left),
+            }
+        }
+        self.cancelled
+    }
+
+    fn permission(&mut self, p: &PermissionStep) -> anyhow::Result<Flow> {
+        let id = self.shared.next_request_id.fetch_add(1, Ordering::Relaxed);
+        lock(&self.shared.pending).insert(id, self.tx.clone());
+        let request = RequestPermissionRequest::new(
+            self.session_id.clone(),
+            p.tool_call.clone(),
+            p.options.clone(),
+        );
+        let sent = self
+            .out()
+            .request(id, "session/request_permission", &request);
+        let answer = match sent {
+            Ok(()) => self.await_response(id),
+            Err(e) => {
+                lock(&self.shared.pending).remove(&id);
+                return Err(e.into());
+            }
+        };
+        lock(&self.shared.pending).remove(&id);
+
+        let Some(message) = answer else {
+            log!("the client did not answer permission request {id} after session/cancel");
+            return Ok(Flow::Stop(StopReason::Cancelled));
+        };
+        if let Some(error) = message.get("error") {
+            log!("permission request {id} failed: {error}");
+            return self.play(&p.on_reject);
+        }
+        let response: RequestPermissionResponse =
+            match serde_json::from_value(message.get("result").cloned().unwrap_or(Value::Null)) {
+                Ok(r) => r,
+                Err(e) => {
+                    log!("unparseable answer to permission request {id}: {e}; treating as reject");
+                    return self.play(&p.on_reject);
+                }
+            };
+        match response.outcome {
+            RequestPermissionOutcome::Cancelled => {
+                // The branch still plays after a session/cancel: it is the scripted reaction.
+                let was_cancelled = std::mem::take(&mut self.cancelled);
+                let flow = self.play(&p.on_cancelled)?;
+                self.cancelled |= was_cancelled;
+                Ok(match flow {
+                    Flow::Continue => Flow::Stop(StopReason::Cancelled),
+                    stop => stop,
+                })
+            }
+            RequestPermissionOutcome::Selected(selected) => {
+                let kind = p
+                    .options
+                    .iter()
+                    .find(|o| o.option_id == selected.option_id)
+                    .map(|o| o.kind);
+                match kind {
+                    Some(PermissionOptionKind::AllowOnce | PermissionOptionKind::AllowAlways) => {
+                        self.play(&p.on_allow)
+                    }
+                    Some(_) => self.play(&p.on_reject),
+                    None => {
+                        log!(
+                            "the client selected unknown option {:?}; treating as reject",
+                            selected.option_id.0
+                        );
+                        self.play(&p.on_reject)
+                    }
+                }
+            }
+            _ => {
+                log!("unsupported permission outcome; treating as reject");
+                self.play(&p.on_reject)
+            }
+        }
+    }
+
+    /// Waits for the answer to request `id`. `None` when the turn was cancelled and the
+    /// client did not answer within [`CANCEL_GRACE`].
+    fn await_response(&mut self, id: u64) -> Option<Value> {
+        let mut grace = self.cancelled.then(|| Instant::now() + CANCEL_GRACE);
+        loop {
+            let event = match grace {
+                Some(deadline) => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return None;
+                    }
+                    match self.rx.recv_timeout(left) {
+                        Ok(event) => event,
+                        Err(_) => continue,
+                    }
+                }
+                None => self.rx.recv().ok()?,
+            };
+            match event {
+                TurnEvent::Cancel => {
+                    self.cancelled = true;
+                    grace.get_or_insert_with(|| Instant::now() + CANCEL_GRACE);
+                }
+                TurnEvent::Response { id: got, message } if got == id => return Some(message),
+                other => self.handle(other),
+            }
+        }
+    }
+
+    fn flood(&mut self, f: &FloodStep) -> anyhow::Result<Flow> {
+        let session = serde_json::to_string(&self.session_id)?;
+        let run = self.shared.flood_runs.fetch_add(1, Ordering::Relaxed);
+        let started = Instant::now();
+        let mut next = 0;
+        while next < f.chunks {
+            self.poll();
+            if self.cancelled {
+                self.out().flush();
+                return Ok(Flow::Stop(StopReason::Cancelled));
+            }
+            let end = (next + FLOOD_BATCH).min(f.chunks);
+            let mut w = self.out().lock();
+            for i in next..end {
+                write_flood_chunk(&mut *w, &session, i, f.chunk_bytes)?;
+                if f.tool_every > 0 && (i + 1) % f.tool_every == 0 {
+                    write_flood_tool(&mut *w, &session, run, (i + 1) / f.tool_every)?;
+                }
+            }
+            next = end;
+        }
+        self.out().lock().flush()?;
+        log!(
+            "flood: {} chunks written in {:.3}s",
+            f.chunks,
+            started.elapsed().as_secs_f64()
+        );
+        Ok(Flow::Continue)
+    }
+}
+
+/// One `agent_message_chunk` line whose text is exactly `chunk_bytes` bytes (when the counter
+/// fits) and unique per `i`, preformatted because serde would make the agent the bottleneck.
+/// `session` is the session id as a JSON string literal.
+pub fn write_flood_chunk<W: Write>(
+    w: &mut W,
+    session: &str,
+    i: u64,
+    chunk_bytes: usize,
+) -> io::Result<()> {
+    // The text is "chunk ....42\n": 6 bytes of prefix and 1 of newline around the counter.
+    let width = chunk_bytes.saturating_sub(7);
+    writeln!(
+        w,
+        r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":{session},"update":{{"sessionUpdate":"agent_message_chunk","content":{{"type":"text","text":"chunk {i:.>width$}\n"}}}}}}}}"#
+    )
+}
+
+/// A pending `tool_call` followed by its completing `tool_call_update`.
+pub fn write_flood_tool<W: Write>(w: &mut W, session: &str, run: u64, n: u64) -> io::Result<()> {
+    writeln!(
+        w,
+        r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":{session},"update":{{"sessionUpdate":"tool_call","toolCallId":"flood-{run}-{n}","title":"Flood tool call {n}","kind":"read","status":"pending"}}}}}}"#
+    )?;
+    writeln!(
+        w,
+        r#"{{"jsonrpc":"2.0","method":"session/update","params":{{"sessionId":{session},"update":{{"sessionUpdate":"tool_call_update","toolCallId":"flood-{run}-{n}","status":"completed"}}}}}}"#
+    )
+}
+
+/// One line of exactly `bytes` bytes (plus the newline): a JSON string literal of `x`s, so
+/// it is valid JSON but not a JSON-RPC message.
+pub fn write_long_line<W: Write>(w: &mut W, bytes: usize) -> io::Result<()> {
+    static PAD: [u8; 64 * 1024] = [b'x'; 64 * 1024];
+    let (quote, mut left) = if bytes >= 2 {
+        (true, bytes - 2)
+    } else {
+        (false, bytes)
+    };
+    if quote {
+        w.write_all(b"\"")?;
+    }
+    while left > 0 {
+        let n = left.min(PAD.len());
+        w.write_all(&PAD[..n])?;
+        left -= n;
+    }
+    if quote {
+        w.write_all(b"\"")?;
+    }
+    w.write_all(b"\n")?;
+    w.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use agent_client_protocol_schema::v1::{SessionNotification, ToolCallStatus};
+
+    fn parse_lines(buf: &[u8]) -> Vec<SessionNotification> {
+        std::str::from_utf8(buf)
+            .unwrap()
+            .lines()
+            .map(|line| {
+                let v: Value = serde_json::from_str(line).unwrap();
+                assert_eq!(v["jsonrpc"], "2.0");
+                assert_eq!(v["method"], "session/update");
+                serde_json::from_value(v["params"].clone()).unwrap()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn flood_lines_are_valid_acp_with_exact_sizes() {
+        let session = serde_json::to_string("demo-session-1").unwrap();
+        let mut buf = Vec::new();
+        for i in [0, 7, 99_999] {
+            write_flood_chunk(&mut buf, &session, i, 32).unwrap();
+        }
+        write_flood_tool(&mut buf, &session, 3, 5).unwrap();
+        let parsed = parse_lines(&buf);
+        assert_eq!(parsed.len(), 5);
+        let mut texts = Vec::new();
+        for n in &parsed[..3] {
+            let SessionUpdate::AgentMessageChunk(chunk) = &n.update else {
+                panic!("not a message chunk: {n:?}");
+            };
+            let ContentBlock::Text(t) = &chunk.content else {
+                panic!("not text");
+            };
+            assert_eq!(t.text.len(), 32);
+            texts.push(t.text.clone());
+        }
+        texts.dedup();
+        assert_eq!(texts.len(), 3);
+        let SessionUpdate::ToolCall(tc) = &parsed[3].update else {
+            panic!("not a tool call");
+        };
+        assert_eq!(tc.status, ToolCallStatus::Pending);
+        let SessionUpdate::ToolCallUpdate(u) = &parsed[4].update else {
+            panic!("not a tool call update");
+        };
+        assert_eq!(u.tool_call_id, tc.tool_call_id);
+        assert_eq!(u.fields.status, Some(ToolCallStatus::Completed));
+    }
+
+    #[test]
+    fn long_line_has_exact_length() {
+        for n in [0, 1, 2, 3, 70_000] {
+            let mut buf = Vec::new();
+            write_long_line(&mut buf, n).unwrap();
+            assert_eq!(buf.len(), n + 1);
+            assert_eq!(buf.last(), Some(&b'\n'));
+            if n >= 2 {
+                let _: String = serde_json::from_slice(&buf[..n]).unwrap();
+            }
+        }
+    }
+}
