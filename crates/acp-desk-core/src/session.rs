@@ -124,12 +124,19 @@ pub struct SessionHandle {
     id: String,
     cmds: mpsc::UnboundedSender<Command>,
     supervised: bool,
+    pid: Option<u32>,
 }
 
 impl SessionHandle {
     /// Our id for the session (every event's `sessionId`).
     pub fn id(&self) -> &str {
         &self.id
+    }
+
+    /// The process we started: the supervisor on Linux, the agent itself elsewhere. Its
+    /// descendants are the agent's whole tree.
+    pub fn pid(&self) -> Option<u32> {
+        self.pid
     }
 
     /// Whether the agent runs under `acp-desk-supervisor` (Linux).
@@ -206,6 +213,7 @@ pub async fn start(
     let spawned = AgentProcess::spawn(&spec, &opts.cwd, opts.process)
         .map_err(|e| EngineError::Spawn(e.to_string()))?;
     let supervised = spawned.process.is_supervised();
+    let pid = spawned.process.pid();
     let (conn, inbound) = Connection::start(spawned.stdout, spawned.stdin, opts.limits);
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
     let (ready_tx, ready_rx) = oneshot::channel();
@@ -241,6 +249,7 @@ pub async fn start(
             id,
             cmds: cmd_tx,
             supervised,
+            pid,
         }),
         Ok(Err(e)) => Err(e),
         Err(_) => Err(EngineError::StartFailed("the session task ended".into())),
@@ -337,11 +346,13 @@ impl Owner {
                 break;
             }
         }
-        // Dead: keep answering commands with the reason until every handle is gone.
+        // Dead: nothing more will be emitted, so the event stream ends here (consumers see it
+        // close); keep answering commands with the reason until every handle is gone.
         let reason = self
             .dead
             .clone()
             .unwrap_or_else(|| "the agent exited".into());
+        drop(self);
         while let Some(cmd) = cmds.recv().await {
             match cmd {
                 Command::Prompt { reply, .. } => {

@@ -1,0 +1,201 @@
+//! Shared helpers: where the workspace's binaries are, running sessions, and checking that no
+//! process is left behind.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use acp_desk_core::agents::LaunchSpec;
+use acp_desk_core::{SessionOptions, StreamEvent};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+/// Hang guard for whole tests: a session that does not end in this time is a bug (a hang), not a
+/// slow machine. Never a performance assertion.
+pub const HANG: Duration = Duration::from_secs(60);
+
+/// The cargo target folder of the running test (`target/debug`). The test command builds every
+/// binary of the workspace first (`cargo build --workspace --bins`).
+pub fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current exe");
+    exe.parent()
+        .and_then(|deps| deps.parent())
+        .expect("target dir")
+        .to_path_buf()
+}
+
+pub fn bin(name: &str) -> PathBuf {
+    let p = target_dir().join(name);
+    assert!(
+        p.is_file(),
+        "{} is missing: run `cargo build --workspace --bins` first (scripts/test does)",
+        p.display()
+    );
+    p
+}
+
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("repo root")
+        .to_path_buf()
+}
+
+pub fn demo(flags: &[&str]) -> LaunchSpec {
+    LaunchSpec {
+        name: "demo".into(),
+        command: bin("acp-desk-demo-agent").to_string_lossy().into_owned(),
+        args: flags.iter().map(|s| s.to_string()).collect(),
+        env: Vec::new(),
+        cwd: None,
+    }
+}
+
+/// The TypeScript SDK agent (tests/ts-agent), which needs `npm ci` there first.
+pub fn ts_agent_command() -> String {
+    let dir = repo_root().join("tests/ts-agent");
+    assert!(
+        dir.join("node_modules/@agentclientprotocol/sdk").is_dir(),
+        "the TS SDK interop agent is not installed: run `npm ci --prefix tests/ts-agent` (scripts/test does)"
+    );
+    format!("node {}", dir.join("agent.mjs").display())
+}
+
+pub fn opts(dir: &std::path::Path) -> SessionOptions {
+    let mut o = SessionOptions::new(dir);
+    o.cancel_grace = Duration::from_secs(2);
+    o.process.eof_grace = Duration::from_millis(300);
+    o.process.term_grace = Duration::from_millis(700);
+    o
+}
+
+/// Collects events on a task until the engine drops its sender.
+pub struct Collector {
+    pub rx: mpsc::Receiver<StreamEvent>,
+}
+
+pub fn channel() -> (mpsc::Sender<StreamEvent>, Collector) {
+    let (tx, rx) = mpsc::channel(1024);
+    (tx, Collector { rx })
+}
+
+impl Collector {
+    /// Everything until the session's sender is dropped (after `close`).
+    pub async fn all(mut self) -> Vec<StreamEvent> {
+        let mut v = Vec::new();
+        let collect = async {
+            while let Some(e) = self.rx.recv().await {
+                v.push(e);
+            }
+        };
+        tokio::time::timeout(HANG, collect)
+            .await
+            .expect("hang: the event stream did not end");
+        v
+    }
+
+    /// Waits for the first event matching `pred`, keeping the ones before it.
+    pub async fn until(
+        &mut self,
+        seen: &mut Vec<StreamEvent>,
+        pred: impl Fn(&StreamEvent) -> bool,
+    ) -> StreamEvent {
+        loop {
+            let ev = tokio::time::timeout(HANG, self.rx.recv())
+                .await
+                .expect("hang: no event in time")
+                .expect("the session ended before the event came");
+            let hit = pred(&ev);
+            seen.push(ev.clone());
+            if hit {
+                return ev;
+            }
+        }
+    }
+}
+
+pub fn kinds(evs: &[StreamEvent]) -> Vec<&'static str> {
+    evs.iter().map(StreamEvent::kind).collect()
+}
+
+pub fn json(evs: &[StreamEvent]) -> Vec<Value> {
+    evs.iter()
+        .map(|e| serde_json::to_value(e).expect("serializes"))
+        .collect()
+}
+
+pub fn text(evs: &[StreamEvent]) -> String {
+    evs.iter()
+        .filter_map(|e| match e {
+            StreamEvent::TextDelta { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Every live process below `pid` (itself included), from /proc.
+#[cfg(target_os = "linux")]
+pub fn tree(pid: u32) -> Vec<u32> {
+    use std::collections::HashMap;
+    let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
+    let mut alive = std::collections::HashSet::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Some(p) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
+            continue;
+        };
+        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            continue;
+        };
+        let mut f = rest.split_whitespace();
+        let state = f.next().unwrap_or("Z");
+        let ppid: u32 = f.next().and_then(|s| s.parse().ok()).unwrap_or(0);
+        if state != "Z" && state != "X" {
+            alive.insert(p);
+        }
+        children.entry(ppid).or_default().push(p);
+    }
+    let mut out = Vec::new();
+    let mut stack = vec![pid];
+    while let Some(p) = stack.pop() {
+        if alive.contains(&p) {
+            out.push(p);
+        }
+        if let Some(k) = children.get(&p) {
+            stack.extend(k);
+        }
+    }
+    out
+}
+
+/// Whether `pid` is a live process (not a zombie).
+#[cfg(target_os = "linux")]
+pub fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rfind(')')
+            .map(|i| &stat[i + 1..])
+            .and_then(|r| r.split_whitespace().next())
+            .is_some_and(|s| s != "Z" && s != "X"),
+        Err(_) => false,
+    }
+}
+
+/// Waits (bounded) until none of `pids` is alive; returns those still alive.
+#[cfg(target_os = "linux")]
+pub async fn wait_gone(pids: &[u32], within: Duration) -> Vec<u32> {
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        let left: Vec<u32> = pids.iter().copied().filter(|p| alive(*p)).collect();
+        if left.is_empty() || tokio::time::Instant::now() >= deadline {
+            return left;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
