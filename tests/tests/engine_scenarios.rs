@@ -187,6 +187,8 @@ async fn a_parked_permission_is_answered_by_the_user_with_feedback_sent_next_tur
             .await,
         Err(EngineError::UnknownOption(..))
     ));
+    // Keep draining events while the test goes on: the engine waits for a full consumer.
+    let rest = tokio::spawn(rx.all());
     let reject = p
         .options
         .iter()
@@ -210,11 +212,15 @@ async fn a_parked_permission_is_answered_by_the_user_with_feedback_sent_next_tur
     let outcome = turn.await.unwrap().unwrap();
     assert_eq!(outcome.reason, TurnEndReason::Completed);
     // The feedback heads the next prompt.
-    h.prompt(vec![text_block("hello")]).await.unwrap();
+    tokio::time::timeout(HANG, h.prompt(vec![text_block("hello")]))
+        .await
+        .expect("hang")
+        .unwrap();
     h.close().await;
     drop(h);
-    let mut rest = seen;
-    rest.extend(rx.all().await);
+    let mut all = seen;
+    all.extend(rest.await.unwrap());
+    let rest = all;
     let settled = rest
         .iter()
         .find_map(|e| match e {
@@ -284,6 +290,7 @@ async fn cancel_mid_stream_ends_the_turn_cancelled_and_the_session_goes_on() {
     let mut seen = Vec::new();
     rx.until(&mut seen, |e| matches!(e, StreamEvent::TextDelta { .. }))
         .await;
+    let _drain = tokio::spawn(rx.all());
     h.cancel().unwrap();
     let outcome = tokio::time::timeout(HANG, turn)
         .await
@@ -292,7 +299,10 @@ async fn cancel_mid_stream_ends_the_turn_cancelled_and_the_session_goes_on() {
         .unwrap();
     assert_eq!(outcome.reason, TurnEndReason::Cancelled);
     // Still usable after a cancel.
-    let next = h.prompt(vec![text_block("hello")]).await.unwrap();
+    let next = tokio::time::timeout(HANG, h.prompt(vec![text_block("hello")]))
+        .await
+        .expect("hang")
+        .unwrap();
     assert_eq!(next.reason, TurnEndReason::Completed);
     h.close().await;
 }

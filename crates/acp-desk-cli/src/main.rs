@@ -13,7 +13,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use acp_desk_core::events::{AgentPromptEvent, TurnEndReason};
-use acp_desk_core::{PermissionPolicy, SessionOptions, StreamEvent, agents};
+use acp_desk_core::{PermissionPolicy, SessionOptions, agents};
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand, ValueEnum};
 use tokio::sync::mpsc;
@@ -183,7 +183,7 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
 
     // Events are written by a thread of their own: serializing and writing overlap with the
     // engine's parsing, and a slow stdout slows the agent (bounded channel), never grows memory.
-    let (ev_tx, ev_rx) = mpsc::channel::<StreamEvent>(1024);
+    let (ev_tx, ev_rx) = mpsc::channel::<acp_desk_core::EventBatch>(16);
     let (ask_tx, ask_rx) = mpsc::unbounded_channel::<AskMsg>();
     let ask = permission == Permission::Ask;
     let json = args.json;

@@ -4,18 +4,18 @@
 use std::collections::VecDeque;
 use std::io::{BufWriter, IsTerminal, Write};
 
-use acp_desk_core::SessionHandle;
 use acp_desk_core::events::{
     AgentPromptEvent, NoticeSeverity, PermissionResolution, StreamEvent, TurnEndReason,
 };
 use acp_desk_core::schema::v1 as acp;
+use acp_desk_core::{EventBatch, SessionHandle};
 use tokio::sync::mpsc;
 
 use crate::AskMsg;
 
 /// Runs on its own thread until the engine drops its event sender.
 pub fn print_events(
-    mut rx: mpsc::Receiver<StreamEvent>,
+    mut rx: mpsc::Receiver<EventBatch>,
     json: bool,
     ask: Option<mpsc::UnboundedSender<AskMsg>>,
 ) -> std::io::Result<()> {
@@ -23,26 +23,28 @@ pub fn print_events(
     let color = !json && stdout.is_terminal();
     let mut out = BufWriter::with_capacity(64 * 1024, stdout.lock());
     let mut human = Human::new(color);
-    while let Some(ev) = rx.blocking_recv() {
-        let mut next = Some(ev);
+    while let Some(batch) = rx.blocking_recv() {
+        let mut next = Some(batch);
         // Drain what is queued before flushing: one write per burst, not per event.
-        while let Some(ev) = next {
-            if let Some(ask) = &ask {
-                match &ev {
-                    StreamEvent::AgentPrompt(p) => {
-                        let _ = ask.send(AskMsg::Prompt(p.clone()));
+        while let Some(batch) = next {
+            for ev in batch {
+                if let Some(ask) = &ask {
+                    match &ev {
+                        StreamEvent::AgentPrompt(p) => {
+                            let _ = ask.send(AskMsg::Prompt(p.clone()));
+                        }
+                        StreamEvent::AgentPromptSettled { tool_call_id, .. } => {
+                            let _ = ask.send(AskMsg::Settled(tool_call_id.clone()));
+                        }
+                        _ => {}
                     }
-                    StreamEvent::AgentPromptSettled { tool_call_id, .. } => {
-                        let _ = ask.send(AskMsg::Settled(tool_call_id.clone()));
-                    }
-                    _ => {}
                 }
-            }
-            if json {
-                serde_json::to_writer(&mut out, &ev)?;
-                out.write_all(b"\n")?;
-            } else {
-                human.render(&mut out, &ev)?;
+                if json {
+                    serde_json::to_writer(&mut out, &ev)?;
+                    out.write_all(b"\n")?;
+                } else {
+                    human.render(&mut out, &ev)?;
+                }
             }
             next = rx.try_recv().ok();
         }

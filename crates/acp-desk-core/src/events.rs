@@ -86,7 +86,7 @@ pub enum StreamEvent {
         session_id: String,
         text: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        content: Option<acp::ContentBlock>,
+        content: Option<Box<acp::ContentBlock>>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         message_id: Option<String>,
     },
@@ -95,7 +95,7 @@ pub enum StreamEvent {
         session_id: String,
         text: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        content: Option<acp::ContentBlock>,
+        content: Option<Box<acp::ContentBlock>>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         message_id: Option<String>,
     },
@@ -191,7 +191,7 @@ pub enum StreamEvent {
         session_id: String,
         text: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        content: Option<acp::ContentBlock>,
+        content: Option<Box<acp::ContentBlock>>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         message_id: Option<String>,
     },

@@ -41,8 +41,9 @@ pub struct Limits {
     /// in memory whole. 16 MiB leaves room for base64 images and large tool outputs while keeping
     /// a runaway agent from costing more than that per line.
     pub max_line_bytes: usize,
-    /// Messages read ahead of their consumer. Small enough that a stalled consumer stops reading
-    /// quickly, large enough that the reader and the consumer overlap on two cores.
+    /// Batches read ahead of their consumer (one batch is at most one 128 KiB read). Small
+    /// enough that a stalled consumer stops reading quickly, large enough that the reader and the
+    /// consumer overlap on two cores.
     pub inbound_capacity: usize,
     /// Lines queued for the agent's stdin.
     pub outbound_capacity: usize,
@@ -52,7 +53,7 @@ impl Default for Limits {
     fn default() -> Self {
         Self {
             max_line_bytes: 16 * 1024 * 1024,
-            inbound_capacity: 512,
+            inbound_capacity: 8,
             outbound_capacity: 256,
         }
     }
@@ -108,7 +109,7 @@ pub struct Connection {
 
 impl Connection {
     /// Starts the reader and writer tasks on the current tokio runtime.
-    pub fn start<R, W>(stdout: R, stdin: W, limits: Limits) -> (Self, mpsc::Receiver<Inbound>)
+    pub fn start<R, W>(stdout: R, stdin: W, limits: Limits) -> (Self, mpsc::Receiver<Vec<Inbound>>)
     where
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
@@ -273,130 +274,109 @@ async fn write_loop<W: AsyncWrite + Unpin>(stdin: W, mut rx: mpsc::Receiver<Vec<
 
 async fn read_loop<R: AsyncRead + Unpin>(
     stdout: R,
-    tx: mpsc::Sender<Inbound>,
+    tx: mpsc::Sender<Vec<Inbound>>,
     out: mpsc::WeakSender<Vec<u8>>,
     limits: Limits,
 ) {
-    let mut reader = BufReader::with_capacity(256 * 1024, stdout);
-    let mut line: Vec<u8> = Vec::with_capacity(4096);
+    let mut reader = BufReader::with_capacity(READ_BUFFER, stdout);
+    // A line that spans reads is assembled here; lines inside one read are parsed in place.
+    let mut line: Vec<u8> = Vec::new();
+    // Bytes of an over-long line seen so far, while it is being skipped.
     let mut skipping: Option<usize> = None;
+    let mut replies: Vec<Vec<u8>> = Vec::new();
     loop {
         let buf = match reader.fill_buf().await {
             Ok(buf) => buf,
             Err(e) => {
                 let _ = tx
-                    .send(Inbound::Closed {
+                    .send(vec![Inbound::Closed {
                         error: Some(format!("could not read the agent's output: {e}")),
-                    })
+                    }])
                     .await;
                 return;
             }
         };
+        let mut batch = Vec::new();
         if buf.is_empty() {
             if !line.is_empty() {
                 // A last line without its newline still counts.
-                let taken = std::mem::take(&mut line);
-                if !handle_line(&taken, &tx, &out).await {
-                    return;
-                }
+                batch.extend(parse_line(&line, &mut replies));
             }
-            let _ = tx.send(Inbound::Closed { error: None }).await;
+            batch.push(Inbound::Closed { error: None });
+            send_replies(&out, &mut replies).await;
+            let _ = tx.send(batch).await;
             return;
         }
-        let (consumed, complete) = match memchr::memchr(b'\n', buf) {
-            Some(pos) => (pos + 1, Some(pos)),
-            None => (buf.len(), None),
-        };
-        if let Some(skipped) = skipping.as_mut() {
-            *skipped += consumed;
-            if complete.is_some() {
-                let bytes = *skipped - 1;
-                skipping = None;
-                tracing::warn!(
-                    "skipped a {bytes}-byte line from the agent (limit {})",
-                    limits.max_line_bytes
-                );
-                if tx
-                    .send(Inbound::Skipped(Skipped::TooLong { bytes }))
-                    .await
-                    .is_err()
-                {
-                    return;
-                }
-            }
-            reader.consume(consumed);
-            continue;
-        }
-        match complete {
-            Some(pos) if line.is_empty() => {
-                // The common case: the whole line is in the buffer, parse it in place.
-                let keep_going = if pos > limits.max_line_bytes {
-                    report_too_long(pos, &tx).await
+        let mut start = 0;
+        for pos in memchr::memchr_iter(b'\n', buf) {
+            let segment = &buf[start..pos];
+            start = pos + 1;
+            if let Some(skipped) = skipping.take() {
+                batch.push(too_long(skipped + segment.len()));
+            } else if !line.is_empty() {
+                if line.len() + segment.len() > limits.max_line_bytes {
+                    batch.push(too_long(line.len() + segment.len()));
                 } else {
-                    handle_line(&buf[..pos], &tx, &out).await
-                };
-                reader.consume(consumed);
-                if !keep_going {
-                    return;
+                    line.extend_from_slice(segment);
+                    batch.extend(parse_line(&line, &mut replies));
                 }
-            }
-            Some(pos) => {
-                if line.len() + pos > limits.max_line_bytes {
-                    let bytes = line.len() + pos;
-                    line.clear();
-                    reader.consume(consumed);
-                    if !report_too_long(bytes, &tx).await {
-                        return;
-                    }
-                    continue;
-                }
-                line.extend_from_slice(&buf[..pos]);
-                reader.consume(consumed);
-                let taken = std::mem::take(&mut line);
-                if !handle_line(&taken, &tx, &out).await {
-                    return;
-                }
-                line = taken;
                 line.clear();
                 if line.capacity() > 1024 * 1024 {
                     // Do not keep a huge buffer alive because one message was big.
-                    line = Vec::with_capacity(4096);
+                    line = Vec::new();
                 }
+            } else if segment.len() > limits.max_line_bytes {
+                batch.push(too_long(segment.len()));
+            } else {
+                batch.extend(parse_line(segment, &mut replies));
             }
-            None => {
-                if line.len() + consumed > limits.max_line_bytes {
-                    skipping = Some(line.len() + consumed);
-                    line.clear();
-                    line.shrink_to(4096);
-                } else {
-                    line.extend_from_slice(buf);
-                }
-                reader.consume(consumed);
-            }
+        }
+        let rest = &buf[start..];
+        if let Some(skipped) = skipping.as_mut() {
+            *skipped += rest.len();
+        } else if line.len() + rest.len() > limits.max_line_bytes {
+            skipping = Some(line.len() + rest.len());
+            line = Vec::new();
+        } else {
+            line.extend_from_slice(rest);
+        }
+        let n = buf.len();
+        reader.consume(n);
+        send_replies(&out, &mut replies).await;
+        // One send per read, not per message: far fewer wake-ups of the consumer under a flood.
+        if !batch.is_empty() && tx.send(batch).await.is_err() {
+            return;
         }
     }
 }
 
-async fn report_too_long(bytes: usize, tx: &mpsc::Sender<Inbound>) -> bool {
+/// Bytes read from the agent at a time; also the most one inbound batch can hold.
+const READ_BUFFER: usize = 128 * 1024;
+
+fn too_long(bytes: usize) -> Inbound {
     tracing::warn!("skipped a {bytes}-byte line from the agent");
-    tx.send(Inbound::Skipped(Skipped::TooLong { bytes }))
-        .await
-        .is_ok()
+    Inbound::Skipped(Skipped::TooLong { bytes })
 }
 
-/// Parses one line and forwards it. Returns false when the consumer is gone.
-async fn handle_line(
-    raw: &[u8],
-    tx: &mpsc::Sender<Inbound>,
-    out: &mpsc::WeakSender<Vec<u8>>,
-) -> bool {
+async fn send_replies(out: &mpsc::WeakSender<Vec<u8>>, replies: &mut Vec<Vec<u8>>) {
+    if replies.is_empty() {
+        return;
+    }
+    if let Some(out) = out.upgrade() {
+        for r in replies.drain(..) {
+            let _ = out.send(r).await;
+        }
+    }
+    replies.clear();
+}
+
+/// Parses one line. Protocol-level answers (to batches, invalid requests) go to `replies`.
+fn parse_line(raw: &[u8], replies: &mut Vec<Vec<u8>>) -> Option<Inbound> {
     let raw = trim_ascii(raw);
-    let Some(&first) = raw.first() else {
-        return true;
-    };
-    let item = match first {
+    let &first = raw.first()?;
+    match first {
         b'{' => match serde_json::from_slice::<Envelope<'_>>(raw) {
-            Ok(env) => classify(env, out).await,
+            Ok(env) => Some(classify(env, replies)),
             Err(e) => {
                 let preview = preview(raw);
                 tracing::warn!(
@@ -407,14 +387,17 @@ async fn handle_line(
         },
         b'[' if serde_json::from_slice::<serde::de::IgnoredAny>(raw).is_ok() => {
             tracing::warn!("the agent sent a JSON-RPC batch; ACP has none: answered -32600");
-            let reply = encode(&OutError {
-                jsonrpc: "2.0",
-                id: &RequestId::Null,
-                error: acp::Error::new(codes::INVALID_REQUEST, "Batches are not supported by ACP"),
-            });
-            if let (Ok(reply), Some(out)) = (reply, out.upgrade()) {
-                let _ = out.send(reply).await;
-            }
+            replies.extend(
+                encode(&OutError {
+                    jsonrpc: "2.0",
+                    id: &RequestId::Null,
+                    error: acp::Error::new(
+                        codes::INVALID_REQUEST,
+                        "Batches are not supported by ACP",
+                    ),
+                })
+                .ok(),
+            );
             Some(Inbound::Skipped(Skipped::Batch))
         }
         _ => {
@@ -422,16 +405,12 @@ async fn handle_line(
             tracing::warn!("skipped a non-JSON line on the agent's stdout: {preview}");
             Some(Inbound::Skipped(Skipped::NotJson { preview }))
         }
-    };
-    match item {
-        Some(item) => tx.send(item).await.is_ok(),
-        None => true,
     }
 }
 
-async fn classify(env: Envelope<'_>, out: &mpsc::WeakSender<Vec<u8>>) -> Option<Inbound> {
+fn classify(env: Envelope<'_>, replies: &mut Vec<Vec<u8>>) -> Inbound {
     if env.jsonrpc != Some("2.0") {
-        // Tolerated: some agents omit it. Logged once per message at debug level only.
+        // Tolerated: some agents omit it.
         tracing::debug!("message without jsonrpc \"2.0\"");
     }
     let params = env.params.map(|p| p.to_owned());
@@ -441,21 +420,21 @@ async fn classify(env: Envelope<'_>, out: &mpsc::WeakSender<Vec<u8>>) -> Option<
                 .as_deref()
                 .map(|p| serde_json::from_str::<CancelRequestParams>(p.get()))
             {
-                Some(Ok(p)) => Some(Inbound::CancelRequest { id: p.id }),
-                _ => Some(Inbound::Skipped(Skipped::Invalid {
+                Some(Ok(p)) => Inbound::CancelRequest { id: p.id },
+                _ => Inbound::Skipped(Skipped::Invalid {
                     reason: "$/cancel_request without an id".into(),
-                })),
+                }),
             }
         }
-        (Some(method), None) => Some(Inbound::Notification {
+        (Some(method), None) => Inbound::Notification {
             method: method.into_owned(),
             params,
-        }),
-        (Some(method), Some(id)) => Some(Inbound::Request {
+        },
+        (Some(method), Some(id)) => Inbound::Request {
             id,
             method: method.into_owned(),
             params,
-        }),
+        },
         (None, Some(id)) => {
             let result = match (env.result, env.error) {
                 (_, Some(error)) => Err(error),
@@ -472,24 +451,24 @@ async fn classify(env: Envelope<'_>, out: &mpsc::WeakSender<Vec<u8>>) -> Option<
                     Ok(_) => "a response with a null id".to_string(),
                 };
                 tracing::warn!("{reason}");
-                return Some(Inbound::Skipped(Skipped::Invalid { reason }));
+                return Inbound::Skipped(Skipped::Invalid { reason });
             }
-            Some(Inbound::Response { id, result })
+            Inbound::Response { id, result }
         }
         (None, None) => {
             let reason = "a JSON object that is neither request, notification nor response";
             tracing::warn!("{reason}");
-            let reply = encode(&OutError {
-                jsonrpc: "2.0",
-                id: &RequestId::Null,
-                error: acp::Error::new(codes::INVALID_REQUEST, "Invalid request"),
-            });
-            if let (Ok(reply), Some(out)) = (reply, out.upgrade()) {
-                let _ = out.send(reply).await;
-            }
-            Some(Inbound::Skipped(Skipped::Invalid {
+            replies.extend(
+                encode(&OutError {
+                    jsonrpc: "2.0",
+                    id: &RequestId::Null,
+                    error: acp::Error::new(codes::INVALID_REQUEST, "Invalid request"),
+                })
+                .ok(),
+            );
+            Inbound::Skipped(Skipped::Invalid {
                 reason: reason.into(),
-            }))
+            })
         }
     }
 }
@@ -534,11 +513,13 @@ mod tests {
         agent_out.write_all(input).await.unwrap();
         drop(agent_out);
         let mut items = Vec::new();
-        while let Some(item) = rx.recv().await {
-            let last = matches!(item, Inbound::Closed { .. });
-            items.push(item);
-            if last {
-                break;
+        'outer: while let Some(batch) = rx.recv().await {
+            for item in batch {
+                let last = matches!(item, Inbound::Closed { .. });
+                items.push(item);
+                if last {
+                    break 'outer;
+                }
             }
         }
         drop(conn);
@@ -648,7 +629,7 @@ mod tests {
         // With room for 2 messages and nobody reading, the reader must not pull the whole input
         // into memory: the writer side blocks once the pipe buffer (small here) is full.
         let limits = Limits {
-            inbound_capacity: 2,
+            inbound_capacity: 1,
             ..Limits::default()
         };
         let (mut agent_out, our_in) = tokio::io::duplex(256);
@@ -667,9 +648,11 @@ mod tests {
         );
         let mut n = 0;
         while n < 10_000 {
-            match rx.recv().await.unwrap() {
-                Inbound::Notification { .. } => n += 1,
-                other => panic!("unexpected {other:?}"),
+            for item in rx.recv().await.unwrap() {
+                match item {
+                    Inbound::Notification { .. } => n += 1,
+                    other => panic!("unexpected {other:?}"),
+                }
             }
         }
         writer.await.unwrap();

@@ -14,5 +14,6 @@ pub mod thread;
 pub use agent_client_protocol_schema as schema;
 pub use events::StreamEvent;
 pub use session::{
-    EngineError, PermissionPolicy, SessionHandle, SessionOptions, TurnOutcome, start, text_block,
+    EngineError, EventBatch, PermissionPolicy, SessionHandle, SessionOptions, TurnOutcome, start,
+    text_block,
 };

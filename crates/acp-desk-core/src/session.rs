@@ -27,6 +27,10 @@ use crate::jsonrpc::{self, Connection, Inbound, Limits, Skipped, codes};
 use crate::process::{self, AgentProcess, ProcessOptions};
 use crate::thread::Thread;
 
+/// Events travel to consumers in batches: one per burst of agent messages (one read of its
+/// output), so a flood costs one wake-up per batch rather than per event.
+pub type EventBatch = Vec<StreamEvent>;
+
 /// What the engine does with the agent's permission requests when nobody answers them by hand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PermissionPolicy {
@@ -207,7 +211,7 @@ fn new_session_id() -> String {
 pub async fn start(
     spec: LaunchSpec,
     opts: SessionOptions,
-    events: mpsc::Sender<StreamEvent>,
+    events: mpsc::Sender<EventBatch>,
 ) -> Result<SessionHandle, EngineError> {
     let id = new_session_id();
     let spawned = AgentProcess::spawn(&spec, &opts.cwd, opts.process)
@@ -241,7 +245,7 @@ pub async fn start(
         ready: Some(ready_tx),
         dead: None,
         warned_not_json: false,
-        scratch: Vec::with_capacity(4),
+        out: Vec::new(),
     };
     tokio::spawn(owner.run(cmd_rx));
     match ready_rx.await {
@@ -277,8 +281,8 @@ struct Parked {
 struct Owner {
     id: String,
     conn: Option<Connection>,
-    inbound: mpsc::Receiver<Inbound>,
-    events: mpsc::Sender<StreamEvent>,
+    inbound: mpsc::Receiver<Vec<Inbound>>,
+    events: mpsc::Sender<EventBatch>,
     process: AgentProcess,
     identity: AgentIdentity,
     opts: SessionOptions,
@@ -294,7 +298,8 @@ struct Owner {
     /// Why the session is dead, once it is.
     dead: Option<String>,
     warned_not_json: bool,
-    scratch: Vec<StreamEvent>,
+    /// Events not yet handed to the consumer; sent as one batch per burst of agent messages.
+    out: Vec<StreamEvent>,
 }
 
 impl Owner {
@@ -306,26 +311,36 @@ impl Owner {
             let cancel_deadline = self.turn.as_ref().and_then(|t| t.cancel_deadline);
             tokio::select! {
                 biased;
-                msg = self.inbound.recv() => match msg {
-                    Some(Inbound::Closed { error }) => {
+                batch = self.inbound.recv() => {
+                    let mut closed = None;
+                    match batch {
+                        Some(batch) => {
+                            for msg in batch {
+                                match msg {
+                                    Inbound::Closed { error } => closed = Some(error),
+                                    msg => self.on_inbound(msg).await,
+                                }
+                            }
+                        }
+                        None => closed = Some(None),
+                    }
+                    if let Some(error) = closed {
                         self.agent_gone(error).await;
+                        self.flush().await;
                         break;
                     }
-                    None => {
-                        self.agent_gone(None).await;
-                        break;
-                    }
-                    Some(msg) => self.on_inbound(msg).await,
                 },
                 cmd = cmds.recv() => match cmd {
                     Some(Command::Close { reply }) => {
                         self.shutdown("closed").await;
+                        self.flush().await;
                         let _ = reply.send(());
                         return;
                     }
                     Some(cmd) => self.on_command(cmd).await,
                     None => {
                         self.shutdown("closed (every handle was dropped)").await;
+                        self.flush().await;
                         return;
                     }
                 },
@@ -335,13 +350,16 @@ impl Owner {
                         "no answer to initialize/session/new within {secs} s"
                     ))).await;
                     self.shutdown("did not start in time").await;
+                    self.flush().await;
                     return;
                 }
                 _ = sleep_until_opt(cancel_deadline) => {
                     self.cancel_expired().await;
+                    self.flush().await;
                     break;
                 }
             }
+            self.flush().await;
             if self.dead.is_some() {
                 break;
             }
@@ -370,17 +388,19 @@ impl Owner {
     }
 
     async fn emit(&mut self, ev: StreamEvent) {
-        // A consumer that went away is not an error for the engine: the agent still gets its
-        // answers and the session still closes cleanly.
-        let _ = self.events.send(ev).await;
+        self.out.push(ev);
     }
 
-    async fn emit_scratch(&mut self) {
-        let mut batch = std::mem::take(&mut self.scratch);
-        for ev in batch.drain(..) {
-            let _ = self.events.send(ev).await;
+    /// Hands the pending events to the consumer. Waits while the consumer's queue is full: that
+    /// wait is the backpressure that slows a flooding agent down.
+    async fn flush(&mut self) {
+        if self.out.is_empty() {
+            return;
         }
-        self.scratch = batch;
+        let batch = std::mem::take(&mut self.out);
+        // A consumer that went away is not an error for the engine: the agent still gets its
+        // answers and the session still closes cleanly.
+        let _ = self.events.send(batch).await;
     }
 
     async fn emit_status(&mut self, status: SessionState, detail: Option<String>) {
@@ -459,6 +479,7 @@ impl Owner {
     async fn fail_start(&mut self, err: EngineError) {
         self.emit_error(None, err.to_string(), None).await;
         self.dead = Some(err.to_string());
+        self.flush().await;
         if let Some(ready) = self.ready.take() {
             let _ = ready.send(Err(err));
         }
@@ -493,10 +514,7 @@ impl Owner {
                         return;
                     }
                 }
-                let mut out = std::mem::take(&mut self.scratch);
-                self.thread.apply(n.update, &mut out);
-                self.scratch = out;
-                self.emit_scratch().await;
+                self.thread.apply(n.update, &mut self.out);
             }
             Err(e) => {
                 // An update we cannot type (a newer variant, or a known one with fields we do not
@@ -557,13 +575,10 @@ impl Owner {
             req.tool_call.tool_call_id.0, self.permission_counter
         );
         let options = req.options.clone();
-        let mut out = std::mem::take(&mut self.scratch);
         let prompt = self
             .thread
-            .permission_request(req, correlation.clone(), &mut out);
-        out.push(StreamEvent::AgentPrompt(Box::new(prompt)));
-        self.scratch = out;
-        self.emit_scratch().await;
+            .permission_request(req, correlation.clone(), &mut self.out);
+        self.out.push(StreamEvent::AgentPrompt(Box::new(prompt)));
         self.parked.insert(
             correlation.clone(),
             Parked {
@@ -851,6 +866,7 @@ impl Owner {
             };
             self.emit(ev).await;
         }
+        self.flush().await;
         if let Some(ready) = self.ready.take() {
             let _ = ready.send(Ok(()));
         }
@@ -910,6 +926,8 @@ impl Owner {
         if self.dead.is_none() && self.conn.is_some() {
             self.emit_status(SessionState::Ready, None).await;
         }
+        // Consumers see `turn-end` before `prompt()` returns.
+        self.flush().await;
         if let Some(reply) = turn.reply.take() {
             let _ = reply.send(Ok(TurnOutcome {
                 reason,
@@ -1008,6 +1026,7 @@ impl Owner {
         )
         .await;
         self.conn = None;
+        self.flush().await;
         let status = self.process.kill().await;
         let reason = format!(
             "the agent {} after ignoring a cancel",
@@ -1021,6 +1040,7 @@ impl Owner {
     /// stdout closed: the agent exited or broke the pipe.
     async fn agent_gone(&mut self, error: Option<String>) {
         self.conn = None;
+        self.flush().await;
         let status = self.process.wait_timeout(Duration::from_secs(3)).await;
         let status = match status {
             Some(s) => Some(s),
@@ -1080,6 +1100,7 @@ impl Owner {
         self.settle_all(SettledBy::Stop).await;
         // Dropping the connection closes the agent's stdin once queued lines are written.
         self.conn = None;
+        self.flush().await;
         let status = self.process.terminate().await;
         tracing::info!(
             "session {} {why}; agent {}",

@@ -299,7 +299,7 @@ fn tri_state(v: MaybeUndefined<String>) -> Option<Option<String>> {
 
 /// Text blocks become `text`; any other block is carried whole in `content` (with its text, when
 /// it has one, for consumers that only print text).
-fn split_block(block: acp::ContentBlock) -> (String, Option<acp::ContentBlock>) {
+fn split_block(block: acp::ContentBlock) -> (String, Option<Box<acp::ContentBlock>>) {
     match block {
         acp::ContentBlock::Text(t) => (t.text, None),
         other => {
@@ -307,7 +307,7 @@ fn split_block(block: acp::ContentBlock) -> (String, Option<acp::ContentBlock>) 
                 acp::ContentBlock::ResourceLink(l) => l.uri.clone(),
                 _ => String::new(),
             };
-            (text, Some(other))
+            (text, Some(Box::new(other)))
         }
     }
 }

@@ -71,21 +71,29 @@ pub fn opts(dir: &std::path::Path) -> SessionOptions {
 
 /// Collects events on a task until the engine drops its sender.
 pub struct Collector {
-    pub rx: mpsc::Receiver<StreamEvent>,
+    pub rx: mpsc::Receiver<acp_desk_core::EventBatch>,
+    /// Events of a batch not yet handed out by `until`.
+    pending: std::collections::VecDeque<StreamEvent>,
 }
 
-pub fn channel() -> (mpsc::Sender<StreamEvent>, Collector) {
-    let (tx, rx) = mpsc::channel(1024);
-    (tx, Collector { rx })
+pub fn channel() -> (mpsc::Sender<acp_desk_core::EventBatch>, Collector) {
+    let (tx, rx) = mpsc::channel(16);
+    (
+        tx,
+        Collector {
+            rx,
+            pending: Default::default(),
+        },
+    )
 }
 
 impl Collector {
     /// Everything until the session's sender is dropped (after `close`).
     pub async fn all(mut self) -> Vec<StreamEvent> {
-        let mut v = Vec::new();
+        let mut v: Vec<StreamEvent> = self.pending.drain(..).collect();
         let collect = async {
-            while let Some(e) = self.rx.recv().await {
-                v.push(e);
+            while let Some(batch) = self.rx.recv().await {
+                v.extend(batch);
             }
         };
         tokio::time::timeout(HANG, collect)
@@ -101,10 +109,16 @@ impl Collector {
         pred: impl Fn(&StreamEvent) -> bool,
     ) -> StreamEvent {
         loop {
-            let ev = tokio::time::timeout(HANG, self.rx.recv())
-                .await
-                .expect("hang: no event in time")
-                .expect("the session ended before the event came");
+            while self.pending.is_empty() {
+                let batch = tokio::time::timeout(HANG, self.rx.recv())
+                    .await
+                    .expect("hang: no event in time")
+                    .expect("the session ended before the event came");
+                self.pending.extend(batch);
+            }
+            let Some(ev) = self.pending.pop_front() else {
+                continue;
+            };
             let hit = pred(&ev);
             seen.push(ev.clone());
             if hit {
