@@ -1,5 +1,6 @@
 //! `acp-desk-cli run`: its exact contract, against the demo agent and against an agent built on
 //! the official TypeScript SDK (so we never test only against ourselves).
+#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
 mod common;
 
@@ -62,9 +63,14 @@ fn turn_ends(events: &[Value]) -> Vec<String> {
 
 #[test]
 fn json_mode_prints_only_stream_events_with_a_turn_end_per_prompt() {
-    let r = cli(&["run", "--agent", "demo", "--json", "hello", "stream", "plan"]);
+    let r = cli(&[
+        "run", "--agent", "demo", "--json", "hello", "stream", "plan",
+    ]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
-    assert_eq!(turn_ends(&r.events), ["completed", "completed", "completed"]);
+    assert_eq!(
+        turn_ends(&r.events),
+        ["completed", "completed", "completed"]
+    );
     let starts: Vec<&str> = r
         .events
         .iter()
@@ -81,7 +87,12 @@ fn json_mode_prints_only_stream_events_with_a_turn_end_per_prompt() {
 fn without_a_terminal_permissions_are_rejected_and_that_is_said_once() {
     let r = cli(&["run", "--json", "permission"]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
-    assert_eq!(r.stderr.matches("will be rejected").count(), 1, "{}", r.stderr);
+    assert_eq!(
+        r.stderr.matches("will be rejected").count(),
+        1,
+        "{}",
+        r.stderr
+    );
     let settled = r
         .events
         .iter()
@@ -134,7 +145,11 @@ fn human_mode_renders_a_readable_transcript() {
 fn a_crashing_agent_exits_1_with_the_reason() {
     let r = cli(&["run", "--json", "crash", "hello"]);
     assert_eq!(r.code, Some(1));
-    assert_eq!(turn_ends(&r.events), ["error"], "the second prompt never runs");
+    assert_eq!(
+        turn_ends(&r.events),
+        ["error"],
+        "the second prompt never runs"
+    );
     let err = r.events.iter().find(|e| e["kind"] == "error").unwrap();
     assert!(
         err["error"]["message"]
@@ -149,11 +164,20 @@ fn bad_arguments_get_clear_errors() {
     let r = cli(&["run", "--agent", "nope", "hello"]);
     assert_eq!(r.code, Some(1));
     assert!(r.stderr.contains("unknown agent `nope`"), "{}", r.stderr);
-    assert!(r.stderr.contains("demo"), "lists the known agents: {}", r.stderr);
+    assert!(
+        r.stderr.contains("demo"),
+        "lists the known agents: {}",
+        r.stderr
+    );
     let r = cli(&["run", "--cwd", "/definitely/not/here", "hello"]);
     assert_eq!(r.code, Some(1));
     assert!(r.stderr.contains("no such folder"), "{}", r.stderr);
-    let r = cli(&["run", "--agent-command", "no-such-agent-binary --acp", "hello"]);
+    let r = cli(&[
+        "run",
+        "--agent-command",
+        "no-such-agent-binary --acp",
+        "hello",
+    ]);
     assert_eq!(r.code, Some(1));
     assert!(r.stderr.contains("was not found on PATH"), "{}", r.stderr);
     let r = cli(&["run", "--agent", "demo", "--agent-command", "x", "hello"]);
@@ -231,7 +255,10 @@ fn ctrl_c_cancels_the_turn_and_exits_130() {
 #[test]
 fn no_agent_process_survives_the_cli_even_when_it_is_killed() {
     let demo = bin("acp-desk-demo-agent");
-    let cmd = format!("'{}' --spawn-orphan --ignore-eof --ignore-sigterm", demo.display());
+    let cmd = format!(
+        "'{}' --spawn-orphan --ignore-eof --ignore-sigterm",
+        demo.display()
+    );
     let (mut child, _out) = start_slow(&["run", "--agent-command", &cmd, "--json", "slow"]);
     let tree_before = tree(child.id());
     assert!(
@@ -263,7 +290,11 @@ mod interop_ts_sdk {
             "hello from acp desk",
         ]);
         assert_eq!(r.code, Some(0), "{}", r.stderr);
-        let kinds: Vec<&str> = r.events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
+        let kinds: Vec<&str> = r
+            .events
+            .iter()
+            .map(|e| e["kind"].as_str().unwrap())
+            .collect();
         for k in [
             "thought",
             "plan",
@@ -311,7 +342,11 @@ mod interop_ts_sdk {
             .find(|e| e["kind"] == "agent-prompt-settled")
             .unwrap();
         assert_eq!(s["outcome"]["optionId"], "abort");
-        let result = r.events.iter().find(|e| e["kind"] == "tool-result").unwrap();
+        let result = r
+            .events
+            .iter()
+            .find(|e| e["kind"] == "tool-result")
+            .unwrap();
         assert_eq!(result["isError"], true);
     }
 
@@ -347,11 +382,14 @@ mod interop_ts_sdk {
             let dir = tempfile::tempdir().unwrap();
             let (tx, mut rx) = channel();
             let spec = acp_desk_core::agents::from_command_line(&cmd).unwrap();
-            let h = acp_desk_core::start(spec, opts(dir.path()), tx).await.unwrap();
+            let h = acp_desk_core::start(spec, opts(dir.path()), tx)
+                .await
+                .unwrap();
             let h2 = h.clone();
-            let turn = tokio::spawn(async move {
-                h2.prompt(vec![acp_desk_core::text_block("hello")]).await
-            });
+            let turn =
+                tokio::spawn(
+                    async move { h2.prompt(vec![acp_desk_core::text_block("hello")]).await },
+                );
             let mut seen = Vec::new();
             rx.until(&mut seen, |e| matches!(e, StreamEvent::AgentPrompt(_)))
                 .await;

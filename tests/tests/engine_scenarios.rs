@@ -1,5 +1,6 @@
 //! The engine against the demo agent: every event kind it emits, cancel, crashes, garbage, and
 //! agents that ignore EOF, SIGTERM or cancel (no process left, no hang).
+#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
 mod common;
 
@@ -39,7 +40,7 @@ fn turn_ends(evs: &[StreamEvent]) -> Vec<(TurnEndReason, Option<acp::StopReason>
                 reason,
                 stop_reason,
                 ..
-            } => Some((*reason, stop_reason.clone())),
+            } => Some((*reason, *stop_reason)),
             _ => None,
         })
         .collect()

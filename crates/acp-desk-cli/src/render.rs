@@ -286,11 +286,11 @@ impl Human {
                         )?;
                     }
                 }
-                if *status == SessionState::Dead {
-                    if let Some(d) = detail.as_ref().filter(|d| !d.starts_with("Session closed")) {
-                        self.line_start(w)?;
-                        writeln!(w, "{}", self.paint("2", d))?;
-                    }
+                if *status == SessionState::Dead
+                    && let Some(d) = detail.as_ref().filter(|d| !d.starts_with("Session closed"))
+                {
+                    self.line_start(w)?;
+                    writeln!(w, "{}", self.paint("2", d))?;
                 }
             }
             // Commands, modes and other state matter to a UI, not to a transcript.

@@ -357,16 +357,15 @@ impl AgentProcess {
 
 impl Drop for AgentProcess {
     fn drop(&mut self) {
-        if self.exit.is_some() {
-            return;
-        }
-        // Linux: dropping the lifeline tells the supervisor to end the tree. Elsewhere kill the
-        // group; `kill_on_drop` covers the process itself.
+        // Linux: dropping the lifeline (a field) tells the supervisor to end the tree. Elsewhere
+        // kill the group; `kill_on_drop` covers the process itself.
         #[cfg(all(unix, not(target_os = "linux")))]
-        if let Some(pid) = self.child.id() {
-            // SAFETY: kill(2) on our own child's process group.
-            unsafe {
-                libc::kill(-(pid as i32), libc::SIGKILL);
+        if self.exit.is_none() {
+            if let Some(pid) = self.child.id() {
+                // SAFETY: kill(2) on our own child's process group.
+                unsafe {
+                    libc::kill(-(pid as i32), libc::SIGKILL);
+                }
             }
         }
     }

@@ -508,11 +508,11 @@ impl Owner {
         let raw = params.as_deref().map(RawValue::get).unwrap_or("null");
         match serde_json::from_str::<acp::SessionNotification>(raw) {
             Ok(n) => {
-                if let Some(ours) = &self.acp_session {
-                    if n.session_id != *ours {
-                        tracing::warn!("update for another session ({}) ignored", n.session_id);
-                        return;
-                    }
+                if let Some(ours) = &self.acp_session
+                    && n.session_id != *ours
+                {
+                    tracing::warn!("update for another session ({}) ignored", n.session_id);
+                    return;
                 }
                 self.thread.apply(n.update, &mut self.out);
             }
@@ -920,7 +920,7 @@ impl Owner {
         let ev = StreamEvent::TurnEnd {
             session_id: self.id.clone(),
             reason,
-            stop_reason: stop_reason.clone(),
+            stop_reason,
         };
         self.emit(ev).await;
         if self.dead.is_none() && self.conn.is_some() {

@@ -1,5 +1,6 @@
 //! The StreamEvent contract: the seed's kinds and field names, spelled as the seed spells them
 //! (shared/seeds/002_*.txt), and every addition listed in `events::ADDITIONS`.
+#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
 use acp_desk_core::events::*;
 use acp_desk_core::schema::v1 as acp;
