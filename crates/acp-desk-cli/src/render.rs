@@ -22,7 +22,7 @@ pub fn print_events(
     let stdout = std::io::stdout();
     let color = !json && stdout.is_terminal();
     let mut out = BufWriter::with_capacity(64 * 1024, stdout.lock());
-    let mut human = Human::new(color);
+    let mut human = Human::new(color, ask.is_some());
     while let Some(batch) = rx.blocking_recv() {
         let mut next = Some(batch);
         // Drain what is queued before flushing: one write per burst, not per event.
@@ -70,15 +70,18 @@ struct Human {
     /// Titles by tool call id: updates usually carry none.
     titles: std::collections::HashMap<String, String>,
     agent_shown: bool,
+    /// The terminal asker shows permission requests itself, with their options.
+    asking: bool,
 }
 
 impl Human {
-    fn new(color: bool) -> Self {
+    fn new(color: bool, asking: bool) -> Self {
         Self {
             color,
             mode: Mode::LineStart,
             titles: std::collections::HashMap::new(),
             agent_shown: false,
+            asking,
         }
     }
 
@@ -158,6 +161,9 @@ impl Human {
                 }
             }
             StreamEvent::ToolResult { .. } => {}
+            StreamEvent::AgentPrompt(_) if self.asking => {
+                self.line_start(w)?;
+            }
             StreamEvent::AgentPrompt(p) => {
                 self.line_start(w)?;
                 let text = p
@@ -197,7 +203,11 @@ impl Human {
                         _ => None,
                     })
                     .collect();
-                writeln!(w, "{}", self.paint("1", &format!("> {}", text.join(" "))))?;
+                writeln!(
+                    w,
+                    "{}",
+                    self.paint("1", &format!("> {}", text.join("\n  ")))
+                )?;
             }
             StreamEvent::TurnEnd {
                 reason,
