@@ -566,3 +566,50 @@ mod process_trees {
         )));
     }
 }
+
+#[tokio::test]
+async fn every_event_kind_the_demo_agent_can_cause_arrives() {
+    let mut evs = run(
+        &[],
+        PermissionPolicy::AllowOnce,
+        &[
+            "stream",
+            "plan",
+            "edit",
+            "permission",
+            "usage",
+            "unknown-update",
+            "garbage",
+        ],
+    )
+    .await;
+    evs.extend(run(&[], PermissionPolicy::Ask, &["crash"]).await);
+    let seen: std::collections::BTreeSet<&str> = kinds(&evs).into_iter().collect();
+    let expected = [
+        "text-delta",
+        "thought",
+        "tool-call",
+        "tool-result",
+        "agent-prompt",
+        "agent-prompt-settled",
+        "turn-start",
+        "turn-end",
+        "error",
+        "plan",
+        "usage_update",
+        "available-commands",
+        "session-status",
+        "session-info",
+        "notice",
+        "unknown-update",
+    ];
+    let missing: Vec<&str> = expected
+        .iter()
+        .copied()
+        .filter(|k| !seen.contains(k))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "never seen: {missing:?} (seen {seen:?})"
+    );
+}

@@ -418,3 +418,41 @@ fn unmapped_variants_pass_through() {
     assert_eq!(v["kind"], "unknown-update");
     assert_eq!(v["update"]["sessionUpdate"], "compaction_summary_chunk");
 }
+
+#[test]
+fn state_updates_map_to_their_kinds() {
+    let mut t = Thread::new("s1");
+    let mut out = Vec::new();
+    t.apply(
+        update(json!({"sessionUpdate": "current_mode_update", "currentModeId": "architect"})),
+        &mut out,
+    );
+    t.apply(
+        update(json!({"sessionUpdate": "session_info_update", "title": null})),
+        &mut out,
+    );
+    t.apply(
+        update(json!({"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "earlier"}})),
+        &mut out,
+    );
+    t.apply(
+        update(json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "resource_link", "name": "a.rs", "uri": "file:///a.rs"}})),
+        &mut out,
+    );
+    let v: Vec<Value> = out.iter().map(to_json).collect();
+    assert_eq!(
+        v[0],
+        json!({"kind": "current-mode", "sessionId": "s1", "currentModeId": "architect"})
+    );
+    // `null` clears the title; an absent field would leave it unchanged.
+    assert_eq!(
+        v[1],
+        json!({"kind": "session-info", "sessionId": "s1", "title": null})
+    );
+    assert_eq!(v[2]["kind"], "user-message-delta");
+    assert_eq!(v[2]["text"], "earlier");
+    // Non-text blocks travel whole in `content`.
+    assert_eq!(v[3]["kind"], "text-delta");
+    assert_eq!(v[3]["content"]["type"], "resource_link");
+    assert_eq!(v[3]["content"]["uri"], "file:///a.rs");
+}
