@@ -379,27 +379,15 @@ mod interop_ts_sdk {
         // `ask` needs a terminal, so the parked case goes through the engine directly.
         let rt = tokio::runtime::Runtime::new().unwrap();
         rt.block_on(async {
-            let dir = tempfile::tempdir().unwrap();
-            let (tx, mut rx) = channel();
             let spec = acp_desk_core::agents::from_command_line(&cmd).unwrap();
-            let h = acp_desk_core::start(spec, opts(dir.path()), tx)
-                .await
-                .unwrap();
-            let h2 = h.clone();
-            let turn =
-                tokio::spawn(
-                    async move { h2.prompt(vec![acp_desk_core::text_block("hello")]).await },
-                );
+            let (h, mut rx, _dir) = session_with(spec).await;
+            let turn = spawn_prompt(&h, "hello");
             let mut seen = Vec::new();
             rx.until(&mut seen, |e| matches!(e, StreamEvent::AgentPrompt(_)))
                 .await;
             let drain = tokio::spawn(rx.all());
             h.cancel().unwrap();
-            let outcome = tokio::time::timeout(HANG, turn)
-                .await
-                .expect("hang")
-                .unwrap()
-                .unwrap();
+            let outcome = finish(turn).await;
             assert_eq!(
                 outcome.reason,
                 acp_desk_core::events::TurnEndReason::Cancelled

@@ -165,11 +165,8 @@ async fn permission_reject_runs_the_agents_reject_branch() {
 
 #[tokio::test]
 async fn a_parked_permission_is_answered_by_the_user_with_feedback_sent_next_turn() {
-    let dir = tempfile::tempdir().unwrap();
-    let (tx, mut rx) = channel();
-    let h = start(demo(&[]), opts(dir.path()), tx).await.unwrap();
-    let h2 = h.clone();
-    let turn = tokio::spawn(async move { h2.prompt(vec![text_block("permission")]).await });
+    let (h, mut rx, _dir) = session(&[]).await;
+    let turn = spawn_prompt(&h, "permission");
     let mut seen = Vec::new();
     let StreamEvent::AgentPrompt(p) = rx
         .until(&mut seen, |e| matches!(e, StreamEvent::AgentPrompt(_)))
@@ -253,20 +250,13 @@ async fn a_parked_permission_is_answered_by_the_user_with_feedback_sent_next_tur
 
 #[tokio::test]
 async fn stop_answers_parked_permissions_cancelled_and_ends_the_turn_cancelled() {
-    let dir = tempfile::tempdir().unwrap();
-    let (tx, mut rx) = channel();
-    let h = start(demo(&[]), opts(dir.path()), tx).await.unwrap();
-    let h2 = h.clone();
-    let turn = tokio::spawn(async move { h2.prompt(vec![text_block("permission")]).await });
+    let (h, mut rx, _dir) = session(&[]).await;
+    let turn = spawn_prompt(&h, "permission");
     let mut seen = Vec::new();
     rx.until(&mut seen, |e| matches!(e, StreamEvent::AgentPrompt(_)))
         .await;
     h.cancel().unwrap();
-    let outcome = tokio::time::timeout(HANG, turn)
-        .await
-        .expect("hang")
-        .unwrap()
-        .unwrap();
+    let outcome = finish(turn).await;
     assert_eq!(outcome.reason, TurnEndReason::Cancelled);
     assert_eq!(outcome.stop_reason, Some(acp::StopReason::Cancelled));
     h.close().await;
@@ -283,21 +273,14 @@ async fn stop_answers_parked_permissions_cancelled_and_ends_the_turn_cancelled()
 
 #[tokio::test]
 async fn cancel_mid_stream_ends_the_turn_cancelled_and_the_session_goes_on() {
-    let dir = tempfile::tempdir().unwrap();
-    let (tx, mut rx) = channel();
-    let h = start(demo(&[]), opts(dir.path()), tx).await.unwrap();
-    let h2 = h.clone();
-    let turn = tokio::spawn(async move { h2.prompt(vec![text_block("slow")]).await });
+    let (h, mut rx, _dir) = session(&[]).await;
+    let turn = spawn_prompt(&h, "slow");
     let mut seen = Vec::new();
     rx.until(&mut seen, |e| matches!(e, StreamEvent::TextDelta { .. }))
         .await;
     let _drain = tokio::spawn(rx.all());
     h.cancel().unwrap();
-    let outcome = tokio::time::timeout(HANG, turn)
-        .await
-        .expect("hang")
-        .unwrap()
-        .unwrap();
+    let outcome = finish(turn).await;
     assert_eq!(outcome.reason, TurnEndReason::Cancelled);
     // Still usable after a cancel.
     let next = tokio::time::timeout(HANG, h.prompt(vec![text_block("hello")]))
@@ -310,11 +293,8 @@ async fn cancel_mid_stream_ends_the_turn_cancelled_and_the_session_goes_on() {
 
 #[tokio::test]
 async fn a_prompt_during_a_turn_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let (tx, mut rx) = channel();
-    let h = start(demo(&[]), opts(dir.path()), tx).await.unwrap();
-    let h2 = h.clone();
-    let turn = tokio::spawn(async move { h2.prompt(vec![text_block("slow")]).await });
+    let (h, mut rx, _dir) = session(&[]).await;
+    let turn = spawn_prompt(&h, "slow");
     let mut seen = Vec::new();
     rx.until(&mut seen, |e| matches!(e, StreamEvent::TextDelta { .. }))
         .await;
@@ -487,9 +467,7 @@ mod process_trees {
         Collector,
         tempfile::TempDir,
     ) {
-        let dir = tempfile::tempdir().unwrap();
-        let (tx, rx) = channel();
-        let h = start(demo(flags), opts(dir.path()), tx).await.unwrap();
+        let (h, rx, dir) = session(flags).await;
         assert!(h.is_supervised(), "agents must run under the supervisor");
         let pid = h.pid().unwrap();
         // --spawn-orphan's grandchild starts right away; give it a moment to exist.
@@ -540,17 +518,12 @@ mod process_trees {
     #[tokio::test]
     async fn an_agent_deaf_to_cancel_is_ended_and_the_turn_ends_cancelled() {
         let (h, pids, mut rx, _dir) = started(&["--ignore-cancel", "--spawn-orphan"]).await;
-        let h2 = h.clone();
-        let turn = tokio::spawn(async move { h2.prompt(vec![text_block("slow")]).await });
+        let turn = spawn_prompt(&h, "slow");
         let mut seen = Vec::new();
         rx.until(&mut seen, |e| matches!(e, StreamEvent::TextDelta { .. }))
             .await;
         h.cancel().unwrap();
-        let outcome = tokio::time::timeout(HANG, turn)
-            .await
-            .expect("hang")
-            .unwrap()
-            .unwrap();
+        let outcome = finish(turn).await;
         assert_eq!(outcome.reason, TurnEndReason::Cancelled);
         let left = wait_gone(&pids, Duration::from_secs(5)).await;
         assert!(left.is_empty(), "still alive: {left:?}");

@@ -19,7 +19,7 @@
 //! stdin, stdout and stderr pass straight through to the agent.
 
 #[cfg(target_os = "linux")]
-pub use linux::main;
+pub use linux::{live_descendants, main};
 
 /// The exit code the supervisor uses when it could not start the agent at all.
 pub const EXIT_SPAWN_FAILED: i32 = 127;
@@ -223,7 +223,11 @@ mod linux {
 
     /// Every live (non-zombie) process below us, read from /proc.
     fn descendants() -> Vec<i32> {
-        let me = std::process::id() as i32;
+        live_descendants(std::process::id() as i32)
+    }
+
+    /// Every live (non-zombie) process below `root`, read from /proc.
+    pub fn live_descendants(root: i32) -> Vec<i32> {
         let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
         let mut zombies = HashSet::new();
         let Ok(dir) = std::fs::read_dir("/proc") else {
@@ -255,7 +259,7 @@ mod linux {
             children.entry(ppid).or_default().push(pid);
         }
         let mut out = Vec::new();
-        let mut stack = vec![me];
+        let mut stack = vec![root];
         while let Some(p) = stack.pop() {
             if let Some(kids) = children.get(&p) {
                 for &k in kids {

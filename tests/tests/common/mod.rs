@@ -150,41 +150,12 @@ pub fn text(evs: &[StreamEvent]) -> String {
 /// Every live process below `pid` (itself included), from /proc.
 #[cfg(target_os = "linux")]
 pub fn tree(pid: u32) -> Vec<u32> {
-    use std::collections::HashMap;
-    let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
-    let mut alive = std::collections::HashSet::new();
-    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
-        let Some(p) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{p}/stat")) else {
-            continue;
-        };
-        let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
-            continue;
-        };
-        let mut f = rest.split_whitespace();
-        let state = f.next().unwrap_or("Z");
-        let ppid: u32 = f.next().and_then(|s| s.parse().ok()).unwrap_or(0);
-        if state != "Z" && state != "X" {
-            alive.insert(p);
-        }
-        children.entry(ppid).or_default().push(p);
-    }
-    let mut out = Vec::new();
-    let mut stack = vec![pid];
-    while let Some(p) = stack.pop() {
-        if alive.contains(&p) {
-            out.push(p);
-        }
-        if let Some(k) = children.get(&p) {
-            stack.extend(k);
-        }
-    }
+    let mut out: Vec<u32> = alive(pid).then_some(pid).into_iter().collect();
+    out.extend(
+        acp_desk_core::supervisor::live_descendants(pid as i32)
+            .into_iter()
+            .map(|p| p as u32),
+    );
     out
 }
 
@@ -212,4 +183,41 @@ pub async fn wait_gone(pids: &[u32], within: Duration) -> Vec<u32> {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// Starts a demo-agent session in a fresh temporary folder.
+pub async fn session(
+    flags: &[&str],
+) -> (acp_desk_core::SessionHandle, Collector, tempfile::TempDir) {
+    session_with(demo(flags)).await
+}
+
+pub async fn session_with(
+    spec: LaunchSpec,
+) -> (acp_desk_core::SessionHandle, Collector, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (tx, rx) = channel();
+    let h = acp_desk_core::start(spec, opts(dir.path()), tx)
+        .await
+        .expect("the session starts");
+    (h, rx, dir)
+}
+
+pub type Turn =
+    tokio::task::JoinHandle<Result<acp_desk_core::TurnOutcome, acp_desk_core::EngineError>>;
+
+/// Sends a prompt on a task of its own, so the test can act while the turn runs.
+pub fn spawn_prompt(h: &acp_desk_core::SessionHandle, text: &str) -> Turn {
+    let h = h.clone();
+    let block = acp_desk_core::text_block(text);
+    tokio::spawn(async move { h.prompt(vec![block]).await })
+}
+
+/// Waits (bounded) for a spawned turn to end.
+pub async fn finish(turn: Turn) -> acp_desk_core::TurnOutcome {
+    tokio::time::timeout(HANG, turn)
+        .await
+        .expect("hang: the turn did not end")
+        .expect("the turn task")
+        .expect("the turn")
 }
