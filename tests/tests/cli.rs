@@ -404,3 +404,16 @@ mod interop_ts_sdk {
         });
     }
 }
+
+#[cfg(unix)]
+#[test]
+fn a_closed_stdout_stops_the_turn_and_exits_141() {
+    // `acp-desk-cli run --json slow | head -3`: the slow turn must not run on unseen.
+    let (mut child, out) = start_slow(&["run", "--json", "slow", "hello"]);
+    drop(out);
+    let code = wait_exit(&mut child);
+    assert_eq!(code, 141);
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(!err.contains("Broken pipe"), "quietly: {err}");
+}

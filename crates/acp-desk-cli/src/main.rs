@@ -22,6 +22,8 @@ use tokio::sync::mpsc;
 const EXIT_INTERRUPTED: u8 = 130;
 /// Exit code when the agent failed to start or a turn ended in error.
 const EXIT_FAILED: u8 = 1;
+/// Exit code when stdout was closed by its reader (128 + SIGPIPE, as shells report it).
+const EXIT_OUTPUT_CLOSED: u8 = 141;
 
 #[derive(Parser)]
 #[command(
@@ -187,8 +189,15 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let (ask_tx, ask_rx) = mpsc::unbounded_channel::<AskMsg>();
     let ask = permission == Permission::Ask;
     let json = args.json;
-    let printer =
-        std::thread::spawn(move || render::print_events(ev_rx, json, ask.then_some(ask_tx)));
+    // Tells the turn loop when stdout is gone (a closed pipe: `| head`), so the turn stops
+    // rather than running on unseen.
+    let (printer_done_tx, mut printer_done) = tokio::sync::oneshot::channel::<bool>();
+    let printer = std::thread::spawn(move || {
+        let r = render::print_events(ev_rx, json, ask.then_some(ask_tx));
+        let _ = printer_done_tx.send(r.is_err());
+        r
+    });
+    let mut output_gone = false;
 
     let mut interrupted = false;
     let mut failed = false;
@@ -217,6 +226,10 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         let outcome = loop {
             tokio::select! {
                 r = &mut turn => break r,
+                Ok(true) = &mut printer_done, if !output_gone => {
+                    output_gone = true;
+                    let _ = handle.cancel();
+                }
                 _ = tokio::signal::ctrl_c() => {
                     if interrupted {
                         // Second Ctrl-C: stop waiting for the agent.
@@ -240,7 +253,7 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                 break;
             }
         }
-        if interrupted || failed {
+        if interrupted || failed || output_gone {
             break;
         }
     }
@@ -249,10 +262,17 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         a.abort();
     }
     drop(handle);
-    printer
+    let written = printer
         .join()
-        .map_err(|_| anyhow::anyhow!("the output thread panicked"))?
-        .context("could not write the events")?;
+        .map_err(|_| anyhow::anyhow!("the output thread panicked"))?;
+    match written {
+        // The reader of our output went away (`| head`): quietly, as a program killed by
+        // SIGPIPE would, and with its status.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            return Ok(ExitCode::from(EXIT_OUTPUT_CLOSED));
+        }
+        r => r.context("could not write the events")?,
+    }
     Ok(if interrupted {
         ExitCode::from(EXIT_INTERRUPTED)
     } else if failed {
