@@ -127,7 +127,7 @@ fn permission_flags_choose_by_kind() {
 #[test]
 fn ask_without_a_terminal_is_a_usage_error() {
     let r = cli(&["run", "--permission", "ask", "hello"]);
-    assert_eq!(r.code, Some(1));
+    assert_eq!(r.code, Some(2));
     assert!(r.stderr.contains("needs a terminal"), "{}", r.stderr);
 }
 
@@ -162,7 +162,7 @@ fn a_crashing_agent_exits_1_with_the_reason() {
 #[test]
 fn bad_arguments_get_clear_errors() {
     let r = cli(&["run", "--agent", "nope", "hello"]);
-    assert_eq!(r.code, Some(1));
+    assert_eq!(r.code, Some(2));
     assert!(r.stderr.contains("unknown agent `nope`"), "{}", r.stderr);
     assert!(
         r.stderr.contains("demo"),
@@ -170,7 +170,7 @@ fn bad_arguments_get_clear_errors() {
         r.stderr
     );
     let r = cli(&["run", "--cwd", "/definitely/not/here", "hello"]);
-    assert_eq!(r.code, Some(1));
+    assert_eq!(r.code, Some(2));
     assert!(r.stderr.contains("no such folder"), "{}", r.stderr);
     let r = cli(&[
         "run",
@@ -182,6 +182,9 @@ fn bad_arguments_get_clear_errors() {
     assert!(r.stderr.contains("was not found on PATH"), "{}", r.stderr);
     let r = cli(&["run", "--agent", "demo", "--agent-command", "x", "hello"]);
     assert_eq!(r.code, Some(2), "clap usage error: {}", r.stderr);
+    let r = cli(&["run", "--agent-command", "node 'unbalanced", "hello"]);
+    assert_eq!(r.code, Some(2));
+    assert!(r.stderr.contains("could not split"), "{}", r.stderr);
 }
 
 #[test]

@@ -22,6 +22,8 @@ use tokio::sync::mpsc;
 const EXIT_INTERRUPTED: u8 = 130;
 /// Exit code when the agent failed to start or a turn ended in error.
 const EXIT_FAILED: u8 = 1;
+/// Exit code for usage errors: bad arguments, an unknown agent, a missing folder.
+const EXIT_USAGE: u8 = 2;
 /// Exit code when stdout was closed by its reader (128 + SIGPIPE, as shells report it).
 const EXIT_OUTPUT_CLOSED: u8 = 141;
 
@@ -123,6 +125,7 @@ fn init_logging() {
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_target(false)
         .init();
 }
@@ -144,7 +147,15 @@ fn list_agents() {
     );
 }
 
-async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+/// What `run` was asked to do, checked before anything starts.
+struct Checked {
+    spec: agents::LaunchSpec,
+    opts: SessionOptions,
+    ask: bool,
+}
+
+/// Checks the arguments; an error here is a usage error (exit 2), nothing has started yet.
+fn check(args: &RunArgs) -> anyhow::Result<Checked> {
     let spec = match (&args.agent, &args.agent_command) {
         (_, Some(line)) => agents::from_command_line(line)?,
         (Some(name), None) => agents::resolve(name)?,
@@ -159,6 +170,8 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|d| folder(d.clone(), "--add-dir"))
         .collect::<anyhow::Result<Vec<_>>>()?;
+    let cancel_grace = Duration::try_from_secs_f64(args.cancel_grace)
+        .map_err(|_| anyhow::anyhow!("--cancel-grace: not a usable number of seconds"))?;
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let permission = match args.permission {
         Some(Permission::Ask) if !interactive => {
@@ -175,19 +188,33 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     };
     let mut opts = SessionOptions::new(cwd);
     opts.additional_dirs = add_dirs;
-    opts.cancel_grace = Duration::from_secs_f64(args.cancel_grace.max(0.0));
+    opts.cancel_grace = cancel_grace;
     opts.permission_policy = match permission {
         Permission::Ask => PermissionPolicy::Ask,
         Permission::Allow => PermissionPolicy::AllowOnce,
         Permission::Reject => PermissionPolicy::RejectOnce,
         Permission::Cancel => PermissionPolicy::Cancel,
     };
+    Ok(Checked {
+        spec,
+        opts,
+        ask: permission == Permission::Ask,
+    })
+}
+
+async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+    let Checked { spec, opts, ask } = match check(&args) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("acp-desk-cli: {e:#}");
+            return Ok(ExitCode::from(EXIT_USAGE));
+        }
+    };
 
     // Events are written by a thread of their own: serializing and writing overlap with the
     // engine's parsing, and a slow stdout slows the agent (bounded channel), never grows memory.
     let (ev_tx, ev_rx) = mpsc::channel::<acp_desk_core::EventBatch>(16);
     let (ask_tx, ask_rx) = mpsc::unbounded_channel::<AskMsg>();
-    let ask = permission == Permission::Ask;
     let json = args.json;
     // Tells the turn loop when stdout is gone (a closed pipe: `| head`), so the turn stops
     // rather than running on unseen.
@@ -234,7 +261,7 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
                     if interrupted {
                         // Second Ctrl-C: stop waiting for the agent.
                         eprintln!("acp-desk-cli: interrupted again; ending the agent");
-                        handle.close().await;
+                        handle.close_now().await;
                         let _ = printer.join();
                         return Ok(ExitCode::from(EXIT_INTERRUPTED));
                     }

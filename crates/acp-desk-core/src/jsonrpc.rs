@@ -16,6 +16,7 @@
 //! - Protocol hygiene lives here: batches get -32600, lines that are not JSON (shell profiles print
 //!   to stdout) are logged and skipped, over-long lines are skipped without being buffered.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
@@ -45,7 +46,9 @@ pub struct Limits {
     /// enough that a stalled consumer stops reading quickly, large enough that the reader and the
     /// consumer overlap on two cores.
     pub inbound_capacity: usize,
-    /// Lines queued for the agent's stdin.
+    /// Lines queued for the agent's stdin. When they are all still waiting, the agent has
+    /// stopped reading its input (a healthy agent reads while it works) and sends fail with
+    /// [`SendError::Full`] rather than wait forever.
     pub outbound_capacity: usize,
 }
 
@@ -54,7 +57,7 @@ impl Default for Limits {
         Self {
             max_line_bytes: 16 * 1024 * 1024,
             inbound_capacity: 8,
-            outbound_capacity: 256,
+            outbound_capacity: 1024,
         }
     }
 }
@@ -96,6 +99,10 @@ pub enum Skipped {
 pub enum SendError {
     #[error("the agent's input is closed (the agent has exited)")]
     Closed,
+    /// The agent has stopped reading its input: [`Limits::outbound_capacity`] lines wait for it.
+    /// Senders never wait on that (it could be forever); the session ends such an agent.
+    #[error("the agent has stopped reading its input")]
+    Full,
     #[error("could not encode the message: {0}")]
     Encode(#[from] serde_json::Error),
 }
@@ -130,11 +137,7 @@ impl Connection {
     }
 
     /// Sends a request and returns its id; the answer arrives as [`Inbound::Response`].
-    pub async fn request<P: Serialize>(
-        &self,
-        method: &str,
-        params: &P,
-    ) -> Result<RequestId, SendError> {
+    pub fn request<P: Serialize>(&self, method: &str, params: &P) -> Result<RequestId, SendError> {
         let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed));
         let line = encode(&OutRequest {
             jsonrpc: "2.0",
@@ -142,20 +145,20 @@ impl Connection {
             method,
             params,
         })?;
-        self.send_line(line).await?;
+        self.send_line(line)?;
         Ok(id)
     }
 
-    pub async fn notify<P: Serialize>(&self, method: &str, params: &P) -> Result<(), SendError> {
+    pub fn notify<P: Serialize>(&self, method: &str, params: &P) -> Result<(), SendError> {
         let line = encode(&OutNotification {
             jsonrpc: "2.0",
             method,
             params,
         })?;
-        self.send_line(line).await
+        self.send_line(line)
     }
 
-    pub async fn respond<T: Serialize>(
+    pub fn respond<T: Serialize>(
         &self,
         id: &RequestId,
         result: Result<T, acp::Error>,
@@ -172,18 +175,24 @@ impl Connection {
                 error,
             })?,
         };
-        self.send_line(line).await
+        self.send_line(line)
     }
 
-    pub async fn respond_error(&self, id: &RequestId, code: i32, message: impl Into<String>) {
+    pub fn respond_error(
+        &self,
+        id: &RequestId,
+        code: i32,
+        message: impl Into<String>,
+    ) -> Result<(), SendError> {
         let result: Result<(), _> = Err(acp::Error::new(code, message));
-        if let Err(e) = self.respond(id, result).await {
-            tracing::debug!("could not answer request {id}: {e}");
-        }
+        self.respond(id, result)
     }
 
-    async fn send_line(&self, line: Vec<u8>) -> Result<(), SendError> {
-        self.out.send(line).await.map_err(|_| SendError::Closed)
+    fn send_line(&self, line: Vec<u8>) -> Result<(), SendError> {
+        self.out.try_send(line).map_err(|e| match e {
+            mpsc::error::TrySendError::Full(_) => SendError::Full,
+            mpsc::error::TrySendError::Closed(_) => SendError::Closed,
+        })
     }
 }
 
@@ -222,26 +231,46 @@ struct OutError<'a> {
     error: acp::Error,
 }
 
-/// The envelope of any JSON-RPC message; params and results stay raw.
+/// The envelope of any JSON-RPC message. Every member stays raw and is checked afterwards, so
+/// that one malformed member (an error without a message, an id that is an object) is reported
+/// for what it is, and answered when it is a request, instead of the whole line being skipped.
 #[derive(Deserialize)]
 struct Envelope<'a> {
+    /// `Some` whenever the member is present, even when it is `null`.
+    #[serde(default, borrow, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
     #[serde(default, borrow)]
-    jsonrpc: Option<&'a str>,
-    /// `Some(RequestId::Null)` for `"id": null`, `None` when there is no `id` at all.
-    #[serde(default, deserialize_with = "present")]
-    id: Option<RequestId>,
-    #[serde(default, borrow)]
-    method: Option<std::borrow::Cow<'a, str>>,
+    method: Option<&'a RawValue>,
     #[serde(default, borrow)]
     params: Option<&'a RawValue>,
     #[serde(default, borrow)]
     result: Option<&'a RawValue>,
-    #[serde(default)]
-    error: Option<acp::Error>,
+    #[serde(default, borrow)]
+    error: Option<&'a RawValue>,
 }
 
-fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<RequestId>, D::Error> {
-    RequestId::deserialize(d).map(Some)
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+/// A response's `error`, read as leniently as it can be: an agent that sends a broken error
+/// still ends the request it answers.
+fn lenient_error(raw: &RawValue) -> acp::Error {
+    if let Ok(e) = serde_json::from_str::<acp::Error>(raw.get()) {
+        return e;
+    }
+    let v: serde_json::Value = serde_json::from_str(raw.get()).unwrap_or_default();
+    let code = v
+        .get("code")
+        .and_then(serde_json::Value::as_i64)
+        .and_then(|c| i32::try_from(c).ok())
+        .unwrap_or(codes::INTERNAL_ERROR);
+    let message = v
+        .get("message")
+        .and_then(serde_json::Value::as_str)
+        .map(str::to_owned)
+        .unwrap_or_else(|| format!("the agent answered with a malformed error: {}", raw.get()));
+    acp::Error::new(code, message)
 }
 
 #[derive(Deserialize)]
@@ -303,7 +332,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
                 batch.extend(parse_line(&line, &mut replies));
             }
             batch.push(Inbound::Closed { error: None });
-            send_replies(&out, &mut replies).await;
+            send_replies(&out, &mut replies);
             let _ = tx.send(batch).await;
             return;
         }
@@ -342,7 +371,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
         }
         let n = buf.len();
         reader.consume(n);
-        send_replies(&out, &mut replies).await;
+        send_replies(&out, &mut replies);
         // One send per read, not per message: far fewer wake-ups of the consumer under a flood.
         if !batch.is_empty() && tx.send(batch).await.is_err() {
             return;
@@ -358,13 +387,19 @@ fn too_long(bytes: usize) -> Inbound {
     Inbound::Skipped(Skipped::TooLong { bytes })
 }
 
-async fn send_replies(out: &mpsc::WeakSender<Vec<u8>>, replies: &mut Vec<Vec<u8>>) {
+/// Protocol-level answers from the reader. Dropped (and logged) when the agent is not reading
+/// its input: the reader must never stall on the agent's stdin.
+fn send_replies(out: &mpsc::WeakSender<Vec<u8>>, replies: &mut Vec<Vec<u8>>) {
     if replies.is_empty() {
         return;
     }
     if let Some(out) = out.upgrade() {
         for r in replies.drain(..) {
-            let _ = out.send(r).await;
+            if out.try_send(r).is_err() {
+                tracing::warn!(
+                    "dropped a protocol error reply: the agent is not reading its input"
+                );
+            }
         }
     }
     replies.clear();
@@ -409,12 +444,30 @@ fn parse_line(raw: &[u8], replies: &mut Vec<Vec<u8>>) -> Option<Inbound> {
 }
 
 fn classify(env: Envelope<'_>, replies: &mut Vec<Vec<u8>>) -> Inbound {
-    if env.jsonrpc != Some("2.0") {
-        // Tolerated: some agents omit it.
-        tracing::debug!("message without jsonrpc \"2.0\"");
-    }
+    let id = match env
+        .id
+        .map(|raw| serde_json::from_str::<RequestId>(raw.get()))
+    {
+        None => None,
+        Some(Ok(id)) => Some(id),
+        Some(Err(_)) => {
+            let reason = format!(
+                "a message whose id is neither a number nor a string: {}",
+                preview(env.id.map(RawValue::get).unwrap_or_default().as_bytes())
+            );
+            return invalid(reason, replies);
+        }
+    };
+    let method = match env
+        .method
+        .map(|raw| serde_json::from_str::<Cow<'_, str>>(raw.get()))
+    {
+        None => None,
+        Some(Ok(m)) => Some(m),
+        Some(Err(_)) => return invalid("a message whose method is not a string".into(), replies),
+    };
     let params = env.params.map(|p| p.to_owned());
-    match (env.method, env.id) {
+    match (method, id) {
         (Some(method), None) if method == "$/cancel_request" => {
             match params
                 .as_deref()
@@ -437,11 +490,11 @@ fn classify(env: Envelope<'_>, replies: &mut Vec<Vec<u8>>) -> Inbound {
         },
         (None, Some(id)) => {
             let result = match (env.result, env.error) {
-                (_, Some(error)) => Err(error),
+                (_, Some(error)) => Err(lenient_error(error)),
                 (Some(result), None) => Ok(result.to_owned()),
                 (None, None) => Err(acp::Error::new(
                     codes::INVALID_REQUEST,
-                    "response with neither result nor error",
+                    "the agent answered with neither a result nor an error",
                 )),
             };
             if id == RequestId::Null {
@@ -455,22 +508,25 @@ fn classify(env: Envelope<'_>, replies: &mut Vec<Vec<u8>>) -> Inbound {
             }
             Inbound::Response { id, result }
         }
-        (None, None) => {
-            let reason = "a JSON object that is neither request, notification nor response";
-            tracing::warn!("{reason}");
-            replies.extend(
-                encode(&OutError {
-                    jsonrpc: "2.0",
-                    id: &RequestId::Null,
-                    error: acp::Error::new(codes::INVALID_REQUEST, "Invalid request"),
-                })
-                .ok(),
-            );
-            Inbound::Skipped(Skipped::Invalid {
-                reason: reason.into(),
-            })
-        }
+        (None, None) => invalid(
+            "a JSON object that is neither request, notification nor response".into(),
+            replies,
+        ),
     }
+}
+
+/// Reports an invalid message and answers it -32600 (with a null id: its own is unusable).
+fn invalid(reason: String, replies: &mut Vec<Vec<u8>>) -> Inbound {
+    tracing::warn!("{reason}");
+    replies.extend(
+        encode(&OutError {
+            jsonrpc: "2.0",
+            id: &RequestId::Null,
+            error: acp::Error::new(codes::INVALID_REQUEST, "Invalid request"),
+        })
+        .ok(),
+    );
+    Inbound::Skipped(Skipped::Invalid { reason })
 }
 
 fn trim_ascii(mut s: &[u8]) -> &[u8] {
@@ -576,6 +632,27 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn malformed_members_are_reported_and_answered() {
+        let input = b"{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{\"code\":-32603}}\n\
+{\"jsonrpc\":\"2.0\",\"id\":{\"x\":1},\"method\":\"fs/read_text_file\"}\n\
+{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":7}\n";
+        let (items, written) = feed(input, Limits::default()).await;
+        // An error without a message still answers request 2.
+        assert!(
+            matches!(&items[0], Inbound::Response { id: RequestId::Number(2), result: Err(e) } if i32::from(e.code) == -32603 && e.message.contains("malformed"))
+        );
+        assert!(matches!(
+            &items[1],
+            Inbound::Skipped(Skipped::Invalid { .. })
+        ));
+        assert!(matches!(
+            &items[2],
+            Inbound::Skipped(Skipped::Invalid { .. })
+        ));
+        assert_eq!(written.matches("-32600").count(), 2, "{written}");
+    }
+
+    #[tokio::test]
     async fn over_long_lines_are_skipped_not_buffered() {
         let limits = Limits {
             max_line_bytes: 64,
@@ -600,15 +677,10 @@ mod tests {
         let (our_out, mut agent_in) = tokio::io::duplex(4096);
         let (conn, _rx) = Connection::start(our_in, our_out, Limits::default());
         conn.respond(&RequestId::Str("x-1".into()), Ok(serde_json::json!({})))
-            .await
             .unwrap();
         conn.respond(&RequestId::Number(3), Ok(serde_json::json!({"a": 1})))
-            .await
             .unwrap();
-        let id = conn
-            .request("session/new", &serde_json::json!({}))
-            .await
-            .unwrap();
+        let id = conn.request("session/new", &serde_json::json!({})).unwrap();
         assert_eq!(id, RequestId::Number(0));
         drop(conn);
         drop(agent_out);

@@ -207,7 +207,8 @@ impl AgentProcess {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .kill_on_drop(true);
+            // Never for the supervisor: killing it outright would orphan the tree it is ending.
+            .kill_on_drop(!supervised);
         // Its own process group: a Ctrl-C in ACP Desk's terminal is ours to handle (as
         // session/cancel), not the agent's.
         #[cfg(unix)]
@@ -357,8 +358,11 @@ impl AgentProcess {
 
 impl Drop for AgentProcess {
     fn drop(&mut self) {
-        // Linux: dropping the lifeline (a field) tells the supervisor to end the tree. Elsewhere
-        // kill the group; `kill_on_drop` covers the process itself.
+        // Linux: closing the lifeline tells the supervisor to end the tree (SIGTERM, grace,
+        // SIGKILL); it must go before anything else could signal the supervisor.
+        #[cfg(target_os = "linux")]
+        drop(self.lifeline.take());
+        // Elsewhere kill the group; `kill_on_drop` covers the process itself.
         #[cfg(all(unix, not(target_os = "linux")))]
         if self.exit.is_none() {
             if let Some(pid) = self.child.id() {

@@ -117,6 +117,8 @@ enum Command {
         reply: oneshot::Sender<Result<(), EngineError>>,
     },
     Close {
+        /// End the agent at once (SIGKILL of its tree) instead of politely.
+        now: bool,
         reply: oneshot::Sender<()>,
     },
 }
@@ -175,10 +177,20 @@ impl SessionHandle {
         rx.await.unwrap_or_else(|_| Err(ended()))
     }
 
-    /// Ends the session and its agent's whole process tree; returns when they are gone.
+    /// Ends the session and its agent's whole process tree (stdin closed, then SIGTERM, then
+    /// SIGKILL); returns when they are gone.
     pub async fn close(&self) {
+        self.close_with(false).await;
+    }
+
+    /// Ends the session and kills the agent's whole tree at once, without a grace period.
+    pub async fn close_now(&self) {
+        self.close_with(true).await;
+    }
+
+    async fn close_with(&self, now: bool) {
         let (reply, rx) = oneshot::channel();
-        if self.send(Command::Close { reply }).is_ok() {
+        if self.send(Command::Close { now, reply }).is_ok() {
             let _ = rx.await;
         }
     }
@@ -193,6 +205,10 @@ fn ended() -> EngineError {
 }
 
 static SESSION_COUNTER: AtomicU64 = AtomicU64::new(1);
+
+/// Permission requests that may wait for an answer at once. People answer a handful; an agent
+/// with more than this waiting is looping, and must not grow our memory.
+const MAX_PARKED: usize = 64;
 
 fn new_session_id() -> String {
     let t = std::time::SystemTime::now()
@@ -244,6 +260,9 @@ pub async fn start(
         feedback: Vec::new(),
         ready: Some(ready_tx),
         dead: None,
+        start_error: None,
+        announced_dead: false,
+        stuck: false,
         warned_not_json: false,
         out: Vec::new(),
     };
@@ -297,6 +316,12 @@ struct Owner {
     ready: Option<oneshot::Sender<Result<(), EngineError>>>,
     /// Why the session is dead, once it is.
     dead: Option<String>,
+    /// Why the session could not start; given to `start()`'s caller once the agent is ended.
+    start_error: Option<EngineError>,
+    /// Whether `session-status: dead` went out.
+    announced_dead: bool,
+    /// The agent stopped reading its input: it is ended at the end of this loop iteration.
+    stuck: bool,
     warned_not_json: bool,
     /// Events not yet handed to the consumer; sent as one batch per burst of agent messages.
     out: Vec<StreamEvent>,
@@ -331,15 +356,15 @@ impl Owner {
                     }
                 },
                 cmd = cmds.recv() => match cmd {
-                    Some(Command::Close { reply }) => {
-                        self.shutdown("closed").await;
+                    Some(Command::Close { now, reply }) => {
+                        self.shutdown("closed", now).await;
                         self.flush().await;
                         let _ = reply.send(());
                         return;
                     }
                     Some(cmd) => self.on_command(cmd).await,
                     None => {
-                        self.shutdown("closed (every handle was dropped)").await;
+                        self.shutdown("closed (every handle was dropped)", false).await;
                         self.flush().await;
                         return;
                     }
@@ -349,7 +374,7 @@ impl Owner {
                     self.fail_start(EngineError::StartFailed(format!(
                         "no answer to initialize/session/new within {secs} s"
                     ))).await;
-                    self.shutdown("did not start in time").await;
+                    self.shutdown("did not start in time", false).await;
                     self.flush().await;
                     return;
                 }
@@ -359,10 +384,31 @@ impl Owner {
                     break;
                 }
             }
+            if self.stuck && self.dead.is_none() {
+                self.end_stuck_agent().await;
+            }
             self.flush().await;
             if self.dead.is_some() {
                 break;
             }
+        }
+        // Whatever ended the session, the agent's tree ends with it (a failed start leaves a
+        // live agent behind otherwise), and consumers hear that the session is dead.
+        self.conn = None;
+        let status = self.process.terminate().await;
+        tracing::info!(
+            "session {} ended; agent {}",
+            self.id,
+            process::describe_exit(status)
+        );
+        if !self.announced_dead {
+            let detail = self.dead.clone();
+            self.emit_status(SessionState::Dead, detail).await;
+        }
+        self.flush().await;
+        if let Some(ready) = self.ready.take() {
+            let err = self.start_error.take().unwrap_or_else(ended);
+            let _ = ready.send(Err(err));
         }
         // Dead: nothing more will be emitted, so the event stream ends here (consumers see it
         // close); keep answering commands with the reason until every handle is gone.
@@ -379,7 +425,7 @@ impl Owner {
                 Command::Respond { reply, .. } => {
                     let _ = reply.send(Err(EngineError::SessionEnded(reason.clone())));
                 }
-                Command::Close { reply } => {
+                Command::Close { reply, .. } => {
                     let _ = reply.send(());
                 }
                 Command::Cancel => {}
@@ -404,6 +450,9 @@ impl Owner {
     }
 
     async fn emit_status(&mut self, status: SessionState, detail: Option<String>) {
+        if status == SessionState::Dead {
+            self.announced_dead = true;
+        }
         let ev = StreamEvent::SessionStatus {
             session_id: self.id.clone(),
             status,
@@ -453,13 +502,13 @@ impl Owner {
         purpose: Pending,
     ) -> Option<RequestId> {
         let conn = self.conn.as_ref()?;
-        match conn.request(method, params).await {
+        match conn.request(method, params) {
             Ok(id) => {
                 self.pending.insert(id.clone(), purpose);
                 Some(id)
             }
             Err(e) => {
-                tracing::warn!("could not send {method}: {e}");
+                self.sent(method, Err(e));
                 None
             }
         }
@@ -476,13 +525,52 @@ impl Owner {
         self.request("initialize", &req, Pending::Initialize).await;
     }
 
+    /// Records why the session could not start; the loop then ends the agent and answers
+    /// `start()`'s caller.
     async fn fail_start(&mut self, err: EngineError) {
         self.emit_error(None, err.to_string(), None).await;
         self.dead = Some(err.to_string());
-        self.flush().await;
-        if let Some(ready) = self.ready.take() {
-            let _ = ready.send(Err(err));
+        self.start_error = Some(err);
+    }
+
+    /// Notes the outcome of a send to the agent. A full queue means the agent stopped reading
+    /// its input; waiting for it could be forever, so the session ends it instead.
+    fn sent(&mut self, what: &str, r: Result<(), jsonrpc::SendError>) {
+        match r {
+            Ok(()) => {}
+            Err(jsonrpc::SendError::Full) => {
+                if !self.stuck {
+                    tracing::warn!("could not send {what}: the agent stopped reading its input");
+                }
+                self.stuck = true;
+            }
+            Err(e) => tracing::debug!("could not send {what}: {e}"),
         }
+    }
+
+    async fn end_stuck_agent(&mut self) {
+        let n = self.opts.limits.outbound_capacity;
+        let message = format!(
+            "The agent stopped reading its input ({n} messages were waiting for it); it was ended."
+        );
+        self.emit_error(
+            None,
+            format!("{message} Start a new session to continue."),
+            None,
+        )
+        .await;
+        self.conn = None;
+        self.flush().await;
+        let _ = self.process.kill().await;
+        self.dead = Some(message.clone());
+        self.settle_all(SettledBy::Stop).await;
+        if self.turn.is_some() {
+            self.end_turn(TurnEndReason::Error, None).await;
+        }
+        if self.ready.is_some() {
+            self.start_error = Some(EngineError::StartFailed(message.clone()));
+        }
+        self.emit_status(SessionState::Dead, Some(message)).await;
     }
 
     async fn on_inbound(&mut self, msg: Inbound) {
@@ -519,9 +607,19 @@ impl Owner {
             Err(e) => {
                 // An update we cannot type (a newer variant, or a known one with fields we do not
                 // understand) is passed on as it is, never dropped.
-                let update = serde_json::from_str::<serde_json::Value>(raw)
-                    .ok()
-                    .and_then(|v| v.get("update").cloned());
+                let value = serde_json::from_str::<serde_json::Value>(raw).ok();
+                let other_session = match (&self.acp_session, value.as_ref()) {
+                    (Some(ours), Some(v)) => v
+                        .get("sessionId")
+                        .and_then(serde_json::Value::as_str)
+                        .is_some_and(|sid| sid != &*ours.0),
+                    _ => false,
+                };
+                if other_session {
+                    tracing::warn!("untyped update for another session ignored");
+                    return;
+                }
+                let update = value.and_then(|v| v.get("update").cloned());
                 match update {
                     Some(update) => {
                         tracing::debug!("untyped session/update passed through: {e}");
@@ -547,23 +645,23 @@ impl Owner {
                 match serde_json::from_str::<acp::RequestPermissionRequest>(raw) {
                     Ok(req) => self.on_permission(id, req).await,
                     Err(e) => {
-                        conn.respond_error(
+                        let r = conn.respond_error(
                             &id,
                             codes::INVALID_PARAMS,
                             format!("invalid params: {e}"),
-                        )
-                        .await;
+                        );
+                        self.sent("an error reply", r);
                     }
                 }
             }
             _ => {
                 // fs/* and terminal/* are not advertised yet; everything else is unknown.
-                conn.respond_error(
+                let r = conn.respond_error(
                     &id,
                     codes::METHOD_NOT_FOUND,
                     format!("Method not found: {method}"),
-                )
-                .await;
+                );
+                self.sent("an error reply", r);
             }
         }
     }
@@ -586,6 +684,39 @@ impl Owner {
                 options: options.clone(),
             },
         );
+        let stopping = self
+            .turn
+            .as_ref()
+            .is_some_and(|t| t.cancel_deadline.is_some());
+        if stopping {
+            // Asked after the user pressed Stop: the answer is already known.
+            let _ = self
+                .settle(
+                    &correlation,
+                    PermissionResolution::cancelled(),
+                    SettledBy::Stop,
+                )
+                .await;
+            return;
+        }
+        if self.parked.len() > MAX_PARKED {
+            self.notice(
+                NoticeSeverity::Warning,
+                format!(
+                    "The agent has more than {MAX_PARKED} permission requests waiting; this one was answered `cancelled`."
+                ),
+                None,
+            )
+            .await;
+            let _ = self
+                .settle(
+                    &correlation,
+                    PermissionResolution::cancelled(),
+                    SettledBy::Rule,
+                )
+                .await;
+            return;
+        }
         let wanted = match self.opts.permission_policy {
             PermissionPolicy::Ask => return,
             PermissionPolicy::AllowOnce => Some(acp::PermissionOptionKind::AllowOnce),
@@ -659,9 +790,8 @@ impl Owner {
         };
         if let Some(conn) = &self.conn {
             let response = acp::RequestPermissionResponse::new(outcome);
-            if let Err(e) = conn.respond(&parked.request, Ok(response)).await {
-                tracing::debug!("could not answer the permission request: {e}");
-            }
+            let r = conn.respond(&parked.request, Ok(response));
+            self.sent("a permission answer", r);
         }
         if let Some(f) = &feedback {
             self.feedback.push(f.clone());
@@ -759,7 +889,16 @@ impl Owner {
     }
 
     async fn on_response(&mut self, id: RequestId, result: Result<Box<RawValue>, acp::Error>) {
-        let Some(purpose) = self.pending.remove(&id) else {
+        // Some agents echo our numeric ids as strings ("2" for 2): accept that rather than
+        // leave the request, and the turn, waiting forever.
+        let purpose = self.pending.remove(&id).or_else(|| match &id {
+            RequestId::Str(s) => s
+                .parse::<i64>()
+                .ok()
+                .and_then(|n| self.pending.remove(&RequestId::Number(n))),
+            _ => None,
+        });
+        let Some(purpose) = purpose else {
             tracing::warn!("response to unknown request {id} ignored");
             return;
         };
@@ -1009,9 +1148,8 @@ impl Owner {
         turn.cancel_deadline = Some(Instant::now() + self.opts.cancel_grace);
         if let (Some(conn), Some(session)) = (&self.conn, &self.acp_session) {
             let n = acp::CancelNotification::new(session.clone());
-            if let Err(e) = conn.notify("session/cancel", &n).await {
-                tracing::debug!("could not send session/cancel: {e}");
-            }
+            let r = conn.notify("session/cancel", &n);
+            self.sent("session/cancel", r);
         }
         // ACP: the client MUST answer every pending permission request `cancelled` on cancel.
         self.settle_all(SettledBy::Stop).await;
@@ -1027,11 +1165,8 @@ impl Owner {
         .await;
         self.conn = None;
         self.flush().await;
-        let status = self.process.kill().await;
-        let reason = format!(
-            "the agent {} after ignoring a cancel",
-            process::describe_exit(status)
-        );
+        let _ = self.process.kill().await;
+        let reason = "the agent was ended after it ignored a request to stop".to_string();
         self.dead = Some(reason.clone());
         self.end_turn(TurnEndReason::Cancelled, None).await;
         self.emit_status(SessionState::Dead, Some(reason)).await;
@@ -1092,7 +1227,7 @@ impl Owner {
         self.emit_status(SessionState::Dead, Some(detail)).await;
     }
 
-    async fn shutdown(&mut self, why: &str) {
+    async fn shutdown(&mut self, why: &str, now: bool) {
         if self.turn.is_some() {
             self.cancel_turn().await;
             self.end_turn(TurnEndReason::Cancelled, None).await;
@@ -1101,7 +1236,11 @@ impl Owner {
         // Dropping the connection closes the agent's stdin once queued lines are written.
         self.conn = None;
         self.flush().await;
-        let status = self.process.terminate().await;
+        let status = if now {
+            self.process.kill().await
+        } else {
+            self.process.terminate().await
+        };
         tracing::info!(
             "session {} {why}; agent {}",
             self.id,
@@ -1109,7 +1248,11 @@ impl Owner {
         );
         self.dead = Some(why.to_string());
         if let Some(ready) = self.ready.take() {
-            let _ = ready.send(Err(EngineError::SessionEnded(why.into())));
+            let err = self
+                .start_error
+                .take()
+                .unwrap_or_else(|| EngineError::SessionEnded(why.into()));
+            let _ = ready.send(Err(err));
         }
         self.emit_status(SessionState::Dead, Some(format!("Session {why}.")))
             .await;

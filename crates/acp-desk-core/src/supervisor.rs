@@ -147,19 +147,17 @@ mod linux {
             }
             if nfds == 2 && fds[1].revents != 0 {
                 // ACP Desk is gone or dropped the agent.
-                end_tree(args.grace);
-                return 0;
+                return end_tree(args.grace, agent).unwrap_or(0);
             }
             if fds[0].revents != 0 {
                 let sig = read_signal(sfd);
                 if sig == libc::SIGCHLD {
                     if let Some(status) = reap_all(agent) {
-                        end_tree(args.grace);
+                        end_tree(args.grace, -1);
                         return status;
                     }
                 } else if sig > 0 {
-                    end_tree(args.grace);
-                    return 128 + sig;
+                    return end_tree(args.grace, agent).unwrap_or(128 + sig);
                 }
             }
         }
@@ -283,18 +281,19 @@ mod linux {
     }
 
     /// SIGTERM to the whole tree, the grace period, then SIGKILL until nothing is left.
-    fn end_tree(grace: Duration) {
-        let _ = reap_all(-1);
+    /// Returns the agent's exit status when it was reaped here (`agent` = -1: already reaped).
+    fn end_tree(grace: Duration, agent: i32) -> Option<i32> {
+        let mut status = reap_all(agent);
         let first = descendants();
         if first.is_empty() {
-            return;
+            return status;
         }
         signal_all(&first, libc::SIGTERM);
         let deadline = Instant::now() + grace;
         while Instant::now() < deadline {
-            let _ = reap_all(-1);
+            status = status.or(reap_all(agent));
             if descendants().is_empty() {
-                return;
+                return status;
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -306,8 +305,8 @@ mod linux {
             }
             signal_all(&left, libc::SIGKILL);
             std::thread::sleep(Duration::from_millis(10));
-            let _ = reap_all(-1);
+            status = status.or(reap_all(agent));
         }
-        let _ = reap_all(-1);
+        status.or(reap_all(agent))
     }
 }

@@ -22,12 +22,76 @@ pub struct ToolCallState {
     pub raw_output: Option<Value>,
     /// `tool-result` is emitted once, when the call first becomes completed or failed.
     pub resulted: bool,
+    /// Approximate bytes held in content and raw input/output.
+    payload_bytes: usize,
+    /// The payload was dropped to bound memory.
+    payload_dropped: bool,
+}
+
+/// Tool calls whose content and raw input/output are kept while they run (for the
+/// `tool-result` and for permission requests about them): at most this many calls and this many
+/// bytes. Older running calls lose their payloads first (their `tool-result` then says
+/// `payloadDropped`); finished calls keep only title, kind and status. Without this bound, an
+/// agent that sends many large tool outputs would grow the engine's memory for the whole
+/// session. Consumers already hold every payload: they got each one in a `tool-call` event.
+const MAX_RUNNING_PAYLOADS: usize = 256;
+const MAX_PAYLOAD_BYTES: usize = 16 * 1024 * 1024;
+
+impl ToolCallState {
+    fn drop_payload(&mut self) {
+        self.content = Vec::new();
+        self.locations = Vec::new();
+        self.raw_input = None;
+        self.raw_output = None;
+        self.payload_bytes = 0;
+    }
+
+    fn measure(&mut self) -> usize {
+        self.payload_bytes = self.content.iter().map(content_size).sum::<usize>()
+            + self.raw_input.as_ref().map_or(0, value_size)
+            + self.raw_output.as_ref().map_or(0, value_size);
+        self.payload_bytes
+    }
+}
+
+/// Roughly the memory a JSON value holds; strings dominate.
+fn value_size(v: &Value) -> usize {
+    match v {
+        Value::String(s) => s.len() + 24,
+        Value::Array(a) => a.iter().map(value_size).sum::<usize>() + 24,
+        Value::Object(o) => {
+            o.iter()
+                .map(|(k, v)| k.len() + value_size(v))
+                .sum::<usize>()
+                + 48
+        }
+        _ => 16,
+    }
+}
+
+fn content_size(c: &acp::ToolCallContent) -> usize {
+    match c {
+        acp::ToolCallContent::Content(c) => match &c.content {
+            acp::ContentBlock::Text(t) => t.text.len() + 64,
+            acp::ContentBlock::Image(i) => i.data.len() + 64,
+            acp::ContentBlock::Audio(a) => a.data.len() + 64,
+            _ => 512,
+        },
+        acp::ToolCallContent::Diff(d) => {
+            d.new_text.len() + d.old_text.as_ref().map_or(0, String::len) + 64
+        }
+        _ => 64,
+    }
 }
 
 #[derive(Default)]
 pub struct Thread {
     session_id: String,
     tools: HashMap<String, ToolCallState>,
+    /// Calls that still hold payloads, oldest first.
+    with_payload: std::collections::VecDeque<String>,
+    /// Approximate bytes held by those payloads.
+    payload_bytes: usize,
 }
 
 impl Thread {
@@ -35,6 +99,8 @@ impl Thread {
         Self {
             session_id: session_id.into(),
             tools: HashMap::new(),
+            with_payload: std::collections::VecDeque::new(),
+            payload_bytes: 0,
         }
     }
 
@@ -175,7 +241,33 @@ impl Thread {
             raw_output: tc.raw_output,
             meta: tc.meta,
         })));
+        self.track(&id);
         self.maybe_result(&id, out);
+    }
+
+    /// Bounds the payloads kept for running calls (see [`MAX_RUNNING_PAYLOADS`]).
+    fn track(&mut self, id: &str) {
+        let Some(state) = self.tools.get_mut(id) else {
+            return;
+        };
+        let before = state.payload_bytes;
+        let after = state.measure();
+        self.payload_bytes = self.payload_bytes - before.min(self.payload_bytes) + after;
+        if !self.with_payload.iter().any(|x| x == id) {
+            self.with_payload.push_back(id.to_string());
+        }
+        while self.with_payload.len() > MAX_RUNNING_PAYLOADS
+            || (self.payload_bytes > MAX_PAYLOAD_BYTES && self.with_payload.len() > 1)
+        {
+            let Some(old) = self.with_payload.pop_front() else {
+                break;
+            };
+            if let Some(state) = self.tools.get_mut(&old) {
+                self.payload_bytes -= state.payload_bytes.min(self.payload_bytes);
+                state.drop_payload();
+                state.payload_dropped = true;
+            }
+        }
     }
 
     /// Merges a `tool_call_update` (or a permission request's `toolCall`). Returns false when
@@ -219,6 +311,7 @@ impl Thread {
             raw_output: f.raw_output,
             meta: u.meta,
         })));
+        self.track(&id);
         self.maybe_result(&id, out);
     }
 
@@ -235,13 +328,21 @@ impl Thread {
             return;
         }
         state.resulted = true;
+        let mut result = json!({
+            "content": std::mem::take(&mut state.content),
+            "rawOutput": state.raw_output.take(),
+        });
+        if state.payload_dropped {
+            result["payloadDropped"] = Value::Bool(true);
+        }
+        // Finished: the consumers have the payload; keep only what identifies the call.
+        self.payload_bytes -= state.payload_bytes.min(self.payload_bytes);
+        state.drop_payload();
+        self.with_payload.retain(|x| x != id);
         out.push(StreamEvent::ToolResult {
             session_id: self.session_id.clone(),
             tool_call_id: id.to_string(),
-            result: json!({
-                "content": state.content,
-                "rawOutput": state.raw_output,
-            }),
+            result,
             is_error: Some(failed),
         });
     }
