@@ -59,10 +59,12 @@ async fn stream_scenario_streams_text_and_thoughts() {
         turn_ends(&evs),
         vec![(TurnEndReason::Completed, Some(acp::StopReason::EndTurn))]
     );
-    // The turn starts with our prompt and ends with turn-end, then ready again.
+    // The turn starts with our prompt and ends with turn-end; every update the agent sent
+    // before its response comes before turn-end (ordering through one channel).
     let ts = k.iter().position(|k| *k == "turn-start").unwrap();
     let te = k.iter().position(|k| *k == "turn-end").unwrap();
-    assert!(ts < te);
+    let last_text = k.iter().rposition(|k| *k == "text-delta").unwrap();
+    assert!(ts < last_text && last_text < te, "{k:?}");
     let v = json(&evs);
     let sid = v[0]["sessionId"].as_str().unwrap().to_string();
     assert!(
@@ -585,4 +587,59 @@ async fn every_event_kind_the_demo_agent_can_cause_arrives() {
         missing.is_empty(),
         "never seen: {missing:?} (seen {seen:?})"
     );
+}
+
+#[tokio::test]
+async fn a_silent_agent_meets_the_watchdog_but_a_waiting_user_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = opts(dir.path());
+    // The slow scenario sends a chunk a second; half a second of silence is idle.
+    o.turn_idle_timeout = Some(Duration::from_millis(500));
+    let (tx, mut rx) = channel();
+    let h = start(demo(&[]), o, tx).await.unwrap();
+    let outcome = finish(spawn_prompt(&h, "slow")).await;
+    assert_eq!(outcome.reason, TurnEndReason::WatchdogTimeout);
+
+    // A parked permission request is not idleness: the turn waits for the user.
+    let turn = spawn_prompt(&h, "permission");
+    let mut seen = Vec::new();
+    let StreamEvent::AgentPrompt(p) = rx
+        .until(&mut seen, |e| matches!(e, StreamEvent::AgentPrompt(_)))
+        .await
+    else {
+        unreachable!()
+    };
+    let drain = tokio::spawn(rx.all());
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(
+        !turn.is_finished(),
+        "the watchdog must not fire while the user decides"
+    );
+    let allow = p
+        .options
+        .iter()
+        .find(|o| o.kind == acp::PermissionOptionKind::AllowOnce)
+        .unwrap();
+    h.respond_permission(
+        &p.tool_call_id,
+        PermissionResolution::selected(allow.option_id.0.to_string()),
+    )
+    .await
+    .unwrap();
+    assert_eq!(finish(turn).await.reason, TurnEndReason::Completed);
+    h.close().await;
+    drop(h);
+    seen.extend(drain.await.unwrap());
+    assert!(seen.iter().any(|e| matches!(
+        e,
+        StreamEvent::Notice { title, .. } if title.contains("sent nothing")
+    )));
+    assert!(seen.iter().any(|e| matches!(
+        e,
+        StreamEvent::TurnEnd {
+            reason: TurnEndReason::WatchdogTimeout,
+            stop_reason: Some(acp::StopReason::Cancelled),
+            ..
+        }
+    )));
 }

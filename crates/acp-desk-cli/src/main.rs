@@ -71,6 +71,10 @@ struct RunArgs {
     /// Print StreamEvents as JSON lines on stdout, and nothing else there.
     #[arg(long)]
     json: bool,
+    /// A turn ends (`watchdog-timeout`) when the agent sends nothing for this many seconds,
+    /// not counting time spent waiting for your answer to a permission request. 0: never.
+    #[arg(long, default_value_t = 600.0, value_name = "SECONDS")]
+    turn_idle_timeout: f64,
     /// Seconds a turn may go on after a cancel before the agent is ended.
     #[arg(long, default_value_t = 5.0, value_name = "SECONDS", hide = true)]
     cancel_grace: f64,
@@ -172,6 +176,13 @@ fn check(args: &RunArgs) -> anyhow::Result<Checked> {
         .collect::<anyhow::Result<Vec<_>>>()?;
     let cancel_grace = Duration::try_from_secs_f64(args.cancel_grace)
         .map_err(|_| anyhow::anyhow!("--cancel-grace: not a usable number of seconds"))?;
+    let turn_idle_timeout =
+        match args.turn_idle_timeout {
+            0.0 => None,
+            secs => Some(Duration::try_from_secs_f64(secs).map_err(|_| {
+                anyhow::anyhow!("--turn-idle-timeout: not a usable number of seconds")
+            })?),
+        };
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let permission = match args.permission {
         Some(Permission::Ask) if !interactive => {
@@ -189,6 +200,7 @@ fn check(args: &RunArgs) -> anyhow::Result<Checked> {
     let mut opts = SessionOptions::new(cwd);
     opts.additional_dirs = add_dirs;
     opts.cancel_grace = cancel_grace;
+    opts.turn_idle_timeout = turn_idle_timeout;
     opts.permission_policy = match permission {
         Permission::Ask => PermissionPolicy::Ask,
         Permission::Allow => PermissionPolicy::AllowOnce,

@@ -52,6 +52,10 @@ pub struct SessionOptions {
     /// How long a turn may go on after `session/cancel` before the agent is ended. Agents must
     /// answer a cancel with `stopReason: cancelled`; one that does not is stuck or deaf.
     pub cancel_grace: Duration,
+    /// A turn during which the agent sends nothing for this long ends with `turn-end`
+    /// `watchdog-timeout` (and the agent is asked to cancel). Waiting for the user's answer to a
+    /// permission request does not count as idle. `None`: no watchdog.
+    pub turn_idle_timeout: Option<Duration>,
     /// Budget for `initialize` + `session/new`. Generous: `npx` on a cold cache takes tens of
     /// seconds (notes/real-agents.md).
     pub start_timeout: Duration,
@@ -66,6 +70,9 @@ impl SessionOptions {
             additional_dirs: Vec::new(),
             permission_policy: PermissionPolicy::Ask,
             cancel_grace: Duration::from_secs(5),
+            // Long enough for a model thinking hard between messages; short enough that a
+            // wedged agent does not hold a turn (and a CI job) forever.
+            turn_idle_timeout: Some(Duration::from_secs(600)),
             start_timeout: Duration::from_secs(120),
             process: ProcessOptions::default(),
             limits: Limits::default(),
@@ -290,6 +297,10 @@ struct Turn {
     reply: Option<oneshot::Sender<Result<TurnOutcome, EngineError>>>,
     /// Set when the user stopped the turn: the agent is ended if the turn is still running then.
     cancel_deadline: Option<Instant>,
+    /// The last sign of life from the agent during this turn (or the last answer we gave it).
+    last_activity: Instant,
+    /// The watchdog stopped this turn: it ends `watchdog-timeout`, not `cancelled`.
+    watchdog: bool,
 }
 
 struct Parked {
@@ -334,9 +345,13 @@ impl Owner {
         let start_deadline = Instant::now() + self.opts.start_timeout;
         loop {
             let cancel_deadline = self.turn.as_ref().and_then(|t| t.cancel_deadline);
+            let idle_deadline = self.idle_deadline();
             tokio::select! {
                 biased;
                 batch = self.inbound.recv() => {
+                    if let Some(t) = self.turn.as_mut() {
+                        t.last_activity = Instant::now();
+                    }
                     let mut closed = None;
                     match batch {
                         Some(batch) => {
@@ -383,6 +398,7 @@ impl Owner {
                     self.flush().await;
                     break;
                 }
+                _ = sleep_until_opt(idle_deadline) => self.watchdog_expired().await,
             }
             if self.stuck && self.dead.is_none() {
                 self.end_stuck_agent().await;
@@ -891,21 +907,28 @@ impl Owner {
     async fn on_response(&mut self, id: RequestId, result: Result<Box<RawValue>, acp::Error>) {
         // Some agents echo our numeric ids as strings ("2" for 2): accept that rather than
         // leave the request, and the turn, waiting forever.
-        let purpose = self.pending.remove(&id).or_else(|| match &id {
-            RequestId::Str(s) => s
-                .parse::<i64>()
-                .ok()
-                .and_then(|n| self.pending.remove(&RequestId::Number(n))),
-            _ => None,
-        });
-        let Some(purpose) = purpose else {
+        let id = match &id {
+            RequestId::Str(s) if !self.pending.contains_key(&id) => {
+                s.parse::<i64>().map(RequestId::Number).unwrap_or(id)
+            }
+            _ => id,
+        };
+        let Some(purpose) = self.pending.remove(&id) else {
             tracing::warn!("response to unknown request {id} ignored");
             return;
         };
         match purpose {
             Pending::Initialize => self.on_initialized(result).await,
             Pending::NewSession => self.on_session_created(result).await,
-            Pending::Prompt => self.on_prompt_done(result).await,
+            Pending::Prompt => {
+                let current = self.turn.as_ref().and_then(|t| t.request.as_ref()) == Some(&id);
+                if current {
+                    self.on_prompt_done(result).await;
+                } else {
+                    // The watchdog already ended that turn.
+                    tracing::info!("late answer to session/prompt {id} ignored");
+                }
+            }
         }
     }
 
@@ -1021,9 +1044,9 @@ impl Owner {
                 Ok(resp) => {
                     let mut reason = TurnEndReason::from_stop_reason(&resp.stop_reason);
                     if cancelled {
-                        // The user stopped it; an agent that still says end_turn finished
-                        // something, but the turn is what the user ended.
-                        reason = TurnEndReason::Cancelled;
+                        // The user (or the watchdog) stopped it; an agent that still says
+                        // end_turn finished something, but the turn is what was stopped.
+                        reason = self.stopped_reason();
                     }
                     self.end_turn(reason, Some(resp.stop_reason)).await;
                 }
@@ -1040,7 +1063,8 @@ impl Owner {
             Err(e) => {
                 let code = i32::from(e.code);
                 if cancelled || code == codes::REQUEST_CANCELLED {
-                    self.end_turn(TurnEndReason::Cancelled, None).await;
+                    let reason = self.stopped_reason();
+                    self.end_turn(reason, None).await;
                 } else {
                     self.emit_error(Some(i64::from(code)), e.message, e.data)
                         .await;
@@ -1108,6 +1132,8 @@ impl Owner {
                     request: None,
                     reply: Some(reply),
                     cancel_deadline: None,
+                    last_activity: Instant::now(),
+                    watchdog: false,
                 });
                 if let Some(id) = self.request("session/prompt", &req, Pending::Prompt).await {
                     if let Some(t) = self.turn.as_mut() {
@@ -1132,6 +1158,10 @@ impl Owner {
                 let r = self
                     .settle(&correlation_id, resolution, SettledBy::User)
                     .await;
+                if let Some(t) = self.turn.as_mut() {
+                    // The idle clock restarts when the agent gets its answer.
+                    t.last_activity = Instant::now();
+                }
                 let _ = reply.send(r);
             }
             Command::Close { .. } => {}
@@ -1139,6 +1169,12 @@ impl Owner {
     }
 
     async fn cancel_turn(&mut self) {
+        self.stop_turn(SettledBy::Stop).await;
+    }
+
+    /// `session/cancel`, parked permissions answered `cancelled` (by `by`), and the cancel
+    /// grace started: the turn ends when the agent answers, or the agent is ended.
+    async fn stop_turn(&mut self, by: SettledBy) {
         let Some(turn) = self.turn.as_mut() else {
             return;
         };
@@ -1152,7 +1188,50 @@ impl Owner {
             self.sent("session/cancel", r);
         }
         // ACP: the client MUST answer every pending permission request `cancelled` on cancel.
-        self.settle_all(SettledBy::Stop).await;
+        self.settle_all(by).await;
+    }
+
+    /// How a stopped turn ends: `watchdog-timeout` when the watchdog stopped it.
+    fn stopped_reason(&self) -> TurnEndReason {
+        if self.turn.as_ref().is_some_and(|t| t.watchdog) {
+            TurnEndReason::WatchdogTimeout
+        } else {
+            TurnEndReason::Cancelled
+        }
+    }
+
+    /// When the running turn counts as idle, if it can: not while a permission request waits
+    /// for the user, nor once the user stopped the turn (the cancel grace governs that).
+    fn idle_deadline(&self) -> Option<Instant> {
+        let timeout = self.opts.turn_idle_timeout?;
+        let turn = self.turn.as_ref()?;
+        if turn.cancel_deadline.is_some() || !self.parked.is_empty() {
+            return None;
+        }
+        Some(turn.last_activity + timeout)
+    }
+
+    /// The agent went silent mid-turn: stop the turn as Stop would (the agent is asked to
+    /// cancel, and ended if it does not answer within the cancel grace); it ends
+    /// `watchdog-timeout`.
+    async fn watchdog_expired(&mut self) {
+        let secs = self
+            .opts
+            .turn_idle_timeout
+            .map(|d| d.as_secs_f32())
+            .unwrap_or_default();
+        self.notice(
+            NoticeSeverity::Warning,
+            format!("The agent sent nothing for {secs:.0} s; the turn was stopped."),
+            Some(
+                "Send a new prompt to go on, or start a new session if the agent is stuck.".into(),
+            ),
+        )
+        .await;
+        if let Some(t) = self.turn.as_mut() {
+            t.watchdog = true;
+        }
+        self.stop_turn(SettledBy::Watchdog).await;
     }
 
     async fn cancel_expired(&mut self) {
@@ -1166,10 +1245,11 @@ impl Owner {
         self.conn = None;
         self.flush().await;
         let _ = self.process.kill().await;
-        let reason = "the agent was ended after it ignored a request to stop".to_string();
-        self.dead = Some(reason.clone());
-        self.end_turn(TurnEndReason::Cancelled, None).await;
-        self.emit_status(SessionState::Dead, Some(reason)).await;
+        let why = "the agent was ended after it ignored a request to stop".to_string();
+        self.dead = Some(why.clone());
+        let reason = self.stopped_reason();
+        self.end_turn(reason, None).await;
+        self.emit_status(SessionState::Dead, Some(why)).await;
     }
 
     /// stdout closed: the agent exited or broke the pipe.
