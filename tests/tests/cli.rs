@@ -420,3 +420,26 @@ fn a_closed_stdout_stops_the_turn_and_exits_141() {
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
     assert!(!err.contains("Broken pipe"), "quietly: {err}");
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn without_its_supervisor_the_cli_refuses_to_run_agents_half_guarded() {
+    let dir = tempfile::tempdir().unwrap();
+    let lonely = dir.path().join("acp-desk-cli");
+    std::fs::copy(bin("acp-desk-cli"), &lonely).unwrap();
+    let demo = bin("acp-desk-demo-agent");
+    let out = Command::new(&lonely)
+        .args([
+            "run",
+            "--agent-command",
+            &format!("'{}'", demo.display()),
+            "hello",
+        ])
+        .env_remove("ACP_DESK_SUPERVISOR")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("acp-desk-supervisor was not found"), "{err}");
+}

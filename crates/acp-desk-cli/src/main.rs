@@ -284,7 +284,14 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             }
         };
         match outcome {
-            Ok(o) if o.reason == TurnEndReason::Error => failed = true,
+            Ok(o)
+                if matches!(
+                    o.reason,
+                    TurnEndReason::Error | TurnEndReason::WatchdogTimeout
+                ) =>
+            {
+                failed = true
+            }
             Ok(_) => {}
             Err(e) => {
                 eprintln!("acp-desk-cli: {e}");

@@ -23,6 +23,10 @@ pub enum SpawnError {
         "the agent command `{command}` was not found{where_}. Install the agent, or give its full path."
     )]
     NotFound { command: String, where_: String },
+    #[error(
+        "acp-desk-supervisor was not found next to this program; reinstall ACP Desk (developers: `cargo build --workspace --bins`), or set ACP_DESK_SUPERVISOR to its path"
+    )]
+    NoSupervisor,
     #[error("could not start the agent `{command}`: {source}")]
     Io {
         command: String,
@@ -61,6 +65,9 @@ pub struct AgentProcess {
     #[cfg(target_os = "linux")]
     lifeline: Option<std::os::fd::OwnedFd>,
     exit: Option<std::process::ExitStatus>,
+    /// The agent's process group (non-Linux Unix), kept past the leader's exit.
+    #[cfg(all(unix, not(target_os = "linux")))]
+    pgid: Option<i32>,
 }
 
 pub struct Spawned {
@@ -183,13 +190,9 @@ impl AgentProcess {
                 (cmd, Some((read_end, write_end)), true)
             }
             None => {
-                tracing::warn!(
-                    "acp-desk-supervisor not found next to this program: agents run unsupervised \
-                     (descendants that call setsid may outlive a crash of ACP Desk)"
-                );
-                let mut cmd = tokio::process::Command::new(&program);
-                cmd.args(&spec.args);
-                (cmd, None, false)
+                // Without it an agent's leftovers could keep its output open and outlive the
+                // session: refuse rather than run agents half-guarded.
+                return Err(SpawnError::NoSupervisor);
             }
         };
         #[cfg(not(target_os = "linux"))]
@@ -246,6 +249,8 @@ impl AgentProcess {
             program.display(),
             spec.args
         );
+        #[cfg(all(unix, not(target_os = "linux")))]
+        let pgid = child.id().map(|p| p as i32);
         Ok(Spawned {
             process: AgentProcess {
                 child,
@@ -255,6 +260,8 @@ impl AgentProcess {
                 #[cfg(target_os = "linux")]
                 lifeline,
                 exit: None,
+                #[cfg(all(unix, not(target_os = "linux")))]
+                pgid,
             },
             stdin,
             stdout,
@@ -340,9 +347,15 @@ impl AgentProcess {
     fn kill_now(&mut self) {
         #[cfg(target_os = "linux")]
         if self.supervised {
-            // Closing the lifeline makes the supervisor end the tree; SIGTERM makes it hurry.
+            // SIGUSR1 asks the supervisor to SIGKILL the tree at once; the closed lifeline is the
+            // fallback should the signal be lost.
             self.lifeline = None;
-            self.signal_term();
+            if let Some(pid) = self.child.id() {
+                // SAFETY: kill(2) on our own child.
+                unsafe {
+                    libc::kill(pid as i32, libc::SIGUSR1);
+                }
+            }
             return;
         }
         #[cfg(unix)]
@@ -362,14 +375,13 @@ impl Drop for AgentProcess {
         // SIGKILL); it must go before anything else could signal the supervisor.
         #[cfg(target_os = "linux")]
         drop(self.lifeline.take());
-        // Elsewhere kill the group; `kill_on_drop` covers the process itself.
+        // Elsewhere kill the group, even when its leader has exited (its children may not
+        // have); `kill_on_drop` covers the process itself.
         #[cfg(all(unix, not(target_os = "linux")))]
-        if self.exit.is_none() {
-            if let Some(pid) = self.child.id() {
-                // SAFETY: kill(2) on our own child's process group.
-                unsafe {
-                    libc::kill(-(pid as i32), libc::SIGKILL);
-                }
+        if let Some(pgid) = self.pgid {
+            // SAFETY: kill(2) on the process group we created for the agent.
+            unsafe {
+                libc::kill(-pgid, libc::SIGKILL);
             }
         }
     }

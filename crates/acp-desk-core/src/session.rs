@@ -925,7 +925,7 @@ impl Owner {
                 if current {
                     self.on_prompt_done(result).await;
                 } else {
-                    // The watchdog already ended that turn.
+                    // A turn that already ended (the agent was ended, or answered twice).
                     tracing::info!("late answer to session/prompt {id} ignored");
                 }
             }
@@ -1308,9 +1308,12 @@ impl Owner {
     }
 
     async fn shutdown(&mut self, why: &str, now: bool) {
+        // Dead from here on: the turn's end must not announce the session `ready` again.
+        self.dead = Some(why.to_string());
         if self.turn.is_some() {
             self.cancel_turn().await;
-            self.end_turn(TurnEndReason::Cancelled, None).await;
+            let reason = self.stopped_reason();
+            self.end_turn(reason, None).await;
         }
         self.settle_all(SettledBy::Stop).await;
         // Dropping the connection closes the agent's stdin once queued lines are written.
@@ -1326,7 +1329,6 @@ impl Owner {
             self.id,
             process::describe_exit(status)
         );
-        self.dead = Some(why.to_string());
         if let Some(ready) = self.ready.take() {
             let err = self
                 .start_error

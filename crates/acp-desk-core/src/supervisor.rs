@@ -11,7 +11,8 @@
 //!   dies (even by SIGKILL) or drops the agent, the pipe reads EOF and the supervisor ends the
 //!   whole tree;
 //! - on SIGTERM (a polite close) sends SIGTERM to every descendant, waits the grace period, then
-//!   SIGKILLs whatever is left, and repeats until nothing is left;
+//!   SIGKILLs whatever is left, and repeats until nothing is left; on SIGUSR1 it does the same
+//!   with no grace period;
 //! - when the agent exits by itself, ends what it left behind the same way and exits with the
 //!   agent's status (`128 + signal` when it was killed by one).
 //!
@@ -156,6 +157,9 @@ mod linux {
                         end_tree(args.grace, -1);
                         return status;
                     }
+                } else if sig == libc::SIGUSR1 {
+                    // "Now": no grace period (ACP Desk's close_now, an agent deaf to cancel).
+                    return end_tree(Duration::ZERO, agent).unwrap_or(128 + libc::SIGKILL);
                 } else if sig > 0 {
                     return end_tree(args.grace, agent).unwrap_or(128 + sig);
                 }
@@ -168,7 +172,13 @@ mod linux {
         unsafe {
             let mut set: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&mut set);
-            for s in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGCHLD] {
+            for s in [
+                libc::SIGTERM,
+                libc::SIGINT,
+                libc::SIGHUP,
+                libc::SIGCHLD,
+                libc::SIGUSR1,
+            ] {
                 libc::sigaddset(&mut set, s);
             }
             libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
