@@ -142,13 +142,25 @@ fn list_agents() {
             None => "not found next to this program".into(),
         }
     );
+    let here = std::env::current_dir().unwrap_or_default();
     for (name, cmd, args) in agents::CATALOG {
-        println!("{name}\t{cmd} {}", args.join(" "));
+        let state = match acp_desk_core::process::resolve_command(cmd, &here) {
+            Ok(_) if *cmd == "npx" => "npx found; the package downloads on first use",
+            Ok(_) => "installed",
+            Err(_) => "not installed",
+        };
+        println!("{name}\t{cmd} {}\t({state})", args.join(" "));
     }
-    println!(
-        "(settings: {}, `agent_servers`)",
-        acp_desk_core::paths::settings_file().display()
-    );
+    match agents::configured() {
+        Ok(servers) => {
+            for (name, s) in servers {
+                println!("{name}\t{} {}\t(settings)", s.command, s.args.join(" "));
+            }
+        }
+        Err(e) => eprintln!("acp-desk-cli: {e}"),
+    }
+    let settings = acp_desk_core::paths::settings_file();
+    println!("(add agents under `agent_servers` in {})", settings.display());
 }
 
 /// What `run` was asked to do, checked before anything starts.

@@ -139,6 +139,11 @@ pub fn resolve(name: &str) -> Result<LaunchSpec, AgentError> {
     ))
 }
 
+/// The agents the user configured in the settings file (`agent_servers`), by name.
+pub fn configured() -> Result<BTreeMap<String, AgentServer>, AgentError> {
+    Ok(read_settings(&paths::settings_file())?.agent_servers)
+}
+
 fn read_settings(file: &std::path::Path) -> Result<Settings, AgentError> {
     match std::fs::read_to_string(file) {
         Ok(text) => serde_json::from_str(&text)
