@@ -160,7 +160,10 @@ fn list_agents() {
         Err(e) => eprintln!("acp-desk-cli: {e}"),
     }
     let settings = acp_desk_core::paths::settings_file();
-    println!("(add agents under `agent_servers` in {})", settings.display());
+    println!(
+        "(add agents under `agent_servers` in {})",
+        settings.display()
+    );
 }
 
 /// What `run` was asked to do, checked before anything starts.

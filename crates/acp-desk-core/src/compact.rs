@@ -1,0 +1,219 @@
+//! A session's thread as the shortest list of [`StreamEvent`]s that rebuilds it.
+//!
+//! DESIGN.md: attaching to a session returns "a compacted list of StreamEvents (deltas merged per
+//! message, each tool call at its latest state), which the UI applies with the same code as live
+//! events". A front end feeds every live event to a [`Compactor`] and hands [`Compactor::snapshot`]
+//! to a view that attaches (a new window, a reload), then the live events after it. Taking the
+//! snapshot and subscribing under one lock is the front end's part; this is the engine's.
+//!
+//! The rule the tests hold it to: folding the snapshot gives the same state as folding every live
+//! event.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::events::{StreamEvent, ToolCallEvent};
+
+/// Kinds of which only the latest event matters: each replaces the previous whole.
+fn latest_only(ev: &StreamEvent) -> Option<&'static str> {
+    Some(match ev {
+        StreamEvent::Plan { .. } => "plan",
+        StreamEvent::UsageUpdate { .. } => "usage_update",
+        StreamEvent::AvailableCommands { .. } => "available-commands",
+        StreamEvent::SessionStatus { .. } => "session-status",
+        StreamEvent::Modes { .. } => "modes",
+        StreamEvent::CurrentMode { .. } => "current-mode",
+        StreamEvent::ConfigOptions { .. } => "config-options",
+        _ => return None,
+    })
+}
+
+#[derive(Default)]
+pub struct Compactor {
+    /// `None` marks an event that a later one replaced (removed lazily; see `compact_holes`).
+    events: Vec<Option<StreamEvent>>,
+    holes: usize,
+    tools: HashMap<String, usize>,
+    latest: HashMap<&'static str, usize>,
+    info: Option<usize>,
+}
+
+impl Compactor {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How many events the snapshot holds.
+    pub fn len(&self) -> usize {
+        self.events.len() - self.holes
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn snapshot(&self) -> Vec<StreamEvent> {
+        self.events.iter().flatten().cloned().collect()
+    }
+
+    pub fn apply(&mut self, ev: &StreamEvent) {
+        match ev {
+            StreamEvent::TextDelta {
+                text,
+                content: None,
+                message_id,
+                ..
+            } => {
+                if let Some(Some(StreamEvent::TextDelta {
+                    text: last,
+                    content: None,
+                    message_id: last_id,
+                    ..
+                })) = self.events.last_mut()
+                    && last_id == message_id
+                {
+                    last.push_str(text);
+                    return;
+                }
+            }
+            StreamEvent::Thought {
+                text,
+                content: None,
+                message_id,
+                ..
+            } => {
+                if let Some(Some(StreamEvent::Thought {
+                    text: last,
+                    content: None,
+                    message_id: last_id,
+                    ..
+                })) = self.events.last_mut()
+                    && last_id == message_id
+                {
+                    last.push_str(text);
+                    return;
+                }
+            }
+            StreamEvent::UserMessageDelta {
+                text,
+                content: None,
+                message_id,
+                ..
+            } => {
+                if let Some(Some(StreamEvent::UserMessageDelta {
+                    text: last,
+                    content: None,
+                    message_id: last_id,
+                    ..
+                })) = self.events.last_mut()
+                    && last_id == message_id
+                {
+                    last.push_str(text);
+                    return;
+                }
+            }
+            StreamEvent::ToolCall(tc) => {
+                if let Some(&i) = self.tools.get(&tc.tool_call_id)
+                    && let Some(Some(StreamEvent::ToolCall(first))) = self.events.get_mut(i)
+                {
+                    merge_tool_call(first, tc);
+                    return;
+                }
+                let mut first = tc.clone();
+                // In a snapshot the first event of a call announces it.
+                first.is_update = false;
+                self.tools
+                    .insert(tc.tool_call_id.clone(), self.events.len());
+                self.events.push(Some(StreamEvent::ToolCall(first)));
+                return;
+            }
+            StreamEvent::SessionInfo {
+                title, updated_at, ..
+            } => {
+                if let Some(i) = self.info
+                    && let Some(Some(StreamEvent::SessionInfo {
+                        title: t,
+                        updated_at: u,
+                        ..
+                    })) = self.events.get_mut(i)
+                {
+                    if title.is_some() {
+                        t.clone_from(title);
+                    }
+                    if updated_at.is_some() {
+                        u.clone_from(updated_at);
+                    }
+                    return;
+                }
+                self.info = Some(self.events.len());
+            }
+            other => {
+                if let Some(kind) = latest_only(other)
+                    && let Some(i) = self.latest.insert(kind, self.events.len())
+                    && let Some(slot) = self.events.get_mut(i)
+                {
+                    *slot = None;
+                    self.holes += 1;
+                }
+            }
+        }
+        self.events.push(Some(ev.clone()));
+        self.compact_holes();
+    }
+
+    /// Drops replaced events once they are a large share, re-indexing what points into the list.
+    fn compact_holes(&mut self) {
+        if self.holes < 64 || self.holes * 2 < self.events.len() {
+            return;
+        }
+        let mut map = vec![usize::MAX; self.events.len()];
+        let mut kept = Vec::with_capacity(self.events.len() - self.holes);
+        for (i, ev) in self.events.drain(..).enumerate() {
+            if let Some(ev) = ev {
+                map[i] = kept.len();
+                kept.push(Some(ev));
+            }
+        }
+        self.events = kept;
+        self.holes = 0;
+        for i in self.tools.values_mut() {
+            *i = map[*i];
+        }
+        for i in self.latest.values_mut() {
+            *i = map[*i];
+        }
+        if let Some(i) = self.info.as_mut() {
+            *i = map[*i];
+        }
+    }
+}
+
+/// Merges an update into the call's first event, by the contract's rules: non-empty names and
+/// non-null arguments only; content and locations replace; present fields win.
+fn merge_tool_call(first: &mut ToolCallEvent, u: &ToolCallEvent) {
+    if !u.tool_name.is_empty() {
+        first.tool_name.clone_from(&u.tool_name);
+    }
+    if u.arguments != Value::Null {
+        first.arguments.clone_from(&u.arguments);
+    }
+    if u.tool_kind.is_some() {
+        first.tool_kind = u.tool_kind;
+    }
+    if u.status.is_some() {
+        first.status = u.status;
+    }
+    if u.content.is_some() {
+        first.content.clone_from(&u.content);
+    }
+    if u.locations.is_some() {
+        first.locations.clone_from(&u.locations);
+    }
+    if u.raw_output.is_some() {
+        first.raw_output.clone_from(&u.raw_output);
+    }
+    if u.meta.is_some() {
+        first.meta.clone_from(&u.meta);
+    }
+}

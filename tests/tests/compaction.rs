@@ -1,0 +1,215 @@
+//! Attaching to a session: the compacted snapshot rebuilds the same thread as the live events.
+#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
+
+mod common;
+
+use std::collections::HashMap;
+
+use acp_desk_core::compact::Compactor;
+use acp_desk_core::events::ToolCallEvent;
+use acp_desk_core::{PermissionPolicy, StreamEvent, start, text_block};
+use common::*;
+use serde_json::Value;
+
+/// What a UI shows, folded from events the way a UI applies them.
+#[derive(Debug, Default, PartialEq)]
+struct View {
+    /// The thread in order: merged text runs, tool cards (by id), and other entries as JSON.
+    items: Vec<String>,
+    tools: HashMap<String, Value>,
+    latest: HashMap<&'static str, Value>,
+    title: Option<Option<String>>,
+}
+
+fn merge(into: &mut ToolCallEvent, u: &ToolCallEvent) {
+    if !u.tool_name.is_empty() {
+        into.tool_name.clone_from(&u.tool_name);
+    }
+    if !u.arguments.is_null() {
+        into.arguments.clone_from(&u.arguments);
+    }
+    if u.tool_kind.is_some() {
+        into.tool_kind = u.tool_kind;
+    }
+    if u.status.is_some() {
+        into.status = u.status;
+    }
+    if u.content.is_some() {
+        into.content.clone_from(&u.content);
+    }
+    if u.locations.is_some() {
+        into.locations.clone_from(&u.locations);
+    }
+    if u.raw_output.is_some() {
+        into.raw_output.clone_from(&u.raw_output);
+    }
+}
+
+fn fold(events: &[StreamEvent]) -> View {
+    let mut v = View::default();
+    let mut calls: HashMap<String, ToolCallEvent> = HashMap::new();
+    let mut last_run: Option<(String, Option<String>)> = None;
+    for ev in events {
+        let run = match ev {
+            StreamEvent::TextDelta {
+                text, message_id, ..
+            } => Some(("text", text, message_id)),
+            StreamEvent::Thought {
+                text, message_id, ..
+            } => Some(("thought", text, message_id)),
+            StreamEvent::UserMessageDelta {
+                text, message_id, ..
+            } => Some(("user", text, message_id)),
+            _ => None,
+        };
+        if let Some((kind, text, id)) = run {
+            let key = (kind.to_string(), id.clone());
+            if last_run.as_ref() == Some(&key) {
+                v.items.last_mut().unwrap().push_str(text);
+            } else {
+                v.items.push(format!("{kind}:{text}"));
+                last_run = Some(key);
+            }
+            continue;
+        }
+        match ev {
+            StreamEvent::ToolCall(tc) => match calls.get_mut(&tc.tool_call_id) {
+                Some(c) => merge(c, tc),
+                None => {
+                    calls.insert(tc.tool_call_id.clone(), (**tc).clone());
+                    v.items.push(format!("tool:{}", tc.tool_call_id));
+                    last_run = None;
+                }
+            },
+            StreamEvent::Plan { .. }
+            | StreamEvent::UsageUpdate { .. }
+            | StreamEvent::AvailableCommands { .. }
+            | StreamEvent::SessionStatus { .. }
+            | StreamEvent::Modes { .. }
+            | StreamEvent::CurrentMode { .. }
+            | StreamEvent::ConfigOptions { .. } => {
+                v.latest
+                    .insert(ev.kind(), serde_json::to_value(ev).unwrap());
+            }
+            StreamEvent::SessionInfo { title, .. } => {
+                if title.is_some() {
+                    v.title = title.clone();
+                }
+            }
+            other => {
+                v.items.push(serde_json::to_string(other).unwrap());
+                last_run = None;
+            }
+        }
+    }
+    for (id, mut c) in calls {
+        c.is_update = false;
+        v.tools.insert(id, serde_json::to_value(c).unwrap());
+    }
+    v
+}
+
+async fn live_events(prompts: &[&str]) -> Vec<StreamEvent> {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = opts(dir.path());
+    o.permission_policy = PermissionPolicy::AllowOnce;
+    let (tx, rx) = channel();
+    let all = tokio::spawn(rx.all());
+    let h = start(demo(&[]), o, tx).await.unwrap();
+    for p in prompts {
+        tokio::time::timeout(HANG, h.prompt(vec![text_block(*p)]))
+            .await
+            .expect("hang")
+            .unwrap();
+    }
+    h.close().await;
+    drop(h);
+    all.await.unwrap()
+}
+
+#[tokio::test]
+async fn the_snapshot_rebuilds_the_same_thread_in_far_fewer_events() {
+    let live = live_events(&[
+        "stream",
+        "plan",
+        "edit",
+        "permission",
+        "usage",
+        "unknown-update",
+    ])
+    .await;
+    let mut c = Compactor::new();
+    for ev in &live {
+        c.apply(ev);
+    }
+    let snap = c.snapshot();
+    assert_eq!(snap.len(), c.len());
+    assert_eq!(fold(&snap), fold(&live));
+    assert!(
+        snap.len() * 3 < live.len(),
+        "{} live events compacted only to {}",
+        live.len(),
+        snap.len()
+    );
+    // One event per tool call, announcing it, at its latest state.
+    let calls: Vec<&ToolCallEvent> = snap
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::ToolCall(t) => Some(&**t),
+            _ => None,
+        })
+        .collect();
+    let mut ids: Vec<&str> = calls.iter().map(|t| t.tool_call_id.as_str()).collect();
+    ids.sort();
+    let n = ids.len();
+    ids.dedup();
+    assert_eq!(ids.len(), n);
+    assert!(calls.iter().all(|t| !t.is_update));
+    // Compacting a snapshot again (a re-attach of a re-attach) keeps the same thread.
+    let mut again = Compactor::new();
+    for ev in &snap {
+        again.apply(ev);
+    }
+    assert!(again.len() <= snap.len());
+    assert_eq!(fold(&again.snapshot()), fold(&snap));
+}
+
+#[tokio::test]
+async fn a_snapshot_taken_mid_stream_plus_the_rest_equals_the_whole() {
+    let live = live_events(&["stream", "edit", "plan"]).await;
+    for cut in [1, live.len() / 3, live.len() / 2, live.len() - 1] {
+        let mut c = Compactor::new();
+        for ev in &live[..cut] {
+            c.apply(ev);
+        }
+        let mut attached = c.snapshot();
+        attached.extend_from_slice(&live[cut..]);
+        assert_eq!(fold(&attached), fold(&live), "cut at {cut}");
+    }
+}
+
+#[test]
+fn replaced_state_does_not_pile_up() {
+    let mut c = Compactor::new();
+    for i in 0..10_000u64 {
+        c.apply(&StreamEvent::UsageUpdate {
+            session_id: "s".into(),
+            size: 100,
+            used: i,
+            cost: None,
+            tokens_in: None,
+            tokens_out: None,
+            model: None,
+            size_inferred: None,
+            reported_size: None,
+            origin: None,
+            meta: None,
+        });
+    }
+    assert_eq!(c.len(), 1);
+    let snap = c.snapshot();
+    assert!(matches!(
+        snap[0],
+        StreamEvent::UsageUpdate { used: 9_999, .. }
+    ));
+}
