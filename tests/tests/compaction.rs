@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use acp_desk_core::compact::Compactor;
 use acp_desk_core::events::ToolCallEvent;
-use acp_desk_core::{PermissionPolicy, StreamEvent, start, text_block};
+use acp_desk_core::{PermissionPolicy, StreamEvent};
 use common::*;
 use serde_json::Value;
 
@@ -110,21 +110,7 @@ fn fold(events: &[StreamEvent]) -> View {
 }
 
 async fn live_events(prompts: &[&str]) -> Vec<StreamEvent> {
-    let dir = tempfile::tempdir().unwrap();
-    let mut o = opts(dir.path());
-    o.permission_policy = PermissionPolicy::AllowOnce;
-    let (tx, rx) = channel();
-    let all = tokio::spawn(rx.all());
-    let h = start(demo(&[]), o, tx).await.unwrap();
-    for p in prompts {
-        tokio::time::timeout(HANG, h.prompt(vec![text_block(*p)]))
-            .await
-            .expect("hang")
-            .unwrap();
-    }
-    h.close().await;
-    drop(h);
-    all.await.unwrap()
+    run(&[], PermissionPolicy::AllowOnce, prompts).await
 }
 
 #[tokio::test]

@@ -14,25 +14,6 @@ use acp_desk_core::{EngineError, PermissionPolicy, StreamEvent, start, text_bloc
 use common::*;
 use serde_json::Value;
 
-/// Runs prompts in one session with a policy and returns every event after closing.
-async fn run(flags: &[&str], policy: PermissionPolicy, prompts: &[&str]) -> Vec<StreamEvent> {
-    let dir = tempfile::tempdir().unwrap();
-    let mut o = opts(dir.path());
-    o.permission_policy = policy;
-    let (tx, rx) = channel();
-    let collect = tokio::spawn(rx.all());
-    let h = start(demo(flags), o, tx).await.unwrap();
-    for p in prompts {
-        tokio::time::timeout(HANG, h.prompt(vec![text_block(*p)]))
-            .await
-            .expect("hang")
-            .unwrap();
-    }
-    h.close().await;
-    drop(h);
-    collect.await.unwrap()
-}
-
 fn turn_ends(evs: &[StreamEvent]) -> Vec<(TurnEndReason, Option<acp::StopReason>)> {
     evs.iter()
         .filter_map(|e| match e {

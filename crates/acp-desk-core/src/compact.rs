@@ -58,76 +58,31 @@ impl Compactor {
     }
 
     pub fn apply(&mut self, ev: &StreamEvent) {
-        match ev {
-            StreamEvent::TextDelta {
-                text,
-                content: None,
-                message_id,
-                ..
-            } => {
-                if let Some(Some(StreamEvent::TextDelta {
-                    text: last,
-                    content: None,
-                    message_id: last_id,
-                    ..
-                })) = self.events.last_mut()
-                    && last_id == message_id
-                {
-                    last.push_str(text);
-                    return;
-                }
-            }
-            StreamEvent::Thought {
-                text,
-                content: None,
-                message_id,
-                ..
-            } => {
-                if let Some(Some(StreamEvent::Thought {
-                    text: last,
-                    content: None,
-                    message_id: last_id,
-                    ..
-                })) = self.events.last_mut()
-                    && last_id == message_id
-                {
-                    last.push_str(text);
-                    return;
-                }
-            }
-            StreamEvent::UserMessageDelta {
-                text,
-                content: None,
-                message_id,
-                ..
-            } => {
-                if let Some(Some(StreamEvent::UserMessageDelta {
-                    text: last,
-                    content: None,
-                    message_id: last_id,
-                    ..
-                })) = self.events.last_mut()
-                    && last_id == message_id
-                {
-                    last.push_str(text);
-                    return;
-                }
-            }
-            StreamEvent::ToolCall(tc) => {
-                if let Some(&i) = self.tools.get(&tc.tool_call_id)
-                    && let Some(Some(StreamEvent::ToolCall(first))) = self.events.get_mut(i)
-                {
-                    merge_tool_call(first, tc);
-                    return;
-                }
-                let mut first = tc.clone();
-                // In a snapshot the first event of a call announces it.
-                first.is_update = false;
-                self.tools
-                    .insert(tc.tool_call_id.clone(), self.events.len());
-                self.events.push(Some(StreamEvent::ToolCall(first)));
+        let mut ev = ev.clone();
+        if let Some((kind, id, text)) = chunk(&mut ev)
+            && let Some(Some(last)) = self.events.last_mut()
+            && let Some((last_kind, last_id, last_text)) = chunk(last)
+            && last_kind == kind
+            && last_id == id
+        {
+            last_text.push_str(text);
+            return;
+        }
+        if let StreamEvent::ToolCall(tc) = &mut ev {
+            if let Some(&i) = self.tools.get(&tc.tool_call_id)
+                && let Some(Some(StreamEvent::ToolCall(first))) = self.events.get_mut(i)
+            {
+                merge_tool_call(first, tc);
                 return;
             }
+            // In a snapshot the first event of a call announces it.
+            tc.is_update = false;
+            self.tools
+                .insert(tc.tool_call_id.clone(), self.events.len());
+            self.events.push(Some(ev));
+            return;
+        }
+        match &ev {
             StreamEvent::SessionInfo {
                 title, updated_at, ..
             } => {
@@ -158,7 +113,7 @@ impl Compactor {
                 }
             }
         }
-        self.events.push(Some(ev.clone()));
+        self.events.push(Some(ev));
         self.compact_holes();
     }
 
@@ -186,6 +141,32 @@ impl Compactor {
         if let Some(i) = self.info.as_mut() {
             *i = map[*i];
         }
+    }
+}
+
+/// A streamed chunk that merges with the previous one of the same kind and message: its kind,
+/// message id and text. Chunks carrying a non-text block stand alone.
+fn chunk(ev: &mut StreamEvent) -> Option<(&'static str, &Option<String>, &mut String)> {
+    match ev {
+        StreamEvent::TextDelta {
+            text,
+            content: None,
+            message_id,
+            ..
+        } => Some(("text", message_id, text)),
+        StreamEvent::Thought {
+            text,
+            content: None,
+            message_id,
+            ..
+        } => Some(("thought", message_id, text)),
+        StreamEvent::UserMessageDelta {
+            text,
+            content: None,
+            message_id,
+            ..
+        } => Some(("user", message_id, text)),
+        _ => None,
     }
 }
 

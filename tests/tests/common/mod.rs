@@ -221,3 +221,29 @@ pub async fn finish(turn: Turn) -> acp_desk_core::TurnOutcome {
         .expect("the turn task")
         .expect("the turn")
 }
+
+/// Runs prompts, one turn each, in one demo-agent session answering permission requests by
+/// `policy`; returns every event after closing.
+pub async fn run(
+    flags: &[&str],
+    policy: acp_desk_core::PermissionPolicy,
+    prompts: &[&str],
+) -> Vec<StreamEvent> {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut o = opts(dir.path());
+    o.permission_policy = policy;
+    let (tx, rx) = channel();
+    let collect = tokio::spawn(rx.all());
+    let h = acp_desk_core::start(demo(flags), o, tx)
+        .await
+        .expect("the session starts");
+    for p in prompts {
+        tokio::time::timeout(HANG, h.prompt(vec![acp_desk_core::text_block(*p)]))
+            .await
+            .expect("hang: the turn did not end")
+            .expect("the turn");
+    }
+    h.close().await;
+    drop(h);
+    collect.await.expect("the collector")
+}
