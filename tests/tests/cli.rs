@@ -120,8 +120,9 @@ fn permission_flags_choose_by_kind() {
         .find(|e| e["kind"] == "agent-prompt-settled")
         .unwrap();
     assert_eq!(s["outcome"]["cancelled"], true);
-    // An agent whose permission is cancelled ends its turn cancelled.
+    // An agent whose permission is cancelled ends its turn cancelled: exit 3, not a failure.
     assert_eq!(turn_ends(&cancel.events), ["cancelled"]);
+    assert_eq!(cancel.code, Some(3), "{}", cancel.stderr);
 }
 
 #[test]
@@ -442,4 +443,28 @@ fn without_its_supervisor_the_cli_refuses_to_run_agents_half_guarded() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("acp-desk-supervisor was not found"), "{err}");
+}
+
+#[test]
+fn turns_that_end_otherwise_exit_3_and_the_rest_still_run() {
+    let r = cli(&["run", "--json", "refuse", "max-tokens", "hello"]);
+    assert_eq!(r.code, Some(3), "{}", r.stderr);
+    assert_eq!(
+        turn_ends(&r.events),
+        ["completed", "completed", "completed"]
+    );
+    let stops: Vec<&str> = r
+        .events
+        .iter()
+        .filter(|e| e["kind"] == "turn-end")
+        .map(|e| e["stopReason"].as_str().unwrap())
+        .collect();
+    assert_eq!(stops, ["refusal", "max_tokens", "end_turn"]);
+}
+
+#[test]
+fn a_failure_wins_over_other_endings_and_stops_the_run() {
+    let r = cli(&["run", "--json", "refuse", "crash", "hello"]);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert_eq!(turn_ends(&r.events), ["completed", "error"]);
 }

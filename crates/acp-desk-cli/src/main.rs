@@ -22,6 +22,9 @@ use tokio::sync::mpsc;
 const EXIT_INTERRUPTED: u8 = 130;
 /// Exit code when the agent failed to start or a turn ended in error.
 const EXIT_FAILED: u8 = 1;
+/// Exit code when a turn ended other than with `end_turn` (max tokens, max turn requests,
+/// refusal, cancelled by the agent, watchdog).
+const EXIT_ENDED_OTHERWISE: u8 = 3;
 /// Exit code for usage errors: bad arguments, an unknown agent, a missing folder.
 const EXIT_USAGE: u8 = 2;
 /// Exit code when stdout was closed by its reader (128 + SIGPIPE, as shells report it).
@@ -42,8 +45,10 @@ struct Cli {
 enum Cmd {
     /// Run each PROMPT as one turn, in order, in one session.
     ///
-    /// Exit status: 0 when every turn ended normally (completed, max tokens, refusal); 1 when the
-    /// agent could not start or a turn ended in error; 130 after Ctrl-C.
+    /// Exit status: 0 when every turn ended with `end_turn`; 1 on agent or protocol failure (it
+    /// stops the remaining prompts); 2 on a usage error; 3 when a turn ended otherwise (max
+    /// tokens, max turn requests, refusal, cancelled by the agent, watchdog); 130 after Ctrl-C;
+    /// 141 when stdout was closed. When turns differ: 130, then 1, then 3.
     Run(RunArgs),
     /// List the agents `--agent` knows.
     Agents,
@@ -198,7 +203,8 @@ fn check(args: &RunArgs) -> anyhow::Result<Checked> {
                 anyhow::anyhow!("--turn-idle-timeout: not a usable number of seconds")
             })?),
         };
-    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    // The contract: "on a terminal" means stdin is a TTY.
+    let interactive = std::io::stdin().is_terminal();
     let permission = match args.permission {
         Some(Permission::Ask) if !interactive => {
             bail!("--permission ask needs a terminal on stdin; use allow, reject or cancel")
@@ -255,6 +261,9 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
 
     let mut interrupted = false;
     let mut failed = false;
+    // A turn that ended other than `end_turn` (max tokens, refusal, cancelled by the agent, the
+    // watchdog, ...): exit 3, but the remaining prompts still run.
+    let mut ended_otherwise = false;
     let start = acp_desk_core::start(spec, opts, ev_tx);
     let handle = tokio::select! {
         h = start => h,
@@ -299,15 +308,14 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             }
         };
         match outcome {
-            Ok(o)
-                if matches!(
-                    o.reason,
-                    TurnEndReason::Error | TurnEndReason::WatchdogTimeout
-                ) =>
-            {
-                failed = true
+            Ok(o) if o.reason == TurnEndReason::Error => failed = true,
+            Ok(o) => {
+                if o.stop_reason != Some(acp_desk_core::schema::v1::StopReason::EndTurn)
+                    || o.reason != TurnEndReason::Completed
+                {
+                    ended_otherwise = true;
+                }
             }
-            Ok(_) => {}
             Err(e) => {
                 eprintln!("acp-desk-cli: {e}");
                 failed = true;
@@ -334,10 +342,13 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         }
         r => r.context("could not write the events")?,
     }
+    // When turns ended differently: 130 wins, then 1, then 3.
     Ok(if interrupted {
         ExitCode::from(EXIT_INTERRUPTED)
     } else if failed {
         ExitCode::from(EXIT_FAILED)
+    } else if ended_otherwise {
+        ExitCode::from(EXIT_ENDED_OTHERWISE)
     } else {
         ExitCode::SUCCESS
     })
