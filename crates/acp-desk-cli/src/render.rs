@@ -112,7 +112,12 @@ impl Human {
                     self.line_start(w)?;
                 }
                 write!(w, "{text}")?;
-                self.mode = Mode::Text;
+                // Text that ends its own line leaves us at the start of the next one.
+                self.mode = if text.ends_with('\n') {
+                    Mode::LineStart
+                } else {
+                    Mode::Text
+                };
             }
             StreamEvent::Thought { text, .. } => {
                 if self.mode != Mode::Thought {
