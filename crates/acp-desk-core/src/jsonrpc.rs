@@ -327,7 +327,9 @@ async fn read_loop<R: AsyncRead + Unpin>(
         };
         let mut batch = Vec::new();
         if buf.is_empty() {
-            if !line.is_empty() {
+            if let Some(skipped) = skipping.take() {
+                batch.push(too_long(skipped));
+            } else if !line.is_empty() {
                 // A last line without its newline still counts.
                 batch.extend(parse_line(&line, &mut replies));
             }
@@ -669,6 +671,14 @@ mod tests {
             matches!(&items[1], Inbound::Skipped(Skipped::TooLong { bytes }) if *bytes == 10_000)
         );
         assert!(matches!(&items[2], Inbound::Notification { method, .. } if method == "b"));
+
+        // An over-long last line without its newline is reported too.
+        let input: &'static [u8] = Box::leak(vec![b'y'; 1000].into_boxed_slice());
+        let (items, _) = feed(input, limits).await;
+        assert!(
+            matches!(&items[0], Inbound::Skipped(Skipped::TooLong { bytes }) if *bytes == 1000)
+        );
+        assert!(matches!(&items[1], Inbound::Closed { .. }));
     }
 
     #[tokio::test]
