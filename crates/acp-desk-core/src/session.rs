@@ -213,6 +213,9 @@ fn ended() -> EngineError {
 
 static SESSION_COUNTER: AtomicU64 = AtomicU64::new(1);
 
+/// ACP's "authentication required" error code.
+const AUTH_REQUIRED: i32 = -32000;
+
 /// Permission requests that may wait for an answer at once. People answer a handful; an agent
 /// with more than this waiting is looping, and must not grow our memory.
 const MAX_PARKED: usize = 64;
@@ -997,7 +1000,7 @@ impl Owner {
                         .await;
                 }
             },
-            Err(e) if i32::from(e.code) == -32000 => {
+            Err(e) if i32::from(e.code) == AUTH_REQUIRED => {
                 return self.fail_start(EngineError::AuthRequired(e.message)).await;
             }
             Err(e) => {
@@ -1066,7 +1069,13 @@ impl Owner {
                     let reason = self.stopped_reason();
                     self.end_turn(reason, None).await;
                 } else {
-                    self.emit_error(Some(i64::from(code)), e.message, e.data)
+                    let message = if code == AUTH_REQUIRED {
+                        // Seen with claude-agent-acp: the session opens, the first prompt says so.
+                        EngineError::AuthRequired(e.message).to_string()
+                    } else {
+                        e.message
+                    };
+                    self.emit_error(Some(i64::from(code)), message, e.data)
                         .await;
                     self.end_turn(TurnEndReason::Error, None).await;
                 }
