@@ -468,3 +468,28 @@ fn a_failure_wins_over_other_endings_and_stops_the_run() {
     assert_eq!(r.code, Some(1), "{}", r.stderr);
     assert_eq!(turn_ends(&r.events), ["completed", "error"]);
 }
+
+#[test]
+fn added_folders_are_not_sent_to_an_agent_that_does_not_take_them_and_that_is_said() {
+    let extra = tempfile::tempdir().unwrap();
+    let r = cli(&[
+        "run",
+        "--add-dir",
+        extra.path().to_str().unwrap(),
+        "--json",
+        "hello",
+    ]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let notice = r
+        .events
+        .iter()
+        .find(|e| e["kind"] == "notice")
+        .expect("a notice");
+    assert!(
+        notice["title"]
+            .as_str()
+            .unwrap()
+            .contains("does not accept additional folders"),
+        "{notice}"
+    );
+}
