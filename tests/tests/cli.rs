@@ -85,8 +85,16 @@ fn json_mode_prints_only_stream_events_with_a_turn_end_per_prompt() {
 
 #[test]
 fn without_a_terminal_permissions_are_rejected_and_that_is_said_once() {
-    let r = cli(&["run", "--json", "permission"]);
+    // Two requests, one sentence.
+    let r = cli(&["run", "--json", "permission", "permission"]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(
+        r.events
+            .iter()
+            .filter(|e| e["kind"] == "agent-prompt-settled")
+            .count(),
+        2
+    );
     assert_eq!(
         r.stderr.matches("will be rejected").count(),
         1,
@@ -190,18 +198,48 @@ fn bad_arguments_get_clear_errors() {
 
 #[test]
 fn agent_command_is_split_like_a_shell() {
-    let demo = bin("acp-desk-demo-agent");
-    let cmd = format!("'{}' --stderr-chatter", demo.display());
+    // Spaces inside quotes and escaped spaces stay inside one word; no shell runs.
+    let dir = tempfile::tempdir().unwrap();
+    let with_space = dir.path().join("dir with space");
+    std::fs::create_dir_all(with_space.join("scenario dir")).unwrap();
+    let agent = with_space.join("demo agent");
+    std::fs::copy(bin("acp-desk-demo-agent"), &agent).unwrap();
+    let cmd = format!(
+        "'{}' --stderr-chatter --scenario-dir {}",
+        agent.display(),
+        with_space
+            .join("scenario dir")
+            .display()
+            .to_string()
+            .replace(' ', "\\ ")
+    );
     let r = cli(&["run", "--agent-command", &cmd, "--json", "hello"]);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert_eq!(turn_ends(&r.events), ["completed"]);
+    // A `;` is an argument, not a command separator.
+    let cmd = format!(
+        "'{}' ; touch {}/pwned",
+        agent.display(),
+        dir.path().display()
+    );
+    let r = cli(&["run", "--agent-command", &cmd, "--json", "hello"]);
+    assert!(!dir.path().join("pwned").exists());
+    // The demo agent refuses the unknown argument `;` (exit 2), so it never starts.
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(r.stderr.contains("exited with code 2"), "{}", r.stderr);
 }
 
 /// Starts the CLI on a slow prompt and waits until the agent streams.
 #[cfg(unix)]
 fn start_slow(args: &[&str]) -> (std::process::Child, BufReader<std::process::ChildStdout>) {
+    // Like `cli()`: its own folder and settings, never the CI user's.
+    let home = std::env::temp_dir().join(format!("acp-desk-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&home).unwrap();
     let mut child = Command::new(bin("acp-desk-cli"))
         .args(args)
+        .current_dir(&home)
+        .env("ACP_DESK_CONFIG_DIR", home.join("config"))
+        .env("ACP_DESK_DATA_DIR", home.join("data"))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -414,9 +452,16 @@ mod interop_ts_sdk {
 fn a_closed_stdout_stops_the_turn_and_exits_141() {
     // `acp-desk-cli run --json slow | head -3`: the slow turn must not run on unseen.
     let (mut child, out) = start_slow(&["run", "--json", "slow", "hello"]);
+    let closed = Instant::now();
     drop(out);
     let code = wait_exit(&mut child);
     assert_eq!(code, 141);
+    // The slow turn alone lasts over 30 s: ending well before that shows it was stopped, not
+    // played out unseen. (A behaviour check with a wide margin, not a speed target.)
+    assert!(
+        closed.elapsed() < Duration::from_secs(20),
+        "the turn ran on after stdout closed"
+    );
     let mut err = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
     assert!(!err.contains("Broken pipe"), "quietly: {err}");

@@ -102,15 +102,13 @@ async fn edit_scenario_has_tool_calls_with_diffs_results_and_usage() {
     assert!(diff["path"].as_str().unwrap().ends_with("/src/main.rs"));
     assert!(diff["newText"].is_string());
     let results: Vec<&Value> = v.iter().filter(|e| e["kind"] == "tool-result").collect();
-    assert!(!results.is_empty());
-    // One tool-result per call, never two.
+    // One tool-result per call (a read and an edit), never two.
     let mut ids: Vec<&str> = results
         .iter()
         .map(|r| r["toolCallId"].as_str().unwrap())
         .collect();
-    let n = ids.len();
-    ids.dedup();
-    assert_eq!(ids.len(), n);
+    ids.sort();
+    assert_eq!(ids, ["demo-edit-1", "demo-read-1"]);
     assert!(v.iter().any(|e| e["kind"] == "usage_update"));
 }
 
@@ -297,11 +295,23 @@ async fn usage_and_commands_arrive_as_events() {
     let usage = v.iter().rfind(|e| e["kind"] == "usage_update").unwrap();
     assert!(usage["size"].as_u64().unwrap() > 0);
     assert!(usage["cost"]["currency"].is_string());
+    // The scenario replaces the commands the agent announced at session/new.
     let cmds = v
         .iter()
         .rfind(|e| e["kind"] == "available-commands")
         .unwrap();
-    assert!(!cmds["commands"].as_array().unwrap().is_empty());
+    let names: Vec<&str> = cmds["commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"usage") && names.contains(&"compact"),
+        "{names:?}"
+    );
+    let info = v.iter().find(|e| e["kind"] == "session-info").unwrap();
+    assert_eq!(info["title"], "Usage and cost demo");
 }
 
 #[tokio::test]
@@ -468,6 +478,15 @@ mod process_trees {
             tokio::time::sleep(Duration::from_millis(20)).await;
             pids = tree(pid);
         }
+        let wanted = if flags.contains(&"--spawn-orphan") {
+            3
+        } else {
+            2
+        };
+        assert!(
+            pids.len() >= wanted,
+            "supervisor, agent (and orphan) expected: {pids:?}"
+        );
         (h, pids, rx, dir)
     }
 
@@ -572,17 +591,46 @@ async fn every_event_kind_the_demo_agent_can_cause_arrives() {
 
 #[tokio::test]
 async fn a_silent_agent_meets_the_watchdog_but_a_waiting_user_does_not() {
+    let scenarios = scenario_dir(&[
+        (
+            "silence",
+            &["silence"],
+            serde_json::json!([
+                {"say": {"text": "thinking quietly..."}},
+                {"sleep": {"ms": 20000}},
+                {"say": {"text": "too late"}}
+            ]),
+        ),
+        (
+            "ask",
+            &["ask-now"],
+            serde_json::json!([
+                {"tool_call": {"toolCallId": "w1", "title": "Run it", "kind": "execute", "status": "pending"}},
+                {"permission": {
+                    "tool_call": {"toolCallId": "w1"},
+                    "options": [
+                        {"optionId": "yes", "name": "Yes", "kind": "allow_once"},
+                        {"optionId": "no", "name": "No", "kind": "reject_once"}
+                    ],
+                    "on_allow": [{"say": {"text": "done"}}],
+                    "on_reject": [],
+                    "on_cancelled": []
+                }}
+            ]),
+        ),
+    ]);
     let dir = tempfile::tempdir().unwrap();
     let mut o = opts(dir.path());
-    // The slow scenario sends a chunk a second; half a second of silence is idle.
-    o.turn_idle_timeout = Some(Duration::from_millis(500));
+    o.turn_idle_timeout = Some(Duration::from_secs(1));
     let (tx, mut rx) = channel();
-    let h = start(demo(&[]), o, tx).await.unwrap();
-    let outcome = finish(spawn_prompt(&h, "slow")).await;
+    let flags = ["--scenario-dir", scenarios.path().to_str().unwrap()];
+    let h = start(demo(&flags), o, tx).await.unwrap();
+    let outcome = finish(spawn_prompt(&h, "silence")).await;
     assert_eq!(outcome.reason, TurnEndReason::WatchdogTimeout);
 
-    // A parked permission request is not idleness: the turn waits for the user.
-    let turn = spawn_prompt(&h, "permission");
+    // A parked permission request is not idleness: the turn waits for the user, here three
+    // times the idle timeout.
+    let turn = spawn_prompt(&h, "ask-now");
     let mut seen = Vec::new();
     let StreamEvent::AgentPrompt(p) = rx
         .until(&mut seen, |e| matches!(e, StreamEvent::AgentPrompt(_)))
@@ -591,22 +639,14 @@ async fn a_silent_agent_meets_the_watchdog_but_a_waiting_user_does_not() {
         unreachable!()
     };
     let drain = tokio::spawn(rx.all());
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
     assert!(
         !turn.is_finished(),
         "the watchdog must not fire while the user decides"
     );
-    let allow = p
-        .options
-        .iter()
-        .find(|o| o.kind == acp::PermissionOptionKind::AllowOnce)
+    h.respond_permission(&p.tool_call_id, PermissionResolution::selected("yes"))
+        .await
         .unwrap();
-    h.respond_permission(
-        &p.tool_call_id,
-        PermissionResolution::selected(allow.option_id.0.to_string()),
-    )
-    .await
-    .unwrap();
     assert_eq!(finish(turn).await.reason, TurnEndReason::Completed);
     h.close().await;
     drop(h);
@@ -623,4 +663,42 @@ async fn a_silent_agent_meets_the_watchdog_but_a_waiting_user_does_not() {
             ..
         }
     )));
+}
+
+#[tokio::test]
+async fn permission_options_are_chosen_by_kind_not_by_position_id_or_name() {
+    // Misleading on purpose: the option named and id'd "allow" is a rejection, and it comes first.
+    let scenarios = scenario_dir(&[(
+        "tricky",
+        &["tricky"],
+        serde_json::json!([
+            {"tool_call": {"toolCallId": "k1", "title": "Delete build/", "kind": "delete", "status": "pending"}},
+            {"permission": {
+                "tool_call": {"toolCallId": "k1"},
+                "options": [
+                    {"optionId": "allow", "name": "Allow", "kind": "reject_once"},
+                    {"optionId": "always", "name": "Allow always", "kind": "reject_always"},
+                    {"optionId": "reject", "name": "Reject", "kind": "allow_once"},
+                    {"optionId": "ok-forever", "name": "Reject always", "kind": "allow_always"}
+                ],
+                "on_allow": [{"say": {"text": "allowed"}}],
+                "on_reject": [{"say": {"text": "rejected"}}],
+                "on_cancelled": []
+            }}
+        ]),
+    )]);
+    let flags = ["--scenario-dir", scenarios.path().to_str().unwrap()];
+    for (policy, chosen, text_said) in [
+        (PermissionPolicy::AllowOnce, "reject", "allowed"),
+        (PermissionPolicy::RejectOnce, "allow", "rejected"),
+    ] {
+        let evs = run(&flags, policy, &["tricky"]).await;
+        let v = json(&evs);
+        let settled = v
+            .iter()
+            .find(|e| e["kind"] == "agent-prompt-settled")
+            .unwrap();
+        assert_eq!(settled["outcome"]["optionId"], chosen, "{policy:?}");
+        assert_eq!(text(&evs), text_said, "{policy:?}");
+    }
 }

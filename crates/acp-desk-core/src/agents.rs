@@ -106,8 +106,11 @@ pub fn from_command_line(line: &str) -> Result<LaunchSpec, AgentError> {
 /// Resolves `--agent NAME`: user settings first (so a user can override a built-in), then
 /// `demo`, then the catalog.
 pub fn resolve(name: &str) -> Result<LaunchSpec, AgentError> {
-    let settings_file = paths::settings_file();
-    let settings = read_settings(&settings_file)?;
+    resolve_in(name, &paths::settings_file())
+}
+
+fn resolve_in(name: &str, settings_file: &std::path::Path) -> Result<LaunchSpec, AgentError> {
+    let settings = read_settings(settings_file)?;
     if let Some(s) = settings.agent_servers.get(name) {
         return Ok(LaunchSpec {
             name: name.into(),
@@ -181,16 +184,39 @@ mod tests {
         let file = dir.path().join("settings.json");
         std::fs::write(
             &file,
-            r#"{"agent_servers": {"mine": {"command": "/bin/my-agent", "args": ["--acp"], "env": {"A": "1"}}}}"#,
+            r#"{"agent_servers": {
+                "claude": {"command": "/opt/my-claude", "args": ["--acp"], "env": {"A": "1"}},
+                "mine": {"command": "/bin/my-agent"}
+            }}"#,
         )
         .unwrap();
-        let s = read_settings(&file).unwrap();
-        assert_eq!(s.agent_servers["mine"].args, vec!["--acp"]);
+        // A settings entry wins over the built-in of the same name.
+        let claude = resolve_in("claude", &file).unwrap();
+        assert_eq!(claude.command, "/opt/my-claude");
+        assert_eq!(claude.args, vec!["--acp"]);
+        assert_eq!(claude.env, vec![("A".to_string(), "1".to_string())]);
+        assert_eq!(resolve_in("mine", &file).unwrap().command, "/bin/my-agent");
+        // Built-ins still resolve.
+        let goose = resolve_in("goose", &file).unwrap();
+        assert_eq!(
+            (goose.command.as_str(), goose.args.as_slice()),
+            ("goose", &["acp".to_string()][..])
+        );
+        let Err(AgentError::Unknown(name, known, where_)) = resolve_in("nope", &file) else {
+            panic!("nope should be unknown")
+        };
+        assert_eq!(name, "nope");
+        for k in [
+            "demo", "claude", "codex", "gemini", "goose", "opencode", "mine",
+        ] {
+            assert!(known.contains(k), "{known} lacks {k}");
+        }
+        assert!(where_.contains("settings.json"));
         std::fs::write(&file, "{nope").unwrap();
         assert!(matches!(
-            read_settings(&file),
+            resolve_in("claude", &file),
             Err(AgentError::Settings(..))
         ));
-        assert!(read_settings(&dir.path().join("missing.json")).is_ok());
+        assert!(resolve_in("goose", &dir.path().join("missing.json")).is_ok());
     }
 }

@@ -317,6 +317,28 @@ mod linux {
             std::thread::sleep(Duration::from_millis(10));
             status = status.or(reap_all(agent));
         }
-        status.or(reap_all(agent))
+        // Killed processes become zombies a moment later; reap them all before we exit, or they
+        // are left to an init that may never reap them.
+        let deadline = Instant::now() + Duration::from_secs(2);
+        loop {
+            let mut st = 0;
+            // SAFETY: waitpid with a valid out-pointer.
+            let pid = unsafe { libc::waitpid(-1, &mut st, libc::WNOHANG) };
+            if pid == agent && status.is_none() {
+                status = Some(if libc::WIFEXITED(st) {
+                    libc::WEXITSTATUS(st)
+                } else {
+                    128 + libc::WTERMSIG(st)
+                });
+            }
+            if pid < 0 || Instant::now() >= deadline {
+                // No child left (ECHILD), or the budget is spent.
+                break;
+            }
+            if pid == 0 {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+        status
     }
 }

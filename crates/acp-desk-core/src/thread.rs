@@ -108,6 +108,12 @@ impl Thread {
         self.tools.get(id)
     }
 
+    /// Approximate bytes of tool-call payloads kept for running calls (bounded by
+    /// [`MAX_PAYLOAD_BYTES`]).
+    pub fn kept_payload_bytes(&self) -> usize {
+        self.payload_bytes
+    }
+
     /// Maps one update; `raw` is the update object as sent, kept for pass-through.
     pub fn apply(&mut self, update: SessionUpdate, out: &mut Vec<StreamEvent>) {
         let sid = || self.session_id.clone();

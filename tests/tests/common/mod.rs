@@ -247,3 +247,23 @@ pub async fn run(
     drop(h);
     collect.await.expect("the collector")
 }
+
+/// A folder of extra demo-agent scenarios (`--scenario-dir`), for tests that need a script of
+/// their own. Each item is (name, keywords, steps as JSON).
+pub fn scenario_dir(scenarios: &[(&str, &[&str], serde_json::Value)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (name, keywords, steps) in scenarios {
+        let file = serde_json::json!({
+            "name": name,
+            "description": format!("test scenario {name}"),
+            "keywords": keywords,
+            "steps": steps,
+        });
+        std::fs::write(
+            dir.path().join(format!("{name}.json")),
+            serde_json::to_vec_pretty(&file).expect("json"),
+        )
+        .expect("write scenario");
+    }
+    dir
+}
