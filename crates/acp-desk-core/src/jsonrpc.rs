@@ -662,13 +662,14 @@ mod tests {
         };
         let mut input = Vec::new();
         input.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n");
-        input.extend(std::iter::repeat_n(b'x', 10_000));
+        // Bigger than one 128 KiB read: the skip spans reads.
+        input.extend(std::iter::repeat_n(b'x', 300_000));
         input.extend_from_slice(b"\n{\"jsonrpc\":\"2.0\",\"method\":\"b\"}\n");
         let input: &'static [u8] = Box::leak(input.into_boxed_slice());
         let (items, _) = feed(input, limits).await;
         assert!(matches!(&items[0], Inbound::Notification { method, .. } if method == "a"));
         assert!(
-            matches!(&items[1], Inbound::Skipped(Skipped::TooLong { bytes }) if *bytes == 10_000)
+            matches!(&items[1], Inbound::Skipped(Skipped::TooLong { bytes }) if *bytes == 300_000)
         );
         assert!(matches!(&items[2], Inbound::Notification { method, .. } if method == "b"));
 
@@ -708,8 +709,10 @@ mod tests {
 
     #[tokio::test]
     async fn a_full_consumer_stops_the_reader() {
-        // With room for 2 messages and nobody reading, the reader must not pull the whole input
-        // into memory: the writer side blocks once the pipe buffer (small here) is full.
+        // Room for one batch and nobody reading: the agent must stall after what fits in the
+        // pipe, the reader's buffer, one batch in the channel and one being sent, not after
+        // the whole 5.7 MB it wants to write.
+        use std::sync::atomic::AtomicUsize;
         let limits = Limits {
             inbound_capacity: 1,
             ..Limits::default()
@@ -718,18 +721,35 @@ mod tests {
         let (our_out, _agent_in) = tokio::io::duplex(256);
         let (_conn, mut rx) = Connection::start(our_in, our_out, limits);
         let line = b"{\"jsonrpc\":\"2.0\",\"method\":\"session/update\",\"params\":{}}\n";
+        let lines = 100_000;
+        let written = Arc::new(AtomicUsize::new(0));
+        let w = written.clone();
         let writer = tokio::spawn(async move {
-            for _ in 0..10_000 {
+            for _ in 0..lines {
                 agent_out.write_all(line).await.unwrap();
+                w.fetch_add(line.len(), Ordering::Relaxed);
             }
         });
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        // Wait until the writer stops making progress.
+        let mut last = usize::MAX;
+        loop {
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            let now = written.load(Ordering::Relaxed);
+            if now == last {
+                break;
+            }
+            last = now;
+        }
         assert!(
             !writer.is_finished(),
             "the agent should be blocked by backpressure"
         );
+        assert!(
+            last < 3 * READ_BUFFER + 4096,
+            "{last} bytes were taken in before the reader stopped"
+        );
         let mut n = 0;
-        while n < 10_000 {
+        while n < lines {
             for item in rx.recv().await.unwrap() {
                 match item {
                     Inbound::Notification { .. } => n += 1,

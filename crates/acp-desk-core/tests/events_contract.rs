@@ -326,16 +326,127 @@ fn permission_resolution_is_the_seeds_shape() {
     assert!(serde_json::from_value::<PermissionResolution>(json!({})).is_err());
 }
 
+/// Every value the schema allows for a `kind` property, wherever it is declared.
+fn schema_kinds(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(o) => {
+            if let Some(kind) = o.get("properties").and_then(|p| p.get("kind")) {
+                if let Some(c) = kind.get("const").and_then(Value::as_str) {
+                    out.push(c.to_string());
+                }
+                for e in kind
+                    .get("enum")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    out.extend(e.as_str().map(str::to_string));
+                }
+            }
+            for child in o.values() {
+                schema_kinds(child, out);
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|c| schema_kinds(c, out)),
+        _ => {}
+    }
+}
+
 #[test]
 fn json_schema_names_every_kind() {
-    let schema = serde_json::to_string(&schemars::schema_for!(StreamEvent)).unwrap();
-    for ev in all_events() {
+    let schema = serde_json::to_value(schemars::schema_for!(StreamEvent)).unwrap();
+    let mut in_schema = Vec::new();
+    schema_kinds(&schema, &mut in_schema);
+    in_schema.sort();
+    let mut ours: Vec<String> = all_events().iter().map(|e| e.kind().to_string()).collect();
+    ours.sort();
+    assert_eq!(
+        in_schema, ours,
+        "the schema's kinds are exactly the events' kinds"
+    );
+}
+
+/// Fails to compile when a variant is added without an instance in `all_events()`.
+#[allow(dead_code)]
+fn every_variant_has_an_instance(e: &StreamEvent) {
+    match e {
+        StreamEvent::TextDelta { .. }
+        | StreamEvent::Thought { .. }
+        | StreamEvent::ToolCall(_)
+        | StreamEvent::ToolResult { .. }
+        | StreamEvent::AgentPrompt(_)
+        | StreamEvent::AgentPromptSettled { .. }
+        | StreamEvent::TurnStart { .. }
+        | StreamEvent::TurnEnd { .. }
+        | StreamEvent::Error { .. }
+        | StreamEvent::Plan { .. }
+        | StreamEvent::UsageUpdate { .. }
+        | StreamEvent::BackgroundTask { .. }
+        | StreamEvent::AvailableCommands { .. }
+        | StreamEvent::UserMessageDelta { .. }
+        | StreamEvent::SessionStatus { .. }
+        | StreamEvent::Modes { .. }
+        | StreamEvent::CurrentMode { .. }
+        | StreamEvent::ConfigOptions { .. }
+        | StreamEvent::SessionInfo { .. }
+        | StreamEvent::Notice { .. }
+        | StreamEvent::UnknownUpdate { .. } => {}
+    }
+}
+
+#[test]
+fn all_events_has_one_instance_of_each_variant() {
+    let mut kinds: Vec<&str> = all_events().iter().map(StreamEvent::kind).collect();
+    let n = kinds.len();
+    kinds.sort();
+    kinds.dedup();
+    assert_eq!(kinds.len(), n, "one instance per kind");
+    assert_eq!(
+        n, 21,
+        "update this count with every_variant_has_an_instance"
+    );
+}
+
+#[test]
+fn kept_tool_payloads_are_bounded() {
+    // 400 running calls with 1 MiB of output each: every event carries its payload, but the
+    // thread keeps at most 16 MiB of them.
+    let mut t = Thread::new("s1");
+    let big = "x".repeat(1024 * 1024);
+    let mut carried = 0;
+    for i in 0..400 {
+        let mut out = Vec::new();
+        t.apply(
+            update(json!({"sessionUpdate": "tool_call", "toolCallId": format!("t{i}"), "title": "big", "rawOutput": {"text": big}})),
+            &mut out,
+        );
+        carried += out
+            .iter()
+            .filter(|e| matches!(e, StreamEvent::ToolCall(c) if c.raw_output.is_some()))
+            .count();
         assert!(
-            schema.contains(&format!("\"{}\"", ev.kind())),
-            "{} missing from the JSON Schema",
-            ev.kind()
+            t.kept_payload_bytes() <= 17 * 1024 * 1024,
+            "{}",
+            t.kept_payload_bytes()
         );
     }
+    assert_eq!(carried, 400);
+    // A call whose payload was dropped says so in its result.
+    let mut out = Vec::new();
+    t.apply(
+        update(
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "t0", "status": "completed"}),
+        ),
+        &mut out,
+    );
+    let result = out
+        .iter()
+        .find_map(|e| match e {
+            StreamEvent::ToolResult { result, .. } => Some(result.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(result["payloadDropped"], true);
 }
 
 fn update(v: Value) -> acp::SessionUpdate {

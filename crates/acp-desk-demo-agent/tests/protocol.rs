@@ -286,8 +286,12 @@ fn errors_unknown_methods_bad_params_and_auth() {
     assert_eq!(init["result"]["authMethods"][0]["id"], "demo-login");
     let caps = &init["result"]["agentCapabilities"]["promptCapabilities"];
     assert_eq!(
-        (caps["image"].clone(), caps["audio"].clone()),
-        (json!(true), json!(false))
+        (
+            caps["image"].clone(),
+            caps["audio"].clone(),
+            caps["embeddedContext"].clone()
+        ),
+        (json!(true), json!(false), json!(true))
     );
 
     agent.send(json!({"jsonrpc": "2.0", "id": 2, "method": "session/new",
@@ -326,12 +330,12 @@ fn errors_unknown_methods_bad_params_and_auth() {
 fn eof_exits_zero_and_crash_exits_three() {
     let mut agent = Agent::spawn(&[]);
     agent.stdin = None;
-    assert_eq!(agent.child.wait().unwrap().code(), Some(0));
+    assert_eq!(wait_bounded(&mut agent.child), Some(0));
 
     let mut agent = Agent::spawn(&[]);
     let session = agent.initialize_and_open();
     agent.prompt(9, &session, "crash");
-    assert_eq!(agent.child.wait().unwrap().code(), Some(3));
+    assert_eq!(wait_bounded(&mut agent.child), Some(3));
 }
 
 #[test]
@@ -360,4 +364,19 @@ fn ignore_cancel_keeps_playing_an_extra_dir_scenario() {
     std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(stop_reason(&response), StopReason::EndTurn);
     assert_eq!(message_text(&updates(&seen)), "awake");
+}
+
+/// The exit code, waiting at most 30 s: a broken exit path fails the test instead of hanging it.
+fn wait_bounded(child: &mut std::process::Child) -> Option<i32> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the agent did not exit"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
