@@ -425,10 +425,7 @@ impl Owner {
             self.emit_status(SessionState::Dead, detail).await;
         }
         self.flush().await;
-        if let Some(ready) = self.ready.take() {
-            let err = self.start_error.take().unwrap_or_else(ended);
-            let _ = ready.send(Err(err));
-        }
+        self.refuse_start(ended);
         // Dead: nothing more will be emitted, so the event stream ends here (consumers see it
         // close); keep answering commands with the reason until every handle is gone.
         let reason = self
@@ -550,6 +547,14 @@ impl Owner {
         self.emit_error(None, err.to_string(), None).await;
         self.dead = Some(err.to_string());
         self.start_error = Some(err);
+    }
+
+    /// Answers a `start()` still waiting: with why the start failed, or `otherwise`.
+    fn refuse_start(&mut self, otherwise: impl FnOnce() -> EngineError) {
+        if let Some(ready) = self.ready.take() {
+            let err = self.start_error.take().unwrap_or_else(otherwise);
+            let _ = ready.send(Err(err));
+        }
     }
 
     /// Notes the outcome of a send to the agent. A full queue means the agent stopped reading
@@ -1338,13 +1343,7 @@ impl Owner {
             self.id,
             process::describe_exit(status)
         );
-        if let Some(ready) = self.ready.take() {
-            let err = self
-                .start_error
-                .take()
-                .unwrap_or_else(|| EngineError::SessionEnded(why.into()));
-            let _ = ready.send(Err(err));
-        }
+        self.refuse_start(|| EngineError::SessionEnded(why.into()));
         self.emit_status(SessionState::Dead, Some(format!("Session {why}.")))
             .await;
     }
@@ -1361,6 +1360,3 @@ async fn sleep_until_opt(deadline: Option<Instant>) {
 pub fn text_block(text: impl Into<String>) -> acp::ContentBlock {
     acp::ContentBlock::Text(acp::TextContent::new(text))
 }
-
-/// Keeps `jsonrpc::codes` reachable for front ends that build errors.
-pub use jsonrpc::codes as rpc_codes;
