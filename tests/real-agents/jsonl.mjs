@@ -1,0 +1,103 @@
+#!/usr/bin/env node
+// Small JSON / JSON-lines queries for run.sh (so CI needs no jq). Usage: node jsonl.mjs CMD ARGS...
+//   text FILE              concatenated text of the `text-delta` StreamEvents
+//   stop FILE              stopReason of the last `turn-end` (its reason when it has none)
+//   settled FILE KIND      exit 0 when at least one permission was settled and every settled one
+//                          chose the option of that kind (allow_once, reject_once) its request offered
+//   tools FILE             claude-code-acp's tool names (`_meta.claudeCode.toolName` on tool-call
+//                          events), sorted, unique, each followed by a space
+//   has-terminal FILE      exit 0 when a tool-call event carries `terminal` content (a client terminal)
+//   methods FILE           `method` of each line, each followed by a space (probe-client's calls log)
+//   unhandled FILE         paths the fake model server did not serve, each followed by a space
+//   get FILE KEY           a top-level key of a JSON file
+//   sanitize FILE NAME W H a transcript with the temp folder W, this folder H, the session ids replaced
+//   requests FILE W        the fake server's request log, timestamps dropped, W replaced
+//   tools-offered FILE     the `tools` dump reduced to name + input_schema
+
+import fs from "node:fs";
+
+const [cmd, file, ...rest] = process.argv.slice(2);
+const raw = () => fs.readFileSync(file, "utf8");
+const lines = () =>
+  raw()
+    .split("\n")
+    .filter((l) => l.trim())
+    .flatMap((l) => {
+      try {
+        return [JSON.parse(l)];
+      } catch {
+        return [];
+      }
+    });
+const out = (s) => process.stdout.write(s);
+const replaceAll = (s, from, to) => (from ? s.split(from).join(to) : s);
+
+switch (cmd) {
+  case "text":
+    out(lines().filter((e) => e.kind === "text-delta").map((e) => e.text ?? "").join(""));
+    break;
+  case "stop": {
+    const ends = lines().filter((e) => e.kind === "turn-end");
+    const last = ends[ends.length - 1];
+    out(last ? String(last.stopReason ?? last.reason) : "");
+    break;
+  }
+  case "settled": {
+    const kind = rest[0];
+    const evs = lines();
+    const want = {};
+    for (const e of evs.filter((e) => e.kind === "agent-prompt")) {
+      want[e.toolCallId] = (e.options || []).find((o) => o.kind === kind)?.optionId;
+    }
+    const settled = evs.filter((e) => e.kind === "agent-prompt-settled");
+    const good = settled.length > 0 && settled.every((s) => s.outcome?.optionId && s.outcome.optionId === want[s.toolCallId]);
+    process.exitCode = good ? 0 : 1;
+    break;
+  }
+  case "tools": {
+    const names = new Set(
+      lines()
+        .filter((e) => e.kind === "tool-call")
+        .map((e) => e._meta?.claudeCode?.toolName)
+        .filter(Boolean),
+    );
+    out([...names].sort().map((n) => n + " ").join(""));
+    break;
+  }
+  case "has-terminal":
+    process.exitCode = lines().some((e) => e.kind === "tool-call" && (e.content || []).some((c) => c.type === "terminal")) ? 0 : 1;
+    break;
+  case "methods":
+    out(lines().map((e) => e.method + " ").join(""));
+    break;
+  case "unhandled":
+    out([...new Set(lines().filter((e) => e.unhandled).map((e) => e.path))].map((p) => p + " ").join(""));
+    break;
+  case "get":
+    out(String(JSON.parse(raw())[rest[0]] ?? ""));
+    break;
+  case "sanitize": {
+    const [name, work, here] = rest;
+    const evs = lines();
+    const sid = evs.find((e) => e.sessionId)?.sessionId;
+    const acp = evs.find((e) => e.agent?.acpSessionId)?.agent.acpSessionId;
+    let s = raw();
+    s = replaceAll(s, work, "/tmp/acp-desk-real-agents");
+    s = replaceAll(s, here, "tests/real-agents");
+    s = replaceAll(s, sid, `s-${name}`);
+    s = replaceAll(s, acp, "00000000-0000-4000-8000-000000000001");
+    out(s);
+    break;
+  }
+  case "requests": {
+    const [work] = rest;
+    out(lines().map((e) => replaceAll(JSON.stringify({ ...e, t: undefined }), work, "/tmp/acp-desk-real-agents") + "\n").join(""));
+    break;
+  }
+  case "tools-offered":
+    out(JSON.stringify(JSON.parse(raw()).map((t) => ({ name: t.name, input_schema: t.input_schema })), null, 2) + "\n");
+    break;
+  default:
+    console.error(`jsonl.mjs: unknown command ${cmd}`);
+    process.exitCode = 2;
+}

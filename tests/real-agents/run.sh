@@ -1,0 +1,282 @@
+#!/usr/bin/env bash
+# A real third-party ACP agent (@zed-industries/claude-code-acp, which runs the real Claude Code
+# CLI) driven through acp-desk-cli, its model API replaced by a scripted local server
+# (fake-anthropic.mjs). See README.md in this folder.
+#
+# Env:
+#   ACP_DESK_CLI        the CLI binary (default target/debug/acp-desk-cli, relative to the repo root)
+#   EXPECT_CLIENT_FS    1: fs/terminal must go through the client (ACP Desk advertises them);
+#                       0: the agent must use its own tools; unset/auto: report which, assert neither
+#   RUN_PROBE           1 (default): also run the rig self-check with probe-client.mjs (a minimal
+#                       client that advertises fs/terminal); 0: skip it
+#   RECORD_TRANSCRIPTS  1: write the CLI's --json output per scenario to transcripts/ (sanitized)
+#   SKIP_NPM_CI         1: skip `npm ci` (node_modules already installed)
+#   KEEP_WORK           1: keep the temp folder (printed) for inspection
+#   REAL_AGENT_TIMEOUT  seconds one CLI run may take (default 180)
+# Prints `ok - …` / `FAIL - …` per check and a closing line `N passed, N failed`; exits 1 on any
+# failure, 2 when the rig cannot start.
+
+set -uo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+CLI=${ACP_DESK_CLI:-target/debug/acp-desk-cli}
+[[ $CLI = /* ]] || CLI=$ROOT/$CLI
+EXPECT=${EXPECT_CLIENT_FS:-auto}
+RUN_PROBE=${RUN_PROBE:-1}
+RECORD=${RECORD_TRANSCRIPTS:-0}
+TIMEOUT=${REAL_AGENT_TIMEOUT:-180}
+NODE=$(command -v node || true)
+
+START=$(date +%s.%N)
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/acp-desk-real-agents.XXXXXX")
+# Every process this script starts (other than the model server) carries this variable, so the
+# cleanup can find exactly them, and only them, through /proc, whatever process group they are in.
+MARK="ACP_DESK_REAL_AGENTS_RUN=$WORK"
+SERVER_PID=
+
+marked_pids() {
+  local f pid
+  for f in $(grep -lzxF "$MARK" /proc/[0-9]*/environ 2>/dev/null); do
+    pid=${f#/proc/}
+    echo "${pid%/environ}"
+  done
+}
+
+cleanup() {
+  local pids
+  [[ -n $SERVER_PID ]] && kill "$SERVER_PID" 2>/dev/null
+  pids=$(marked_pids)
+  if [[ -n $pids ]]; then
+    kill -TERM $pids 2>/dev/null
+    sleep 1
+    pids=$(marked_pids)
+    [[ -n $pids ]] && kill -KILL $pids 2>/dev/null
+  fi
+  [[ -n $SERVER_PID ]] && wait "$SERVER_PID" 2>/dev/null
+  if [[ ${KEEP_WORK:-0} = 1 ]]; then echo "# kept $WORK" >&2; else rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+PASS=0
+FAIL=0
+ok() {
+  PASS=$((PASS + 1))
+  echo "ok - $*"
+}
+bad() {
+  FAIL=$((FAIL + 1))
+  echo "FAIL - $*"
+}
+check() { # check DESCRIPTION COMMAND...
+  local d=$1
+  shift
+  if "$@"; then ok "$d"; else bad "$d"; fi
+}
+q() { "$NODE" "$HERE/jsonl.mjs" "$@"; }
+die() {
+  echo "real-agents: $*" >&2
+  echo "0 passed, 1 failed"
+  exit 2
+}
+
+[[ -n $NODE ]] || die "node not found (Node.js 20+ needed)"
+[[ -x $CLI ]] || die "no CLI at $CLI (build it: cargo build -p acp-desk-cli -p acp-desk-demo-agent -p acp-desk-core --bins, or set ACP_DESK_CLI)"
+
+if [[ ${SKIP_NPM_CI:-0} != 1 ]]; then
+  (cd "$HERE" && npm ci --no-audit --no-fund --loglevel=error) >"$WORK/npm.log" 2>&1 ||
+    { cat "$WORK/npm.log" >&2; die "npm ci failed"; }
+fi
+AGENT_JS=$HERE/node_modules/@zed-industries/claude-code-acp/dist/index.js
+[[ -f $AGENT_JS ]] || die "claude-code-acp is not installed in $HERE/node_modules"
+AGENT_VERSION=$(q get "$HERE/node_modules/@zed-industries/claude-code-acp/package.json" version)
+CLAUDE_VERSION=$(q get "$HERE/node_modules/@anthropic-ai/claude-agent-sdk/package.json" claudeCodeVersion)
+echo "# claude-code-acp $AGENT_VERSION (Claude Code $CLAUDE_VERSION), node $("$NODE" --version), CLI $CLI"
+echo "# EXPECT_CLIENT_FS=$EXPECT"
+
+# --- the model server ---------------------------------------------------------------------------
+"$NODE" "$HERE/fake-anthropic.mjs" --port-file "$WORK/port" --log "$WORK/requests.jsonl" \
+  --tools-dump "$WORK/tools-offered" >"$WORK/server.out" 2>&1 &
+SERVER_PID=$!
+for _ in $(seq 100); do [[ -s $WORK/port ]] && break; sleep 0.1; done
+[[ -s $WORK/port ]] || die "the fake model server did not start: $(cat "$WORK/server.out")"
+PORT=$(cat "$WORK/port")
+
+mkdir -p "$WORK/home"
+# A clean environment: nothing of the user's (API keys, Claude settings, CLAUDECODE, proxies) leaks in.
+agent_env=(
+  env -i "PATH=$PATH" "HOME=$WORK/home" "TMPDIR=$WORK" "LANG=C.UTF-8" "$MARK"
+  "ANTHROPIC_BASE_URL=http://127.0.0.1:$PORT" "ANTHROPIC_API_KEY=test"
+  "DISABLE_TELEMETRY=1" "DISABLE_AUTOUPDATER=1" "DISABLE_ERROR_REPORTING=1"
+  "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1" "IS_SANDBOX=1"
+  "ACP_DESK_CONFIG_DIR=$WORK/acp-desk-config" "ACP_DESK_DATA_DIR=$WORK/acp-desk-data"
+  "ACP_DESK_LOG=${ACP_DESK_LOG:-debug}"
+)
+
+# --- helpers ------------------------------------------------------------------------------------
+EDIT_BEFORE=$'title: test\ncolour = red\nend\n'
+EDIT_AFTER=$'title: test\ncolour = blue\nend\n'
+NOTES=$'secret-token-42\n'
+
+new_project() { # new_project DIR
+  mkdir -p "$1"
+  printf '%s' "$NOTES" >"$1/notes.txt"
+  printf '%s' "$EDIT_BEFORE" >"$1/edit.txt"
+}
+snapshot() { (cd "$1" && find . -print0 | sort -z | xargs -0 -I{} sh -c 'if [ -f "{}" ]; then sha256sum "{}"; else echo "dir {}"; fi'); }
+file_is() { [[ -f $1 && "$(cat "$1"; echo x)" == "$2"x ]]; }
+text_of() { q text "$1"; }
+contains() { [[ $1 == *"$2"* ]]; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
+stop_reason() { q stop "$1"; }
+# Every settled permission chose the option of kind $2 offered by its request.
+settled_by_kind() { q settled "$1" "$2"; }
+# The tool names the agent ran, as claude-code-acp reports them in tool_call `_meta.claudeCode.toolName`.
+tool_names() { q tools "$1"; }
+no_leftovers() {
+  local i
+  for i in 1 2 3 4 5 6 7 8 9 10; do
+    [[ -z $(marked_pids) ]] && return 0
+    sleep 0.2
+  done
+  echo "# left running: $(marked_pids | tr '\n' ' ')" >&2
+  return 1
+}
+# Checks which path fs/terminal took. $2: the tools the scenario uses (Read Edit Write Bash).
+check_route() {
+  local out=$1 label=$2
+  shift 2
+  local names
+  names=$(tool_names "$out")
+  local t via_client=1 via_agent=1
+  for t in "$@"; do
+    contains " $names" " mcp__acp__$t " || via_client=0
+    contains " $names" " $t " || via_agent=0
+  done
+  if [[ $via_client = 1 && " $*" == *" Bash"* && $label != reject/* ]]; then
+    # A client terminal shows up as terminal content on the tool call (none when refused).
+    q has-terminal "$out" || via_client=0
+  fi
+  case $EXPECT in
+    1) check "$label: fs/terminal went through the client (tools: $names)" test $via_client = 1 ;;
+    0) check "$label: the agent used its own tools (tools: $names)" test $via_agent = 1 ;;
+    *) if [[ $via_client = 1 ]]; then
+         echo "# $label: fs/terminal went through the client (tools: $names)"
+       elif [[ $via_agent = 1 ]]; then
+         echo "# $label: the agent used its own tools, not the client's fs/terminal (tools: $names)"
+       else
+         bad "$label: expected tools $* not seen (tools: $names)"
+       fi ;;
+  esac
+}
+
+record() { # record OUT NAME
+  [[ $RECORD = 1 ]] || return 0
+  mkdir -p "$HERE/transcripts"
+  q sanitize "$1" "$2" "$WORK" "$HERE" >"$HERE/transcripts/$2.jsonl"
+}
+
+# run_cli MODE NAME PROMPT: fresh project in $WORK/MODE-NAME/proj; sets OUT, ERR, RC, PROJ, BEFORE.
+run_cli() {
+  local mode=$1 name=$2 prompt=$3
+  local dir=$WORK/$mode-$name
+  PROJ=$dir/proj
+  OUT=$dir/out.jsonl
+  ERR=$dir/stderr.log
+  new_project "$PROJ"
+  BEFORE=$(snapshot "$PROJ")
+  local t0 t1
+  t0=$(date +%s.%N)
+  "${agent_env[@]}" timeout -k 5 "$TIMEOUT" "$CLI" run --cwd "$PROJ" --permission "$mode" --json \
+    --turn-idle-timeout 60 --agent-command "node '$AGENT_JS'" "$prompt" >"$OUT" 2>"$ERR"
+  RC=$?
+  t1=$(date +%s.%N)
+  echo "# $mode/$name: exit $RC in $(elapsed "$t0" "$t1") s"
+  check "$mode/$name: CLI exit 0 and the turn ended end_turn" test "$RC:$(stop_reason "$OUT")" = "0:end_turn"
+  check "$mode/$name: no agent process outlived the CLI" no_leftovers
+  if [[ $RC != 0 ]]; then
+    echo "# last stderr lines:" && tail -n 15 "$ERR" | sed 's/^/#   /'
+  fi
+  record "$OUT" "claude-code-acp-$mode-$name"
+}
+
+# --- through acp-desk-cli: --permission allow ---------------------------------------------------
+run_cli allow read "read notes.txt"
+check "allow/read: the file's content is in the agent's final text" contains "$(text_of "$OUT")" "secret-token-42"
+check "allow/read: the project is unchanged" test "$(snapshot "$PROJ")" = "$BEFORE"
+check_route "$OUT" "allow/read" Read
+
+run_cli allow write "write new.txt"
+check "allow/write: new.txt has the model's content" file_is "$PROJ/new.txt" $'written by the fake model\n'
+check "allow/write: the permission was answered with its allow_once option" settled_by_kind "$OUT" allow_once
+check_route "$OUT" "allow/write" Write
+
+run_cli allow edit "edit edit.txt"
+check "allow/edit: edit.txt was edited (red -> blue, other lines kept)" file_is "$PROJ/edit.txt" "$EDIT_AFTER"
+check "allow/edit: the permission was answered with its allow_once option" settled_by_kind "$OUT" allow_once
+check_route "$OUT" "allow/edit" Read Edit
+
+run_cli allow run "run a shell command"
+check "allow/run: out.txt was written by the shell command" file_is "$PROJ/out.txt" $'hi-from-bash\n'
+check "allow/run: the command's output is in the agent's final text" contains "$(text_of "$OUT")" "hi-from-bash"
+check "allow/run: the permission was answered with its allow_once option" settled_by_kind "$OUT" allow_once
+check_route "$OUT" "allow/run" Bash
+
+# --- through acp-desk-cli: --permission reject: nothing may be written --------------------------
+for sc in "write:write new.txt:Write" "edit:edit edit.txt:Read Edit" "run:run a shell command:Bash"; do
+  IFS=: read -r name prompt tools <<<"$sc"
+  run_cli reject "$name" "$prompt"
+  # shellcheck disable=SC2086 # $tools is a list of tool names
+  check_route "$OUT" "reject/$name" $tools
+  check "reject/$name: nothing written (project unchanged)" test "$(snapshot "$PROJ")" = "$BEFORE"
+  check "reject/$name: the permission was answered with its reject_once option" settled_by_kind "$OUT" reject_once
+done
+
+# --- rig self-check: the same scenarios with fs/terminal advertised, by probe-client.mjs ---------
+if [[ $RUN_PROBE = 1 ]]; then
+  probe() { # probe MODE NAME PROMPT
+    local dir=$WORK/probe-$1-$2
+    PROJ=$dir/proj
+    CALLS=$dir/calls.jsonl
+    new_project "$PROJ"
+    BEFORE=$(snapshot "$PROJ")
+    : >"$CALLS"
+    "${agent_env[@]}" timeout -k 5 "$TIMEOUT" "$NODE" "$HERE/probe-client.mjs" --cwd "$PROJ" --permission "$1" \
+      --calls "$CALLS" --updates "$dir/updates.jsonl" -- "$NODE" "$AGENT_JS" -- "$3" >"$dir/text.txt" 2>"$dir/stderr.log"
+    local rc=$?
+    check "probe/$1/$2: exit 0 (end_turn)" test $rc = 0
+    PROBE_METHODS=$(q methods "$CALLS")
+  }
+  methods_are() { test "$PROBE_METHODS" = "$1"; }
+  probe allow read "read notes.txt"
+  check "probe/allow/read: content in the final text" contains "$(cat "$WORK/probe-allow-read/text.txt")" "secret-token-42"
+  check "probe/allow/read: client methods [$PROBE_METHODS]" methods_are "fs/read_text_file "
+  probe allow write "write new.txt"
+  check "probe/allow/write: new.txt written" file_is "$PROJ/new.txt" $'written by the fake model\n'
+  check "probe/allow/write: client methods [$PROBE_METHODS]" methods_are "session/request_permission fs/write_text_file "
+  probe allow edit "edit edit.txt"
+  check "probe/allow/edit: edit.txt edited" file_is "$PROJ/edit.txt" "$EDIT_AFTER"
+  check "probe/allow/edit: client methods [$PROBE_METHODS]" methods_are "fs/read_text_file session/request_permission fs/read_text_file fs/write_text_file "
+  probe allow run "run a shell command"
+  check "probe/allow/run: out.txt written" file_is "$PROJ/out.txt" $'hi-from-bash\n'
+  check "probe/allow/run: client methods [$PROBE_METHODS]" methods_are "session/request_permission terminal/create terminal/wait_for_exit terminal/output terminal/release "
+  probe reject write "write new.txt"
+  check "probe/reject/write: nothing written" test "$(snapshot "$PROJ")" = "$BEFORE"
+  check "probe/reject/write: client methods [$PROBE_METHODS]" methods_are "session/request_permission "
+  check "probe: no agent process outlived the probe client" no_leftovers
+fi
+
+if [[ $RECORD = 1 ]]; then
+  q requests "$WORK/requests.jsonl" "$WORK" >"$HERE/transcripts/fake-anthropic-requests.jsonl"
+  for v in builtin client-fs; do
+    [[ -f $WORK/tools-offered-$v.json ]] &&
+      q tools-offered "$WORK/tools-offered-$v.json" >"$HERE/transcripts/tools-offered-$v.json"
+  done
+fi
+unhandled=$(q unhandled "$WORK/requests.jsonl")
+check "the model server saw no request it does not serve${unhandled:+ ($unhandled)}" test -z "$unhandled"
+
+echo "# total $(elapsed "$START" "$(date +%s.%N)") s"
+echo "$PASS passed, $FAIL failed"
+[[ $FAIL = 0 ]]
