@@ -57,7 +57,8 @@ cleanup() {
   if [[ ${KEEP_WORK:-0} = 1 ]]; then echo "# kept $WORK" >&2; else rm -rf "$WORK"; fi
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 PASS=0
 FAIL=0
@@ -75,6 +76,12 @@ check() { # check DESCRIPTION COMMAND...
   if "$@"; then ok "$d"; else bad "$d"; fi
 }
 q() { "$NODE" "$HERE/jsonl.mjs" "$@"; }
+# Runs a command in the background and waits: a signal to this script is then handled at once
+# (bash defers traps while a foreground child runs).
+fg() {
+  "$@" &
+  wait $!
+}
 die() {
   echo "real-agents: $*" >&2
   echo "0 passed, 1 failed"
@@ -110,6 +117,8 @@ agent_env=(
   "ANTHROPIC_BASE_URL=http://127.0.0.1:$PORT" "ANTHROPIC_API_KEY=test"
   "DISABLE_TELEMETRY=1" "DISABLE_AUTOUPDATER=1" "DISABLE_ERROR_REPORTING=1"
   "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1" "IS_SANDBOX=1"
+  # A broken model server should fail a scenario in seconds, not after ten backed-off retries.
+  "CLAUDE_CODE_MAX_RETRIES=1" "API_TIMEOUT_MS=60000"
   "ACP_DESK_CONFIG_DIR=$WORK/acp-desk-config" "ACP_DESK_DATA_DIR=$WORK/acp-desk-data"
   "ACP_DESK_LOG=${ACP_DESK_LOG:-debug}"
 )
@@ -188,7 +197,7 @@ run_cli() {
   BEFORE=$(snapshot "$PROJ")
   local t0 t1
   t0=$(date +%s.%N)
-  "${agent_env[@]}" timeout -k 5 "$TIMEOUT" "$CLI" run --cwd "$PROJ" --permission "$mode" --json \
+  fg "${agent_env[@]}" timeout -k 5 "$TIMEOUT" "$CLI" run --cwd "$PROJ" --permission "$mode" --json \
     --turn-idle-timeout 60 --agent-command "node '$AGENT_JS'" "$prompt" >"$OUT" 2>"$ERR"
   RC=$?
   t1=$(date +%s.%N)
@@ -242,7 +251,7 @@ if [[ $RUN_PROBE = 1 ]]; then
     new_project "$PROJ"
     BEFORE=$(snapshot "$PROJ")
     : >"$CALLS"
-    "${agent_env[@]}" timeout -k 5 "$TIMEOUT" "$NODE" "$HERE/probe-client.mjs" --cwd "$PROJ" --permission "$1" \
+    fg "${agent_env[@]}" timeout -k 5 "$TIMEOUT" "$NODE" "$HERE/probe-client.mjs" --cwd "$PROJ" --permission "$1" \
       --calls "$CALLS" --updates "$dir/updates.jsonl" -- "$NODE" "$AGENT_JS" -- "$3" >"$dir/text.txt" 2>"$dir/stderr.log"
     local rc=$?
     check "probe/$1/$2: exit 0 (end_turn)" test $rc = 0
