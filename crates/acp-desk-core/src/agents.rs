@@ -53,6 +53,142 @@ pub const CATALOG: &[(&str, &str, &[&str])] = &[
     ("opencode", "opencode", &["acp"]),
 ];
 
+/// How to get each catalog agent, for people who have not installed it yet.
+pub const INSTALL_HINTS: &[(&str, &str)] = &[
+    (
+        "claude",
+        "Needs Node.js: npx downloads @agentclientprotocol/claude-agent-acp on first use. Sign in once with `claude` (Claude Code) or set ANTHROPIC_API_KEY.",
+    ),
+    (
+        "codex",
+        "Needs Node.js: npx downloads @agentclientprotocol/codex-acp on first use. Sign in once with `codex login` or set OPENAI_API_KEY.",
+    ),
+    (
+        "gemini",
+        "Install Gemini CLI with `npm install -g @google/gemini-cli`, then sign in once by running `gemini`.",
+    ),
+    (
+        "goose",
+        "Install goose (see its documentation for your system), then run `goose configure` once.",
+    ),
+    (
+        "opencode",
+        "Install opencode with `npm install -g opencode-ai`, then run `opencode auth login` once.",
+    ),
+];
+
+/// Where an agent definition came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AgentSource {
+    /// The demo agent shipped with ACP Desk.
+    Builtin,
+    /// A well-known agent ACP Desk knows how to launch.
+    Catalog,
+    /// The user's `agent_servers` settings.
+    Settings,
+}
+
+/// One agent a front end can offer.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentEntry {
+    /// The name [`resolve`] takes.
+    pub id: String,
+    /// The command line, for display.
+    pub command: String,
+    pub source: AgentSource,
+    /// Whether its program was found (for `npx` agents: whether npx was).
+    pub available: bool,
+    /// What to do to make it work, or what to expect on first use.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+/// Every agent a front end can offer, and which one to preselect.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentListing {
+    pub agents: Vec<AgentEntry>,
+    /// The first agent of the settings, else an installed catalog agent that needs no download,
+    /// else the demo agent.
+    pub default_agent: String,
+    pub settings_file: String,
+    /// The settings file could not be read: why (its agents are missing from the list).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub settings_error: Option<String>,
+}
+
+/// Lists the demo agent, the catalog (installed or not) and the user's `agent_servers`.
+/// `cwd` is where relative commands would be looked up.
+pub fn listing(cwd: &std::path::Path) -> AgentListing {
+    listing_in(cwd, &paths::settings_file())
+}
+
+fn listing_in(cwd: &std::path::Path, settings_file: &std::path::Path) -> AgentListing {
+    let demo = demo_agent_path();
+    let mut agents = vec![AgentEntry {
+        id: "demo".into(),
+        command: demo
+            .as_ref()
+            .map_or_else(|| "acp-desk-demo-agent".into(), |p| p.display().to_string()),
+        source: AgentSource::Builtin,
+        available: demo.as_ref().is_some_and(|p| p.is_file()),
+        hint: Some(match demo {
+            Some(_) => "Scripted, no model: say `hello` to see what it can show.".into(),
+            None => AgentError::DemoMissing.to_string(),
+        }),
+    }];
+    let found = |cmd: &str| crate::process::resolve_command(cmd, cwd).is_ok();
+    let mut default_agent = None;
+    for (name, cmd, args) in CATALOG {
+        let available = found(cmd);
+        if available && *cmd != "npx" && default_agent.is_none() {
+            default_agent = Some((*name).to_string());
+        }
+        agents.push(AgentEntry {
+            id: (*name).into(),
+            command: std::iter::once(*cmd)
+                .chain(args.iter().copied())
+                .collect::<Vec<_>>()
+                .join(" "),
+            source: AgentSource::Catalog,
+            available,
+            hint: INSTALL_HINTS
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, h)| (*h).to_string()),
+        });
+    }
+    let (servers, settings_error) = match read_settings(settings_file) {
+        Ok(s) => (s.agent_servers, None),
+        Err(e) => (BTreeMap::new(), Some(e.to_string())),
+    };
+    if let Some(first) = servers.keys().next() {
+        default_agent = Some(first.clone());
+    }
+    for (name, s) in servers {
+        // A settings entry overrides the catalog agent of the same name (as `resolve` does).
+        agents.retain(|a| a.id != name);
+        agents.push(AgentEntry {
+            available: found(&s.command),
+            command: std::iter::once(s.command.as_str())
+                .chain(s.args.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(" "),
+            id: name,
+            source: AgentSource::Settings,
+            hint: None,
+        });
+    }
+    AgentListing {
+        agents,
+        default_agent: default_agent.unwrap_or_else(|| "demo".into()),
+        settings_file: settings_file.display().to_string(),
+        settings_error,
+    }
+}
+
 /// Zed-style settings entry: `{"agent_servers": {"Name": {"command", "args", "env"}}}`.
 #[derive(Debug, Clone, Deserialize)]
 pub struct AgentServer {
@@ -218,5 +354,45 @@ mod tests {
             Err(AgentError::Settings(..))
         ));
         assert!(resolve_in("goose", &dir.path().join("missing.json")).is_ok());
+    }
+
+    #[test]
+    fn listing_prefers_settings_then_installed_agents_then_demo() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("settings.json");
+        // No settings, an empty PATH-free folder: nothing but npx-style agents could be found.
+        let l = listing_in(dir.path(), &file);
+        assert_eq!(l.agents[0].id, "demo");
+        assert!(l.settings_error.is_none());
+        for (name, _, _) in CATALOG {
+            let e = l.agents.iter().find(|a| a.id == *name).unwrap();
+            assert_eq!(e.source, AgentSource::Catalog);
+            assert!(e.hint.is_some(), "{name} has no install hint");
+        }
+        if !l.agents.iter().any(|a| {
+            a.source == AgentSource::Catalog && a.available && !a.command.starts_with("npx")
+        }) {
+            assert_eq!(l.default_agent, "demo");
+        }
+        std::fs::write(
+            &file,
+            r#"{"agent_servers": {"gemini": {"command": "/opt/gemini", "args": ["--acp"]}, "zz": {"command": "sh"}}}"#,
+        )
+        .unwrap();
+        let l = listing_in(dir.path(), &file);
+        assert_eq!(l.default_agent, "gemini");
+        let gemini: Vec<_> = l.agents.iter().filter(|a| a.id == "gemini").collect();
+        assert_eq!(
+            gemini.len(),
+            1,
+            "the settings entry replaces the catalog one"
+        );
+        assert_eq!(gemini[0].source, AgentSource::Settings);
+        assert_eq!(gemini[0].command, "/opt/gemini --acp");
+        assert!(!gemini[0].available);
+        assert!(l.agents.iter().any(|a| a.id == "zz" && a.available));
+        std::fs::write(&file, "{oops").unwrap();
+        let l = listing_in(dir.path(), &file);
+        assert!(l.settings_error.unwrap().contains("settings.json"));
     }
 }

@@ -1,0 +1,103 @@
+//! The commands the webview may call (each listed in the root build.rs's app manifest, which
+//! the capability grants). Thin: checking and work happen in `sessions` and the engine.
+
+use acp_desk_core::events::PermissionResolution;
+use acp_desk_core::hub::{FrameSink, StreamFrame};
+use tauri::ipc::Channel;
+use tauri::{AppHandle, Emitter, Runtime, State};
+
+use crate::AppState;
+use crate::ipc::{AppInfo, FolderChosen, IpcError, SessionInfo, TurnEnd, event_names};
+
+/// A view attached through a Tauri channel. Sending never waits: Tauri queues the frame for
+/// the webview; the hub already bounds how often and how much.
+struct ChannelSink(Channel<StreamFrame>);
+
+impl FrameSink for ChannelSink {
+    fn send(&self, frame: StreamFrame) -> bool {
+        match self.0.send(frame) {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::debug!("a view is gone: {e}");
+                false
+            }
+        }
+    }
+}
+
+#[tauri::command]
+pub fn app_info(state: State<'_, AppState>) -> AppInfo {
+    state.app_info()
+}
+
+#[tauri::command]
+pub fn open_session(
+    state: State<'_, AppState>,
+    folder: String,
+    agent: String,
+) -> Result<SessionInfo, IpcError> {
+    state.sessions.open(&folder, &agent)
+}
+
+#[tauri::command]
+pub fn attach(
+    state: State<'_, AppState>,
+    session: String,
+    on_frame: Channel<StreamFrame>,
+) -> Result<(), IpcError> {
+    state
+        .sessions
+        .attach(&session, Box::new(ChannelSink(on_frame)))
+}
+
+/// Runs one turn; resolves when it ends. The turn's events arrive on the session's channel.
+#[tauri::command]
+pub async fn prompt(
+    state: State<'_, AppState>,
+    session: String,
+    text: String,
+) -> Result<TurnEnd, IpcError> {
+    state.sessions.prompt(&session, text).await
+}
+
+/// Stops the running turn (Stop / Esc): it ends `cancelled`.
+#[tauri::command]
+pub fn cancel(state: State<'_, AppState>, session: String) -> Result<(), IpcError> {
+    state.sessions.cancel(&session)
+}
+
+#[tauri::command]
+pub async fn respond_permission(
+    state: State<'_, AppState>,
+    session: String,
+    request_id: String,
+    resolution: PermissionResolution,
+) -> Result<(), IpcError> {
+    state
+        .sessions
+        .respond(&session, &request_id, resolution)
+        .await
+}
+
+#[tauri::command]
+pub async fn close_session(state: State<'_, AppState>, session: String) -> Result<(), IpcError> {
+    state.sessions.close(&session).await
+}
+
+/// File → Open Folder, also offered as a button in the window. The choice arrives as the
+/// `folder-chosen` event, the same way the menu's does.
+#[tauri::command]
+pub fn pick_folder<R: Runtime>(app: AppHandle<R>) {
+    crate::menu::pick_folder(&app);
+}
+
+/// Emits `folder-chosen`; exposed for the menu.
+pub(crate) fn folder_chosen<R: Runtime>(app: &AppHandle<R>, path: String) {
+    if let Err(e) = app.emit(event_names::FOLDER_CHOSEN, FolderChosen { path }) {
+        tracing::warn!("could not tell the window about the chosen folder: {e}");
+    }
+}
+
+// The command names, one list for the app manifest (the root build.rs includes this file too)
+// and for the tests that check each is registered.
+include!("command_names.rs");

@@ -1,0 +1,173 @@
+//! ACP Desk's desktop shell: adapts the engine (acp-desk-core) to Tauri. Commands for
+//! request/response, a channel per attached view for each session's events, the menu, the
+//! folder dialog and native drag-drop. Nothing here decides what the engine does.
+
+pub mod commands;
+pub mod ipc;
+pub mod menu;
+pub mod sessions;
+
+use std::path::PathBuf;
+
+use tauri::{Builder, DragDropEvent, Emitter, Manager, Runtime, WindowEvent};
+
+use crate::ipc::{AppInfo, DragHover, PathsDropped, event_names};
+use crate::sessions::Sessions;
+
+/// What the command line asked for: `acp-desk [--agent NAME] [FOLDER]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Launch {
+    pub folder: Option<String>,
+    pub agent: Option<String>,
+}
+
+impl Launch {
+    /// Reads the arguments after the program name. Unknown flags are ignored (with a log line)
+    /// rather than refused: desktop launchers add their own.
+    pub fn parse(args: impl IntoIterator<Item = String>) -> Self {
+        let mut out = Self::default();
+        let mut args = args.into_iter();
+        while let Some(a) = args.next() {
+            if a == "--agent" {
+                out.agent = args.next();
+            } else if let Some(v) = a.strip_prefix("--agent=") {
+                out.agent = Some(v.to_string());
+            } else if a.starts_with('-') {
+                tracing::info!("ignoring the unknown argument {a}");
+            } else if out.folder.is_none() {
+                out.folder = Some(absolute(&a));
+            }
+        }
+        out
+    }
+}
+
+fn absolute(p: &str) -> String {
+    let path = PathBuf::from(p);
+    if path.is_absolute() {
+        return p.to_string();
+    }
+    match std::env::current_dir() {
+        Ok(cwd) => cwd.join(path).display().to_string(),
+        Err(_) => p.to_string(),
+    }
+}
+
+pub struct AppState {
+    pub sessions: Sessions,
+    pub launch: Launch,
+}
+
+impl AppState {
+    pub fn new(launch: Launch) -> Self {
+        Self {
+            sessions: Sessions::default(),
+            launch,
+        }
+    }
+
+    pub fn app_info(&self) -> AppInfo {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let agents = acp_desk_core::agents::listing(&cwd);
+        AppInfo {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            initial_folder: self.launch.folder.clone(),
+            initial_agent: self
+                .launch
+                .agent
+                .clone()
+                .unwrap_or_else(|| agents.default_agent.clone()),
+            agents,
+            config_dir: acp_desk_core::paths::config_dir().display().to_string(),
+            data_dir: acp_desk_core::paths::data_dir().display().to_string(),
+        }
+    }
+}
+
+/// Everything but the parts that need a real window system (menu, run loop): plugins, state,
+/// commands, drag-drop. Tests build it on Tauri's mock runtime.
+pub fn build_app<R: Runtime>(builder: Builder<R>, launch: Launch) -> Builder<R> {
+    builder
+        .plugin(tauri_plugin_dialog::init())
+        .manage(AppState::new(launch))
+        .invoke_handler(tauri::generate_handler![
+            commands::app_info,
+            commands::open_session,
+            commands::attach,
+            commands::prompt,
+            commands::cancel,
+            commands::respond_permission,
+            commands::close_session,
+            commands::pick_folder,
+        ])
+        .on_window_event(|window, event| {
+            if let WindowEvent::DragDrop(drop) = event {
+                on_drag_drop(window, drop);
+            }
+        })
+}
+
+fn on_drag_drop<R: Runtime>(window: &tauri::Window<R>, event: &DragDropEvent) {
+    let sent = match event {
+        DragDropEvent::Enter { .. } => {
+            window.emit(event_names::DRAG_HOVER, DragHover { active: true })
+        }
+        DragDropEvent::Leave => window.emit(event_names::DRAG_HOVER, DragHover { active: false }),
+        DragDropEvent::Drop { paths, position } => {
+            let _ = window.emit(event_names::DRAG_HOVER, DragHover { active: false });
+            // Tauri gives physical pixels; the page thinks in CSS pixels.
+            let scale = window.scale_factor().unwrap_or(1.0);
+            window.emit(
+                event_names::PATHS_DROPPED,
+                PathsDropped {
+                    paths: paths.iter().map(|p| p.display().to_string()).collect(),
+                    x: position.x / scale,
+                    y: position.y / scale,
+                },
+            )
+        }
+        _ => Ok(()),
+    };
+    if let Err(e) = sent {
+        tracing::warn!("could not tell the window about a drag: {e}");
+    }
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("ACP_DESK_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+}
+
+/// The app: `acp-desk [--agent NAME] [FOLDER]`.
+pub fn run(context: tauri::Context<tauri::Wry>) {
+    init_logging();
+    let launch = Launch::parse(std::env::args().skip(1));
+    let app = build_app(tauri::Builder::default(), launch)
+        .menu(|app| menu::build(app))
+        .on_menu_event(|app, event| {
+            if event.id() == menu::OPEN_FOLDER {
+                menu::pick_folder(app);
+            }
+        })
+        .build(context);
+    let app = match app {
+        Ok(app) => app,
+        Err(e) => {
+            eprintln!("ACP Desk could not start its window: {e}");
+            std::process::exit(1);
+        }
+    };
+    app.run(|app, event| {
+        if let tauri::RunEvent::Exit = event {
+            // Closing the window ends the sessions' agents (politely, then by force). The
+            // supervisor's lifeline ends them too if this process dies without getting here.
+            let state = app.state::<AppState>();
+            tauri::async_runtime::block_on(state.sessions.close_all());
+        }
+    });
+}
