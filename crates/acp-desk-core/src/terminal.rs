@@ -40,8 +40,9 @@
 //!
 //! Output: text from a streaming UTF-8 decoder, at most the limit kept (cut from the start at a
 //! character boundary). Each decoded chunk goes once to the session's channel as a delta.
-//! Reads are coalesced while more is ready (at most [`DELTA_MAX_BYTES`] per event), so a flood
-//! gives few large events and an interactive command prompt small ones at once. The channel is
+//! Reads are coalesced while more is ready (a delta is sent once it reaches [`DELTA_MAX_BYTES`],
+//! so it holds at most that plus one read), so a flood gives few large events (~50 KiB each in
+//! `bench/terminal-flood.sh`) and a command that prints a line now and then small ones at once. The channel is
 //! bounded and the reader thread blocks on it when it is full: the pty fills and the command
 //! blocks on its writes, so a slow consumer slows the command and nothing grows in between.
 
@@ -73,8 +74,9 @@ pub const DEFAULT_OUTPUT_BYTE_LIMIT: usize = 1024 * 1024;
 /// The most an agent may ask to keep: the same 16 MiB as the longest JSON-RPC line we accept
 /// (`jsonrpc::Limits::max_line_bytes`); an answer is one line and escaping only grows it.
 pub const MAX_OUTPUT_BYTE_LIMIT: usize = 16 * 1024 * 1024;
-/// Largest `Output` delta. Big enough that a 100 MB flood is ~1600 events, small enough that a
-/// UI applying one per frame stays smooth.
+/// An `Output` delta is sent once it reaches this size (it may exceed it by one read). Big
+/// enough that a 100 MB flood is ~2000 events, small enough that a UI applying one per frame
+/// stays smooth.
 pub const DELTA_MAX_BYTES: usize = 64 * 1024;
 /// One read of the pty. Linux hands out at most a few KiB per read of a pty; this only has to
 /// be larger than that.
