@@ -18,7 +18,7 @@
 //! - **Dying with the app.** No lifeline pipe here: portable-pty closes every fd above 2 in the
 //!   child. The pty master is the lifeline instead: when ACP Desk dies (even by SIGKILL) the
 //!   kernel closes the master, hangs up the tty and sends SIGHUP to the session leader, the
-//!   supervisor, which ends the tree. Tested by closing the master with the process running.
+//!   supervisor, which ends the tree (tested: a process holding a terminal is SIGKILLed).
 //! - **Limits, honestly.** The command runs in a process group of its own, which is not the
 //!   pty's foreground group (the supervisor's is): a command that reads the terminal or changes
 //!   its modes is stopped (SIGTTIN/SIGTTOU). ACP has no way to write to a terminal, so such a
