@@ -11,6 +11,7 @@ pub mod paths;
 pub mod process;
 pub mod session;
 pub mod supervisor;
+pub mod terminal;
 pub mod thread;
 
 pub use agent_client_protocol_schema as schema;
