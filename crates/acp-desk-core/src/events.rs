@@ -373,15 +373,16 @@ impl PermissionResolution {
 }
 
 /// The literal `true`, so that `{cancelled: false}` is refused rather than read as a cancel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, JsonSchema)]
-#[schemars(with = "TrueSchema")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct True;
 
-#[derive(JsonSchema)]
-#[allow(dead_code)]
-enum TrueSchema {
-    #[serde(rename = "true")]
-    True,
+impl JsonSchema for True {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "True".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "boolean", "const": true})
+    }
 }
 
 impl Serialize for True {

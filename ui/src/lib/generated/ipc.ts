@@ -1,0 +1,1512 @@
+/* Generated from ipc.schema.json by ui/scripts/gen-types.mjs: do not edit.
+ * The Rust types in src-tauri/src/ipc.rs and crates/acp-desk-core are the source. */
+
+/**
+ * Where an agent definition came from.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "AgentSource".
+ */
+export type AgentSource = 'builtin' | 'catalog' | 'settings';
+/**
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "StreamEvent".
+ */
+export type StreamEvent =
+  | {
+      kind: 'text-delta';
+      sessionId: string;
+      text: string;
+      content?: ContentBlock | null;
+      messageId?: string | null;
+    }
+  | {
+      kind: 'thought';
+      sessionId: string;
+      text: string;
+      content?: ContentBlock | null;
+      messageId?: string | null;
+    }
+  | (ToolCallEvent & {
+      kind: 'tool-call';
+    })
+  | {
+      kind: 'tool-result';
+      sessionId: string;
+      toolCallId: string;
+      /**
+       * `{content, rawOutput}` of the call as it stood when it completed or failed.
+       */
+      result: {
+        [k: string]: unknown;
+      };
+      isError?: boolean | null;
+    }
+  | (AgentPromptEvent & {
+      kind: 'agent-prompt';
+    })
+  | {
+      kind: 'agent-prompt-settled';
+      sessionId: string;
+      /**
+       * The correlation id of the `agent-prompt` this settles.
+       */
+      toolCallId: string;
+      /**
+       * `{optionId}` or `{cancelled: true}`.
+       */
+      outcome:
+        | {
+            optionId: string;
+            feedback?: string | null;
+          }
+        | {
+            cancelled: True;
+          };
+      by: SettledBy;
+      /**
+       * Feedback the user gave with a rejection; sent to the agent at the head of the next
+       * prompt.
+       */
+      feedback?: string | null;
+    }
+  | {
+      kind: 'turn-start';
+      sessionId: string;
+      prompt: ContentBlock[];
+    }
+  | {
+      kind: 'turn-end';
+      sessionId: string;
+      reason: TurnEndReason;
+      /**
+       * The agent's own stop reason (`end_turn`, `max_tokens`, `refusal`, ...), when it gave one.
+       */
+      stopReason?: StopReason | null;
+    }
+  | {
+      kind: 'error';
+      sessionId?: string | null;
+      error: ErrorInfo;
+    }
+  | {
+      kind: 'plan';
+      sessionId: string;
+      title?: string | null;
+      entries: PlanEntry[];
+    }
+  | {
+      kind: 'usage_update';
+      sessionId: string;
+      size: number;
+      used: number;
+      cost?: Cost | null;
+      tokensIn?: number | null;
+      tokensOut?: number | null;
+      model?: string | null;
+      sizeInferred?: boolean | null;
+      reportedSize?: number | null;
+      origin?: string | null;
+      _meta?: {
+        [k: string]: unknown;
+      } | null;
+    }
+  | {
+      kind: 'background-task';
+      sessionId: string;
+      phase: BackgroundTaskPhase;
+      task: BackgroundTaskInfo;
+    }
+  | {
+      kind: 'available-commands';
+      sessionId: string;
+      commands: CommandInfo[];
+    }
+  | {
+      kind: 'user-message-delta';
+      sessionId: string;
+      text: string;
+      content?: ContentBlock | null;
+      messageId?: string | null;
+    }
+  | {
+      kind: 'session-status';
+      sessionId: string;
+      status: SessionState;
+      /**
+       * Why the session is in this state, for people ("the agent exited with code 3: ...").
+       */
+      detail?: string | null;
+      agent?: AgentIdentity | null;
+    }
+  | {
+      kind: 'modes';
+      sessionId: string;
+      currentModeId: string;
+      availableModes: SessionMode[];
+    }
+  | {
+      kind: 'current-mode';
+      sessionId: string;
+      currentModeId: string;
+    }
+  | {
+      kind: 'config-options';
+      sessionId: string;
+      configOptions: SessionConfigOption[];
+    }
+  | {
+      kind: 'session-info';
+      sessionId: string;
+      /**
+       * Absent: unchanged. `null`: cleared.
+       */
+      title?: string | null;
+      updatedAt?: string | null;
+    }
+  | {
+      kind: 'notice';
+      sessionId: string;
+      severity: NoticeSeverity;
+      title: string;
+      description?: string | null;
+      source: NoticeSource;
+    }
+  | {
+      kind: 'unknown-update';
+      sessionId: string;
+      /**
+       * The `update` object exactly as the agent sent it.
+       */
+      update: {
+        [k: string]: unknown;
+      };
+    };
+/**
+ * Content blocks represent displayable information in the Agent Client Protocol.
+ *
+ * Content blocks appear in:
+ * - User prompts sent via `session/prompt`
+ * - Language model output streamed through `session/update` notifications
+ * - Progress updates and results from tool calls
+ *
+ * This structure is compatible with the Model Context Protocol (MCP), so agents can
+ * forward content from MCP tool outputs without transformation.
+ *
+ * See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/content)
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "ContentBlock".
+ */
+export type ContentBlock =
+  | (TextContent & {
+      type: 'text';
+    })
+  | (ImageContent & {
+      type: 'image';
+    })
+  | (AudioContent & {
+      type: 'audio';
+    })
+  | (ResourceLink & {
+      type: 'resource_link';
+    })
+  | (EmbeddedResource & {
+      type: 'resource';
+    });
+/**
+ * The sender or recipient of messages and data in a conversation.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "Role".
+ */
+export type Role = 'assistant' | 'user';
+/**
+ * Categories of tools that can be invoked.
+ *
+ * Tool kinds help clients choose appropriate icons and optimize how they
+ * display tool execution progress.
+ *
+ * See protocol docs: [Creating](https://agentclientprotocol.com/protocol/v1/tool-calls#creating)
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "ToolKind".
+ */
+export type ToolKind =
+  | 'read'
+  | 'edit'
+  | 'delete'
+  | 'move'
+  | 'search'
+  | 'execute'
+  | 'think'
+  | 'fetch'
+  | 'switch_mode'
+  | 'other';
+/**
+ * Execution status of a tool call.
+ *
+ * Tool calls progress through different statuses during their lifecycle.
+ *
+ * See protocol docs: [Status](https://agentclientprotocol.com/protocol/v1/tool-calls#status)
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "ToolCallStatus".
+ */
+export type ToolCallStatus = 'pending' | 'in_progress' | 'completed' | 'failed';
+/**
+ * Content produced by a tool call.
+ *
+ * Tool calls can produce different types of content including
+ * standard content blocks (text, images) or file diffs.
+ *
+ * See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/tool-calls#content)
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "ToolCallContent".
+ */
+export type ToolCallContent =
+  | (Content & {
+      type: 'content';
+    })
+  | (Diff & {
+      type: 'diff';
+    })
+  | (Terminal & {
+      type: 'terminal';
+    })
+  | (SessionReference & {
+      type: 'session';
+    });
+/**
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "True".
+ */
+export type True = true;
+/**
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "SettledBy".
+ */
+export type SettledBy = 'user' | 'rule' | 'stop' | 'agent' | 'watchdog';
+/**
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "TurnEndReason".
+ */
+export type TurnEndReason = 'completed' | 'cancelled' | 'max_turns' | 'error' | 'watchdog-timeout';
+/**
+ * Reasons why an agent stops processing a prompt turn.
+ *
+ * See protocol docs: [Stop Reasons](https://agentclientprotocol.com/protocol/v1/prompt-turn#stop-reasons)
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "StopReason".
+ */
+export type StopReason = 'end_turn' | 'max_tokens' | 'max_turn_requests' | 'refusal' | 'cancelled';
+/**
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "BackgroundTaskPhase".
+ */
+export type BackgroundTaskPhase = 'started' | 'updated' | 'settled';
+/**
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "BackgroundTaskStatus".
+ */
+export type BackgroundTaskStatus = 'running' | 'paused' | 'completed' | 'failed' | 'stopped';
+/**
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "SessionState".
+ */
+export type SessionState = 'starting' | 'ready' | 'prompting' | 'dead';
+/**
+ * A session configuration option selector and its current state.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "SessionConfigOption".
+ */
+export type SessionConfigOption = {
+  /**
+   * Unique identifier for the configuration option.
+   */
+  id: string;
+  /**
+   * Human-readable label for the option.
+   */
+  name: string;
+  /**
+   * Optional description for the Client to display to the user.
+   */
+  description?: string | null;
+  /**
+   * Optional semantic category for this option (UX only).
+   */
+  category?: SessionConfigOptionCategory | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: {
+    [k: string]: unknown;
+  } | null;
+} & SessionConfigOption1;
+/**
+ * Semantic category for a session configuration option.
+ *
+ * This is intended to help Clients distinguish broadly common selectors (e.g. model selector vs
+ * session mode selector vs thought/reasoning level) for UX purposes (keyboard shortcuts, icons,
+ * placement). It MUST NOT be required for correctness. Clients MUST handle missing or unknown
+ * categories gracefully.
+ *
+ * Category names beginning with `_` are free for custom use, like other ACP extension methods.
+ * Category names that do not begin with `_` are reserved for the ACP spec.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "SessionConfigOptionCategory".
+ */
+export type SessionConfigOptionCategory =
+  'mode' | 'model' | 'model_config' | 'thought_level' | string;
+export type SessionConfigOption1 =
+  | (SessionConfigSelect & {
+      type: 'select';
+    })
+  | (SessionConfigBoolean & {
+      type: 'boolean';
+    });
+/**
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "NoticeSeverity".
+ */
+export type NoticeSeverity = 'info' | 'warning' | 'error';
+/**
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "NoticeSource".
+ */
+export type NoticeSource = 'agent' | 'client';
+/**
+ * What a command failed with. Crosses as `{code, message}`; the UI matches on `code`, never
+ * on the text, and shows `message` (which says what happened and what to do).
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "IpcError".
+ */
+export type IpcError =
+  | {
+      code: 'folder-missing';
+      message: string;
+    }
+  | {
+      code: 'not-a-folder';
+      message: string;
+    }
+  | {
+      code: 'folder-unreadable';
+      message: string;
+    }
+  | {
+      code: 'agent-unknown';
+      message: string;
+    }
+  | {
+      code: 'agent-unavailable';
+      message: string;
+    }
+  | {
+      code: 'agent-failed';
+      message: string;
+    }
+  | {
+      code: 'auth-required';
+      message: string;
+    }
+  | {
+      code: 'session-unknown';
+      message: string;
+    }
+  | {
+      code: 'session-starting';
+      message: string;
+    }
+  | {
+      code: 'session-ended';
+      message: string;
+    }
+  | {
+      code: 'turn-in-progress';
+      message: string;
+    }
+  | {
+      code: 'permission-unknown';
+      message: string;
+    }
+  | {
+      code: 'invalid-input';
+      message: string;
+    };
+/**
+ * The seed's `AcpPermissionResolution`: `{optionId, feedback?}` or `{cancelled: true}`.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "PermissionResolution".
+ */
+export type PermissionResolution =
+  | {
+      optionId: string;
+      feedback?: string | null;
+    }
+  | {
+      cancelled: True;
+    };
+/**
+ * Resource content that can be embedded in a message.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "EmbeddedResourceResource".
+ */
+export type EmbeddedResourceResource = TextResourceContents | BlobResourceContents;
+/**
+ * Typed identifier used for terminal values on the wire.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "TerminalId".
+ */
+export type TerminalId = string;
+/**
+ * A unique identifier for a conversation session between a client and agent.
+ *
+ * Each session has its own context, conversation history, and state, so one
+ * agent can run several independent sessions.
+ *
+ * See protocol docs: [Session ID](https://agentclientprotocol.com/protocol/v1/session-setup#session-id)
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "SessionId".
+ */
+export type SessionId = string;
+/**
+ * Unique identifier for a permission option.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "PermissionOptionId".
+ */
+export type PermissionOptionId = string;
+/**
+ * The type of permission option being presented to the user.
+ *
+ * Helps clients choose appropriate icons and UI treatment.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "PermissionOptionKind".
+ */
+export type PermissionOptionKind = 'allow_once' | 'allow_always' | 'reject_once' | 'reject_always';
+/**
+ * Priority levels for plan entries.
+ *
+ * Used to indicate the relative importance or urgency of different
+ * tasks in the execution plan.
+ * See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v1/agent-plan#plan-entries)
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "PlanEntryPriority".
+ */
+export type PlanEntryPriority = 'high' | 'medium' | 'low';
+/**
+ * Status of a plan entry in the execution flow.
+ *
+ * Tracks the lifecycle of each task from planning through completion.
+ * See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v1/agent-plan#plan-entries)
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "PlanEntryStatus".
+ */
+export type PlanEntryStatus = 'pending' | 'in_progress' | 'completed';
+/**
+ * Unique identifier for a Session Mode.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "SessionModeId".
+ */
+export type SessionModeId = string;
+/**
+ * Unique identifier for a session configuration option.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "SessionConfigId".
+ */
+export type SessionConfigId = string;
+/**
+ * Unique identifier for a session configuration option value.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "SessionConfigValueId".
+ */
+export type SessionConfigValueId = string;
+/**
+ * Possible values for a session configuration option.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "SessionConfigSelectOptions".
+ */
+export type SessionConfigSelectOptions = SessionConfigSelectOption[] | SessionConfigSelectGroup[];
+/**
+ * Unique identifier for a session configuration option value group.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "SessionConfigGroupId".
+ */
+export type SessionConfigGroupId = string;
+
+/**
+ * The root of the generated schema: one field per type the UI needs, so one schema (and one
+ * generated TypeScript file) holds them all.
+ */
+export interface IpcTypes {
+  appInfo: AppInfo;
+  sessionInfo: SessionInfo;
+  streamFrame: StreamFrame;
+  turnEnd: TurnEnd;
+  ipcError: IpcError;
+  permissionResolution: PermissionResolution;
+  pathsDropped: PathsDropped;
+  dragHover: DragHover;
+  folderChosen: FolderChosen;
+}
+/**
+ * What the window needs to start: the agents to offer and the folder to open, if any.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "AppInfo".
+ */
+export interface AppInfo {
+  version: string;
+  /**
+   * The folder given on the command line, opened at start.
+   */
+  initialFolder?: string | null;
+  /**
+   * An agent named on the command line (`--agent NAME`), else the listing's default.
+   */
+  initialAgent: string;
+  agents: AgentListing;
+  configDir: string;
+  dataDir: string;
+}
+/**
+ * Every agent a front end can offer, and which one to preselect.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "AgentListing".
+ */
+export interface AgentListing {
+  agents: AgentEntry[];
+  /**
+   * The first agent of the settings, else an installed catalog agent that needs no download,
+   * else the demo agent.
+   */
+  defaultAgent: string;
+  settingsFile: string;
+  /**
+   * The settings file could not be read: why (its agents are missing from the list).
+   */
+  settingsError?: string | null;
+}
+/**
+ * One agent a front end can offer.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "AgentEntry".
+ */
+export interface AgentEntry {
+  /**
+   * The name [`resolve`] takes.
+   */
+  id: string;
+  /**
+   * The command line, for display.
+   */
+  command: string;
+  source: AgentSource;
+  /**
+   * Whether its program was found (for `npx` agents: whether npx was).
+   */
+  available: boolean;
+  /**
+   * What to do to make it work, or what to expect on first use.
+   */
+  hint?: string | null;
+}
+/**
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "SessionInfo".
+ */
+export interface SessionInfo {
+  /**
+   * The app's id for the session: pass it to every session command.
+   */
+  id: string;
+  /**
+   * The folder, resolved (absolute, symlinks followed).
+   */
+  folder: string;
+  /**
+   * The agent's name as `resolve` takes it.
+   */
+  agent: string;
+}
+/**
+ * What a view receives: the thread so far (`snapshot: true`, replacing whatever the view
+ * held), then live frames in order.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "StreamFrame".
+ */
+export interface StreamFrame {
+  snapshot: boolean;
+  events: StreamEvent[];
+}
+/**
+ * Text provided to or from an LLM.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "TextContent".
+ */
+export interface TextContent {
+  /**
+   * Optional annotations that help clients decide how to display or route this content.
+   */
+  annotations?: Annotations | null;
+  /**
+   * Text payload carried by this content block.
+   */
+  text: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: {
+    [k: string]: unknown;
+  } | null;
+}
+/**
+ * Optional annotations for the client. The client can use annotations to inform how objects are used or displayed
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "Annotations".
+ */
+export interface Annotations {
+  /**
+   * Intended recipients for this content, such as the user or assistant.
+   */
+  audience?: Role[] | null;
+  /**
+   * Timestamp indicating when the underlying resource was last modified.
+   */
+  lastModified?: string | null;
+  /**
+   * Relative importance of this content when clients choose what to surface.
+   */
+  priority?: number | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: {
+    [k: string]: unknown;
+  } | null;
+}
+/**
+ * An image provided to or from an LLM.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "ImageContent".
+ */
+export interface ImageContent {
+  /**
+   * Optional annotations that help clients decide how to display or route this content.
+   */
+  annotations?: Annotations | null;
+  /**
+   * Base64-encoded media payload.
+   */
+  data: string;
+  /**
+   * MIME type describing the encoded media payload.
+   */
+  mimeType: string;
+  /**
+   * URI associated with this resource or media payload.
+   */
+  uri?: string | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: {
+    [k: string]: unknown;
+  } | null;
+}
+/**
+ * Audio provided to or from an LLM.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "AudioContent".
+ */
+export interface AudioContent {
+  /**
+   * Optional annotations that help clients decide how to display or route this content.
+   */
+  annotations?: Annotations | null;
+  /**
+   * Base64-encoded media payload.
+   */
+  data: string;
+  /**
+   * MIME type describing the encoded media payload.
+   */
+  mimeType: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: {
+    [k: string]: unknown;
+  } | null;
+}
+/**
+ * A resource that the server is capable of reading, included in a prompt or tool call result.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "ResourceLink".
+ */
+export interface ResourceLink {
+  /**
+   * Optional annotations that help clients decide how to display or route this content.
+   */
+  annotations?: Annotations | null;
+  /**
+   * Optional human-readable details shown with this protocol object.
+   */
+  description?: string | null;
+  /**
+   * MIME type describing the encoded media payload.
+   */
+  mimeType?: string | null;
+  /**
+   * Human-readable name shown for this protocol object.
+   */
+  name: string;
+  /**
+   * Optional size of the linked resource in bytes, if known.
+   */
+  size?: number | null;
+  /**
+   * Optional display title for end-user UI.
+   */
+  title?: string | null;
+  /**
+   * URI associated with this resource or media payload.
+   */
+  uri: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: {
+    [k: string]: unknown;
+  } | null;
+}
+/**
+ * The contents of a resource, embedded into a prompt or tool call result.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "EmbeddedResource".
+ */
+export interface EmbeddedResource {
+  /**
+   * Optional annotations that help clients decide how to display or route this content.
+   */
+  annotations?: Annotations | null;
+  /**
+   * Embedded resource payload, either text or binary data.
+   */
+  resource: TextResourceContents | BlobResourceContents;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: {
+    [k: string]: unknown;
+  } | null;
+}
+/**
+ * Text resource contents embedded directly in the message.
+ */
+export interface TextResourceContents {
+  /**
+   * MIME type describing the encoded media payload.
+   */
+  mimeType?: string | null;
+  /**
+   * Text payload carried by this content block.
+   */
+  text: string;
+  /**
+   * URI associated with this resource or media payload.
+   */
+  uri: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: {
+    [k: string]: unknown;
+  } | null;
+}
+/**
+ * Binary resource contents embedded directly in the message.
+ */
+export interface BlobResourceContents {
+  /**
+   * Base64-encoded bytes for a binary resource payload.
+   */
+  blob: string;
+  /**
+   * MIME type describing the encoded media payload.
+   */
+  mimeType?: string | null;
+  /**
+   * URI associated with this resource or media payload.
+   */
+  uri: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: {
+    [k: string]: unknown;
+  } | null;
+}
+/**
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "ToolCallEvent".
+ */
+export interface ToolCallEvent {
+  sessionId: string;
+  toolCallId: string;
+  /**
+   * The title; `""` when an update carried none (merge only non-empty names).
+   */
+  toolName: string;
+  /**
+   * The raw input; `null` when an update carried none (merge only non-null).
+   */
+  arguments: {
+    [k: string]: unknown;
+  };
+  isUpdate: boolean;
+  toolKind?: ToolKind | null;
+  status?: ToolCallStatus | null;
+  /**
+   * Replaces the previous list when present.
+   */
+  content?: ToolCallContent[] | null;
+  /**
+   * Replaces the previous list when present.
+   */
+  locations?: ToolCallLocation[] | null;
+  rawOutput?: unknown;
+  _meta?: {
+    [k: string]: unknown;
+  } | null;
+}
+/**
+ * Standard content block (text, images, resources).
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "Content".
+ */
+export interface Content {
+  /**
+   * Content blocks represent displayable information in the Agent Client Protocol.
+   *
+   * Content blocks appear in:
+   * - User prompts sent via `session/prompt`
+   * - Language model output streamed through `session/update` notifications
+   * - Progress updates and results from tool calls
+   *
+   * This structure is compatible with the Model Context Protocol (MCP), so agents can
+   * forward content from MCP tool outputs without transformation.
+   *
+   * See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/content)
+   */
+  content:
+    | (TextContent & {
+        type: 'text';
+      })
+    | (ImageContent & {
+        type: 'image';
+      })
+    | (AudioContent & {
+        type: 'audio';
+      })
+    | (ResourceLink & {
+        type: 'resource_link';
+      })
+    | (EmbeddedResource & {
+        type: 'resource';
+      });
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: {
+    [k: string]: unknown;
+  } | null;
+}
+/**
+ * A diff representing file modifications.
+ *
+ * Shows changes to files in a format suitable for display in the client UI.
+ *
+ * See protocol docs: [Content](https://agentclientprotocol.com/protocol/v1/tool-calls#content)
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "Diff".
+ */
+export interface Diff {
+  /**
+   * The absolute file path being modified.
+   */
+  path: string;
+  /**
+   * The original content (omitted or `null` for new files).
+   */
+  oldText?: string | null;
+  /**
+   * The new content after modification.
+   */
+  newText: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: {
+    [k: string]: unknown;
+  } | null;
+}
+/**
+ * Embed a terminal created with `terminal/create` by its id.
+ *
+ * The terminal MUST be added before calling `terminal/release`.
+ *
+ * See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/terminals)
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "Terminal".
+ */
+export interface Terminal {
+  /**
+   * Identifier of the terminal instance to embed in the content stream.
+   */
+  terminalId: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: {
+    [k: string]: unknown;
+  } | null;
+}
+/**
+ * A display-only reference to another session that this tool call operates on,
+ * such as a subagent it created, delegated to, or is waiting on.
+ *
+ * The referenced session must already be known to the Client through ordinary
+ * session setup or a `subagent_update` announcement. The reference does not
+ * establish ownership, grant any Client-initiated controls, or report that the
+ * referenced session received or finished any work.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "SessionReference".
+ */
+export interface SessionReference {
+  /**
+   * The referenced session.
+   */
+  sessionId: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: {
+    [k: string]: unknown;
+  } | null;
+}
+/**
+ * A file location being accessed or modified by a tool.
+ *
+ * Enables clients to implement "follow-along" features that track
+ * which files the agent is working with in real-time.
+ *
+ * See protocol docs: [Following the Agent](https://agentclientprotocol.com/protocol/v1/tool-calls#following-the-agent)
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "ToolCallLocation".
+ */
+export interface ToolCallLocation {
+  /**
+   * The absolute file path being accessed or modified.
+   */
+  path: string;
+  /**
+   * Optional 1-based line number within the file.
+   */
+  line?: number | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: {
+    [k: string]: unknown;
+  } | null;
+}
+/**
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "AgentPromptEvent".
+ */
+export interface AgentPromptEvent {
+  sessionId: string;
+  /**
+   * Correlation id: the ACP tool call id plus a per-session counter, unique even when an agent
+   * asks twice about one call. Pass it back to `respond`.
+   */
+  toolCallId: string;
+  options: PermissionOption[];
+  text?: string | null;
+  toolName?: string | null;
+  rawInput?: unknown;
+  _meta?: {
+    [k: string]: unknown;
+  } | null;
+  /**
+   * The ACP tool call this request is about.
+   */
+  targetToolCallId: string;
+  toolKind?: ToolKind | null;
+  content?: ToolCallContent[] | null;
+  locations?: ToolCallLocation[] | null;
+}
+/**
+ * An option presented to the user when requesting permission.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "PermissionOption".
+ */
+export interface PermissionOption {
+  /**
+   * Unique identifier for this permission option.
+   */
+  optionId: string;
+  /**
+   * Human-readable label to display to the user.
+   */
+  name: string;
+  /**
+   * Hint about the nature of this permission option.
+   */
+  kind: 'allow_once' | 'allow_always' | 'reject_once' | 'reject_always';
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: {
+    [k: string]: unknown;
+  } | null;
+}
+/**
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "ErrorInfo".
+ */
+export interface ErrorInfo {
+  code?: number | null;
+  message: string;
+  data?: unknown;
+}
+/**
+ * A single entry in the execution plan.
+ *
+ * Represents a task or goal that the assistant intends to accomplish
+ * as part of fulfilling the user's request.
+ * See protocol docs: [Plan Entries](https://agentclientprotocol.com/protocol/v1/agent-plan#plan-entries)
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "PlanEntry".
+ */
+export interface PlanEntry {
+  /**
+   * Human-readable description of what this task aims to accomplish.
+   */
+  content: string;
+  /**
+   * The relative importance of this task.
+   * Used to indicate which tasks are most critical to the overall goal.
+   */
+  priority: 'high' | 'medium' | 'low';
+  /**
+   * Current execution status of this task.
+   */
+  status: 'pending' | 'in_progress' | 'completed';
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: {
+    [k: string]: unknown;
+  } | null;
+}
+/**
+ * Cost information for a session.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "Cost".
+ */
+export interface Cost {
+  /**
+   * Total cumulative cost for session.
+   */
+  amount: number;
+  /**
+   * Unit of `amount`: an ISO 4217 currency code (e.g., "USD", "EUR") for money, or another
+   * unit such as "credits".
+   */
+  currency: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: {
+    [k: string]: unknown;
+  } | null;
+}
+/**
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "BackgroundTaskInfo".
+ */
+export interface BackgroundTaskInfo {
+  taskId: string;
+  taskKind?: string | null;
+  description?: string | null;
+  outputFile?: string | null;
+  status?: BackgroundTaskStatus | null;
+  summary?: string | null;
+  toolCallId?: string | null;
+}
+/**
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "CommandInfo".
+ */
+export interface CommandInfo {
+  name: string;
+  description?: string | null;
+  /**
+   * `null` when the command takes no input, as the seed allows.
+   */
+  input?: CommandInput | null;
+  _meta?: {
+    [k: string]: unknown;
+  } | null;
+}
+/**
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "CommandInput".
+ */
+export interface CommandInput {
+  hint?: string | null;
+}
+/**
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "AgentIdentity".
+ */
+export interface AgentIdentity {
+  /**
+   * Our name for the agent (`demo`, `claude`, or the command).
+   */
+  launchName: string;
+  name?: string | null;
+  title?: string | null;
+  version?: string | null;
+  /**
+   * The agent's own session id (ours is `sessionId`).
+   */
+  acpSessionId?: string | null;
+}
+/**
+ * A mode the agent can operate in.
+ *
+ * See protocol docs: [Session Modes](https://agentclientprotocol.com/protocol/v1/session-modes)
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "SessionMode".
+ */
+export interface SessionMode {
+  /**
+   * Stable identifier used to refer to this protocol object in later messages.
+   */
+  id: string;
+  /**
+   * Human-readable name shown for this protocol object.
+   */
+  name: string;
+  /**
+   * Optional human-readable details shown with this protocol object.
+   */
+  description?: string | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: {
+    [k: string]: unknown;
+  } | null;
+}
+/**
+ * A single-value selector (dropdown) session configuration option payload.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "SessionConfigSelect".
+ */
+export interface SessionConfigSelect {
+  /**
+   * The currently selected value.
+   */
+  currentValue: string;
+  /**
+   * The set of selectable options.
+   */
+  options: SessionConfigSelectOption[] | SessionConfigSelectGroup[];
+}
+/**
+ * A possible value for a session configuration option.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "SessionConfigSelectOption".
+ */
+export interface SessionConfigSelectOption {
+  /**
+   * Unique identifier for this option value.
+   */
+  value: string;
+  /**
+   * Human-readable label for this option value.
+   */
+  name: string;
+  /**
+   * Optional description for this option value.
+   */
+  description?: string | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: {
+    [k: string]: unknown;
+  } | null;
+}
+/**
+ * A group of possible values for a session configuration option.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "SessionConfigSelectGroup".
+ */
+export interface SessionConfigSelectGroup {
+  /**
+   * Unique identifier for this group.
+   */
+  group: string;
+  /**
+   * Human-readable label for this group.
+   */
+  name: string;
+  /**
+   * The set of option values in this group.
+   */
+  options: SessionConfigSelectOption[];
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: {
+    [k: string]: unknown;
+  } | null;
+}
+/**
+ * A boolean on/off toggle session configuration option payload.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "SessionConfigBoolean".
+ */
+export interface SessionConfigBoolean {
+  /**
+   * The current value of the boolean option.
+   */
+  currentValue: boolean;
+}
+/**
+ * How a turn ended (the same as its `turn-end` event).
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "TurnEnd".
+ */
+export interface TurnEnd {
+  reason: TurnEndReason;
+  stopReason?: StopReason | null;
+}
+/**
+ * Paths dropped on the window (Tauri's native drag-drop), with where they landed (CSS
+ * pixels), so the UI can route them: a folder on the window opens it; files on the composer
+ * (later) attach them.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "PathsDropped".
+ */
+export interface PathsDropped {
+  paths: string[];
+  x: number;
+  y: number;
+}
+/**
+ * A drag over the window started (`true`) or left (`false`).
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "DragHover".
+ */
+export interface DragHover {
+  active: boolean;
+}
+/**
+ * A folder the user picked with File → Open Folder.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "FolderChosen".
+ */
+export interface FolderChosen {
+  path: string;
+}
+/**
+ * Text-based resource contents.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "TextResourceContents".
+ */
+export interface TextResourceContents1 {
+  /**
+   * MIME type describing the encoded media payload.
+   */
+  mimeType?: string | null;
+  /**
+   * Text payload carried by this content block.
+   */
+  text: string;
+  /**
+   * URI associated with this resource or media payload.
+   */
+  uri: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: {
+    [k: string]: unknown;
+  } | null;
+}
+/**
+ * Binary resource contents.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "BlobResourceContents".
+ */
+export interface BlobResourceContents1 {
+  /**
+   * Base64-encoded bytes for a binary resource payload.
+   */
+  blob: string;
+  /**
+   * MIME type describing the encoded media payload.
+   */
+  mimeType?: string | null;
+  /**
+   * URI associated with this resource or media payload.
+   */
+  uri: string;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: {
+    [k: string]: unknown;
+  } | null;
+}
