@@ -5,6 +5,7 @@
 pub mod agents;
 pub mod compact;
 pub mod events;
+pub mod fs;
 pub mod jsonrpc;
 pub mod paths;
 pub mod process;
