@@ -290,7 +290,7 @@ fn unique_suffix(counter: u64) -> u64 {
     x ^ (x >> 31)
 }
 
-fn temp_name(target: &OsStr, suffix: u64) -> OsString {
+pub(crate) fn temp_name(target: &OsStr, suffix: u64) -> OsString {
     let mut bytes = vec![b'.'];
     let name = sys::name_bytes(target);
     bytes.extend_from_slice(&name[..name.len().min(TEMP_NAME_KEEP)]);
