@@ -146,6 +146,17 @@ pub(crate) fn read_window(
 
 /// Index of the `n`-th (1-based) `\n` in `buf`, or how many there are when fewer.
 fn nth_newline(buf: &[u8], n: u64) -> Result<usize, u64> {
+    // Far away (skipping to a line, or a long window): count the buffer's newlines in one
+    // vectorised pass and skip it whole when the target is not in it; stopping at each of the
+    // ~1,300 newlines of a buffer of 200-byte lines costs more. bench/fs-read.sh, line
+    // 5,000,000 of 1 GB: 265 ms with memchr_iter alone, 214 ms with the count, ~180 ms for
+    // `dd` just reading the file. Below 1,024 lines the target is usually in this buffer.
+    if n > 1024 {
+        let count = count_newlines(buf);
+        if count < n {
+            return Err(count);
+        }
+    }
     let mut seen = 0u64;
     for i in memchr::memchr_iter(b'\n', buf) {
         seen += 1;
@@ -154,4 +165,11 @@ fn nth_newline(buf: &[u8], n: u64) -> Result<usize, u64> {
         }
     }
     Err(seen)
+}
+
+pub(crate) fn count_newlines(buf: &[u8]) -> u64 {
+    // Per block of 224 bytes (7 vectors of 32, under 256) a u8 count cannot overflow, and u8 lanes keep the vector wide.
+    buf.chunks(224)
+        .map(|block| u64::from(block.iter().fold(0u8, |n, &b| n + u8::from(b == b'\n'))))
+        .sum()
 }

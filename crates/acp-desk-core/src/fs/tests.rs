@@ -330,6 +330,25 @@ fn windows_across_read_buffers_match_a_plain_split() {
 }
 
 #[test]
+fn the_fast_newline_count_counts() {
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let bytes: Vec<u8> = (0..100_000)
+        .map(|_| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            if seed % 3 == 0 { b'\n' } else { seed as u8 }
+        })
+        .collect();
+    for len in [0, 1, 223, 224, 225, 255, 256, 4096, 99_999, 100_000] {
+        let slice = &bytes[..len];
+        let naive = slice.iter().filter(|&&b| b == b'\n').count() as u64;
+        assert_eq!(super::read::count_newlines(slice), naive, "{len}");
+    }
+    assert_eq!(super::read::count_newlines(&[b'\n'; 1000]), 1000);
+}
+
+#[test]
 fn binary_files_are_refused_by_a_nul_in_the_first_8_kib() {
     let f = fixture();
     let mut content = b"text\n".repeat(100);
