@@ -337,7 +337,11 @@ fn the_fast_newline_count_counts() {
             seed ^= seed << 13;
             seed ^= seed >> 7;
             seed ^= seed << 17;
-            if seed % 3 == 0 { b'\n' } else { seed as u8 }
+            if seed.is_multiple_of(3) {
+                b'\n'
+            } else {
+                seed as u8
+            }
         })
         .collect();
     for len in [0, 1, 223, 224, 225, 255, 256, 4096, 99_999, 100_000] {
