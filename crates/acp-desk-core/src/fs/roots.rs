@@ -124,7 +124,8 @@ impl Resolved {
     }
 
     /// For a path outside the roots that the user has allowed: reads and writes then walk it
-    /// from the file system's root, still refusing symlinks that appear after the check.
+    /// from the file system's root, still refusing symlinks that appear after the check; a
+    /// write creates the missing folders on the way too (the user approved the path).
     /// Only the session calls this, after asking; nothing outside the roots is ever used
     /// without it.
     pub fn approved_by_user(mut self) -> Resolved {

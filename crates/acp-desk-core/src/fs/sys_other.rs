@@ -2,8 +2,8 @@
 //!
 //! NOT safe against a swap between check and use: each step checks that no symlink is at the
 //! name and then opens the name by path, so a symlink (or junction) planted in between is
-//! followed. Unverified: this file is compiled on those targets only and no test of ours has run
-//! it. Making it sound needs handle-relative opens (`NtCreateFile` with a root directory
+//! followed. Unverified: it compiles and passes clippy for x86_64-pc-windows-gnu, but no test
+//! has run it. Making it sound needs handle-relative opens (`NtCreateFile` with a root directory
 //! handle, or `GetFinalPathNameByHandle` after opening), left for the Windows port.
 
 use std::ffi::{OsStr, OsString};
