@@ -5,6 +5,7 @@
 pub mod agents;
 pub mod compact;
 pub mod events;
+pub mod fs;
 pub mod hub;
 pub mod jsonrpc;
 pub mod paths;
