@@ -231,6 +231,14 @@ impl Sessions {
         Ok(lock(&self.get(id)?.hub).snapshot())
     }
 
+    /// The agent's process id, once it runs.
+    pub fn pid(&self, id: &str) -> Result<u32, IpcError> {
+        self.get(id)?
+            .handle()?
+            .pid()
+            .ok_or_else(|| IpcError::SessionEnded("the agent has no process".into()))
+    }
+
     pub fn info(&self, id: &str) -> Result<SessionInfo, IpcError> {
         Ok(self.get(id)?.info.clone())
     }

@@ -25,14 +25,11 @@ function splitRefs(node) {
     (k) => !['description', 'title', '$comment', 'default', 'examples'].includes(k),
   );
   if ($ref && meaningful.length > 0) {
-    const doc = {};
-    for (const k of ['description', 'title']) {
-      if (k in rest) {
-        doc[k] = rest[k];
-        delete rest[k];
-      }
-    }
-    return { ...doc, allOf: [{ $ref }, rest] };
+    const { description, title, ...constraints } = rest;
+    const doc = Object.fromEntries(
+      Object.entries({ description, title }).filter(([, v]) => v !== undefined),
+    );
+    return { ...doc, allOf: [{ $ref }, constraints] };
   }
   return out;
 }

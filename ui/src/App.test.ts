@@ -1,0 +1,159 @@
+import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/svelte';
+import { afterEach, describe, expect, it } from 'vitest';
+import App from './App.svelte';
+import type { StreamEvent } from './lib/generated/ipc';
+import { FakeBackend, appInfo } from './test/fake-backend';
+
+const now = (fn: () => void) => fn();
+const live = (...events: StreamEvent[]) => ({ snapshot: false, events });
+const ready: StreamEvent = {
+  kind: 'session-status',
+  sessionId: 'e1',
+  status: 'ready',
+  agent: { launchName: 'demo', title: 'ACP Desk demo agent' },
+};
+
+afterEach(() => cleanup());
+
+async function openWithFolder(backend: FakeBackend) {
+  backend.info = appInfo({ initialFolder: '/proj' });
+  render(App, { backend, schedule: now });
+  await waitFor(() => expect(backend.called('attach')).toEqual([['s1']]));
+  backend.frame('s1', live(ready));
+  await screen.findByText('Ready');
+}
+
+describe('App', () => {
+  it('says what to do when no folder is open, and offers the agents', async () => {
+    const backend = new FakeBackend();
+    render(App, { backend, schedule: now });
+    expect(await screen.findByText('Drop a folder here, or File → Open Folder')).toBeTruthy();
+    const select = (await screen.findByLabelText('Agent')) as HTMLSelectElement;
+    expect(select.value).toBe('demo');
+    expect(screen.getByText(/gemini \(not installed\)/)).toBeTruthy();
+    await fireEvent.click(screen.getAllByText('Open Folder…')[1] as HTMLElement);
+    expect(backend.called('pickFolder')).toHaveLength(1);
+  });
+
+  it('opens the folder from the command line, streams the answer, and sends prompts', async () => {
+    const backend = new FakeBackend();
+    await openWithFolder(backend);
+    expect(backend.called('openSession')).toEqual([['/proj', 'demo']]);
+    expect(screen.getByText('/proj')).toBeTruthy();
+    expect(screen.getByText('ACP Desk demo agent')).toBeTruthy();
+
+    const box = screen.getByLabelText('Prompt') as HTMLTextAreaElement;
+    await fireEvent.input(box, { target: { value: 'line one' } });
+    await fireEvent.keyDown(box, { key: 'Enter', shiftKey: true });
+    expect(backend.called('prompt')).toEqual([]);
+    await fireEvent.keyDown(box, { key: 'Enter' });
+    expect(backend.called('prompt')).toEqual([['s1', 'line one']]);
+    expect(box.value).toBe('');
+
+    backend.frame(
+      's1',
+      live(
+        { kind: 'turn-start', sessionId: 'e1', prompt: [{ type: 'text', text: 'line one' }] },
+        { kind: 'text-delta', sessionId: 'e1', text: 'Hello' },
+      ),
+    );
+    backend.frame('s1', live({ kind: 'text-delta', sessionId: 'e1', text: ', world' }));
+    expect(await screen.findByText('Hello, world')).toBeTruthy();
+    // Esc stops a running turn.
+    await fireEvent.keyDown(box, { key: 'Escape' });
+    expect(backend.called('cancel')).toEqual([['s1']]);
+    backend.frame(
+      's1',
+      live({ kind: 'turn-end', sessionId: 'e1', reason: 'cancelled', stopReason: 'cancelled' }),
+    );
+    expect(await screen.findByText('Stopped.')).toBeTruthy();
+  });
+
+  it('answers permission requests from the dialog, with feedback on rejection', async () => {
+    const backend = new FakeBackend();
+    await openWithFolder(backend);
+    backend.frame(
+      's1',
+      live({
+        kind: 'agent-prompt',
+        sessionId: 'e1',
+        toolCallId: 'call-1#1',
+        targetToolCallId: 'call-1',
+        toolName: 'Run `rm -rf build`',
+        toolKind: 'execute',
+        rawInput: { command: 'rm -rf build', cwd: '/proj' },
+        options: [
+          { optionId: 'no', name: 'Reject', kind: 'reject_once' },
+          { optionId: 'yes', name: 'Allow once', kind: 'allow_once' },
+        ],
+      }),
+    );
+    const dialog = await screen.findByRole('dialog');
+    expect(dialog.textContent).toContain('rm -rf build');
+    // Allow comes first whatever order the agent sent.
+    const buttons = [...dialog.querySelectorAll('.choices button')].map((b) => b.textContent);
+    expect(buttons).toEqual(['Allow once', 'Reject', 'Dismiss']);
+    await fireEvent.input(dialog.querySelector('textarea') as HTMLTextAreaElement, {
+      target: { value: 'use make clean' },
+    });
+    await fireEvent.click(screen.getByText('Reject'));
+    expect(backend.called('respondPermission')).toEqual([
+      ['s1', 'call-1#1', { optionId: 'no', feedback: 'use make clean' }],
+    ]);
+    backend.frame(
+      's1',
+      live({
+        kind: 'agent-prompt-settled',
+        sessionId: 'e1',
+        toolCallId: 'call-1#1',
+        outcome: { optionId: 'no' },
+        by: 'user',
+        feedback: 'use make clean',
+      }),
+    );
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
+    expect(screen.getByText(/you chose “Reject”. Feedback: “use make clean”/)).toBeTruthy();
+  });
+
+  it('says what went wrong when a dropped item is not a folder, and stays usable', async () => {
+    const backend = new FakeBackend();
+    backend.refuse.set('/notes.txt', {
+      code: 'not-a-folder',
+      message: '/notes.txt is a file, not a folder. Drop or open the project’s folder instead.',
+    });
+    render(App, { backend, schedule: now });
+    await screen.findByText('Drop a folder here, or File → Open Folder');
+    backend.drop(['/notes.txt']);
+    const alert = await screen.findByRole('alert');
+    expect(alert.textContent).toContain('is a file, not a folder');
+    expect(alert.getAttribute('data-code')).toBe('not-a-folder');
+    // The menu's choice goes the same way and works.
+    backend.chooseFolder('/proj');
+    await waitFor(() => expect(backend.called('attach')).toEqual([['s1']]));
+    expect(backend.called('openSession')).toEqual([
+      ['/notes.txt', 'demo'],
+      ['/proj', 'demo'],
+    ]);
+  });
+
+  it('shows why the agent ended', async () => {
+    const backend = new FakeBackend();
+    await openWithFolder(backend);
+    backend.frame(
+      's1',
+      live(
+        { kind: 'error', sessionId: 'e1', error: { message: 'the agent exited with code 3' } },
+        {
+          kind: 'session-status',
+          sessionId: 'e1',
+          status: 'dead',
+          detail: 'the agent exited with code 3',
+        },
+      ),
+    );
+    expect(
+      await screen.findByText(/The agent has ended: the agent exited with code 3/),
+    ).toBeTruthy();
+    expect((screen.getByLabelText('Prompt') as HTMLTextAreaElement).disabled).toBe(true);
+  });
+});

@@ -1,0 +1,66 @@
+// What the UI needs from the Rust side. The app uses the Tauri implementation (backend.ts, the
+// only module that imports @tauri-apps/*); tests hand in their own.
+import type {
+  AppInfo,
+  DragHover,
+  FolderChosen,
+  IpcError,
+  PathsDropped,
+  PermissionResolution,
+  SessionInfo,
+  StreamFrame,
+  TurnEnd,
+} from './generated/ipc';
+
+export type Unsubscribe = () => void;
+
+/** An error as the UI shows it: a command's IpcError, or something that went wrong on the way. */
+export type UiError = IpcError | { code: 'internal'; message: string };
+
+export interface Backend {
+  appInfo(): Promise<AppInfo>;
+  openSession(folder: string, agent: string): Promise<SessionInfo>;
+  /** Frames arrive in order: first the thread so far (`snapshot: true`), then live ones. */
+  attach(session: string, onFrame: (frame: StreamFrame) => void): Promise<void>;
+  prompt(session: string, text: string): Promise<TurnEnd>;
+  cancel(session: string): Promise<void>;
+  respondPermission(
+    session: string,
+    requestId: string,
+    resolution: PermissionResolution,
+  ): Promise<void>;
+  closeSession(session: string): Promise<void>;
+  /** Shows the folder picker; the choice arrives through onFolderChosen. */
+  pickFolder(): Promise<void>;
+  onFolderChosen(cb: (e: FolderChosen) => void): Promise<Unsubscribe>;
+  onPathsDropped(cb: (e: PathsDropped) => void): Promise<Unsubscribe>;
+  onDragHover(cb: (e: DragHover) => void): Promise<Unsubscribe>;
+}
+
+const IPC_CODES = new Set<string>([
+  'folder-missing',
+  'not-a-folder',
+  'folder-unreadable',
+  'agent-unknown',
+  'agent-unavailable',
+  'agent-failed',
+  'auth-required',
+  'session-unknown',
+  'session-starting',
+  'session-ended',
+  'turn-in-progress',
+  'permission-unknown',
+  'invalid-input',
+] satisfies IpcError['code'][]);
+
+/** Whatever a command rejected with, as a UiError. */
+export function toUiError(e: unknown): UiError {
+  if (typeof e === 'object' && e !== null && 'code' in e && 'message' in e) {
+    const { code, message } = e as { code: unknown; message: unknown };
+    if (typeof code === 'string' && typeof message === 'string' && IPC_CODES.has(code)) {
+      return { code, message } as IpcError;
+    }
+  }
+  const message = e instanceof Error ? e.message : typeof e === 'string' ? e : JSON.stringify(e);
+  return { code: 'internal', message: `Something went wrong inside ACP Desk: ${message}` };
+}

@@ -1,0 +1,47 @@
+// The one module that talks to Tauri. Everything else uses the Backend interface.
+import { Channel, invoke } from '@tauri-apps/api/core';
+import { listen } from '@tauri-apps/api/event';
+import type { Backend } from './backend-types';
+import { toUiError } from './backend-types';
+import type {
+  AppInfo,
+  DragHover,
+  FolderChosen,
+  PathsDropped,
+  SessionInfo,
+  StreamFrame,
+  TurnEnd,
+} from './generated/ipc';
+
+async function call<T>(cmd: string, args?: Record<string, unknown>): Promise<T> {
+  try {
+    return await invoke<T>(cmd, args);
+  } catch (e) {
+    throw toUiError(e);
+  }
+}
+
+async function run(cmd: string, args?: Record<string, unknown>): Promise<void> {
+  await call<unknown>(cmd, args);
+}
+
+export function tauriBackend(): Backend {
+  return {
+    appInfo: () => call<AppInfo>('app_info'),
+    openSession: (folder, agent) => call<SessionInfo>('open_session', { folder, agent }),
+    attach: async (session, onFrame) => {
+      const channel = new Channel<StreamFrame>();
+      channel.onmessage = onFrame;
+      await run('attach', { session, onFrame: channel });
+    },
+    prompt: (session, text) => call<TurnEnd>('prompt', { session, text }),
+    cancel: (session) => run('cancel', { session }),
+    respondPermission: (session, requestId, resolution) =>
+      run('respond_permission', { session, requestId, resolution }),
+    closeSession: (session) => run('close_session', { session }),
+    pickFolder: () => run('pick_folder'),
+    onFolderChosen: (cb) => listen<FolderChosen>('folder-chosen', (e) => cb(e.payload)),
+    onPathsDropped: (cb) => listen<PathsDropped>('paths-dropped', (e) => cb(e.payload)),
+    onDragHover: (cb) => listen<DragHover>('drag-hover', (e) => cb(e.payload)),
+  };
+}

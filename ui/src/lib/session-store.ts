@@ -1,0 +1,293 @@
+// One session's thread as the UI shows it, built from StreamEvents. Plain TypeScript: no Svelte,
+// no Tauri, so tests drive it directly. Frames are applied in batches (the view calls `applyAll`
+// once per animation frame) and subscribers hear once per batch.
+import type {
+  AgentIdentity,
+  AgentPromptEvent,
+  ContentBlock,
+  NoticeSeverity,
+  PlanEntry,
+  SessionState,
+  StopReason,
+  StreamEvent,
+  StreamFrame,
+  ToolCallStatus,
+  ToolKind,
+  TurnEndReason,
+} from './generated/ipc';
+
+export type Entry =
+  | { type: 'user'; key: number; text: string }
+  | { type: 'agent'; key: number; text: string; messageId: string | null }
+  | { type: 'thought'; key: number; text: string; messageId: string | null }
+  | {
+      type: 'tool';
+      key: number;
+      toolCallId: string;
+      title: string;
+      kind: ToolKind | null;
+      status: ToolCallStatus | null;
+    }
+  | { type: 'turn-end'; key: number; reason: TurnEndReason; stopReason: StopReason | null }
+  | { type: 'error'; key: number; message: string }
+  | {
+      type: 'notice';
+      key: number;
+      severity: NoticeSeverity;
+      title: string;
+      description: string | null;
+    }
+  | { type: 'settled'; key: number; text: string };
+
+export interface SessionView {
+  entries: Entry[];
+  status: SessionState | 'opening';
+  statusDetail: string | null;
+  agent: AgentIdentity | null;
+  title: string | null;
+  /** Permission requests waiting for the user, oldest first. */
+  pending: AgentPromptEvent[];
+  turnRunning: boolean;
+  plan: PlanEntry[];
+}
+
+function emptyView(): SessionView {
+  return {
+    entries: [],
+    status: 'opening',
+    statusDetail: null,
+    agent: null,
+    title: null,
+    pending: [],
+    turnRunning: false,
+    plan: [],
+  };
+}
+
+/** Text of a prompt's or message's blocks, for display. Non-text blocks show what they are. */
+export function blocksText(blocks: ContentBlock[]): string {
+  return blocks
+    .map((b) => {
+      switch (b.type) {
+        case 'text':
+          return b.text;
+        case 'resource_link':
+          return `[${b.name}]`;
+        case 'resource':
+          return '[attached resource]';
+        case 'image':
+          return '[image]';
+        case 'audio':
+          return '[audio]';
+        default:
+          return '';
+      }
+    })
+    .join('');
+}
+
+export function turnEndText(reason: TurnEndReason, stopReason: StopReason | null): string {
+  switch (reason) {
+    case 'completed':
+      if (stopReason === 'max_tokens') return 'Stopped at the token limit.';
+      if (stopReason === 'refusal') return 'The agent refused to go on.';
+      return 'Turn ended.';
+    case 'cancelled':
+      return 'Stopped.';
+    case 'max_turns':
+      return 'Stopped: the agent reached its limit of requests for one turn.';
+    case 'error':
+      return 'The turn ended with an error.';
+    case 'watchdog-timeout':
+      return 'Stopped: the agent sent nothing for too long.';
+  }
+}
+
+type Listener = (view: SessionView) => void;
+
+export class SessionStore {
+  private view: SessionView = emptyView();
+  private listeners = new Set<Listener>();
+  private nextKey = 1;
+  /** Index in `entries` of each tool call's card. */
+  private tools = new Map<string, number>();
+
+  get state(): SessionView {
+    return this.view;
+  }
+
+  /** Svelte's store contract: called now and after every batch. */
+  subscribe(fn: Listener): () => void {
+    this.listeners.add(fn);
+    fn(this.view);
+    return () => this.listeners.delete(fn);
+  }
+
+  /** Applies frames in order, then tells subscribers once. */
+  applyAll(frames: StreamFrame[]): void {
+    if (frames.length === 0) return;
+    let v = this.view;
+    for (const frame of frames) {
+      if (frame.snapshot) {
+        v = emptyView();
+        this.tools.clear();
+      }
+      v = { ...v, entries: [...v.entries], pending: [...v.pending] };
+      for (const ev of frame.events) this.applyOne(v, ev);
+    }
+    this.view = v;
+    for (const fn of this.listeners) fn(v);
+  }
+
+  /** Something the UI itself has to say in the thread (a failed command). */
+  addError(message: string): void {
+    const v = { ...this.view, entries: [...this.view.entries] };
+    v.entries.push({ type: 'error', key: this.nextKey++, message });
+    this.view = v;
+    for (const fn of this.listeners) fn(v);
+  }
+
+  private push(v: SessionView, e: Entry): void {
+    v.entries.push(e);
+  }
+
+  private applyOne(v: SessionView, ev: StreamEvent): void {
+    switch (ev.kind) {
+      case 'text-delta':
+      case 'thought': {
+        const type = ev.kind === 'text-delta' ? 'agent' : 'thought';
+        const messageId = ev.messageId ?? null;
+        const text = ev.text || (ev.content ? blocksText([ev.content]) : '');
+        const last = v.entries.at(-1);
+        if (last && last.type === type && last.messageId === messageId) {
+          v.entries[v.entries.length - 1] = { ...last, text: last.text + text };
+        } else {
+          this.push(v, { type, key: this.nextKey++, text, messageId });
+        }
+        break;
+      }
+      case 'user-message-delta': {
+        const last = v.entries.at(-1);
+        if (last && last.type === 'user') {
+          v.entries[v.entries.length - 1] = { ...last, text: last.text + ev.text };
+        } else {
+          this.push(v, { type: 'user', key: this.nextKey++, text: ev.text });
+        }
+        break;
+      }
+      case 'turn-start':
+        v.turnRunning = true;
+        this.push(v, { type: 'user', key: this.nextKey++, text: blocksText(ev.prompt) });
+        break;
+      case 'turn-end':
+        v.turnRunning = false;
+        this.push(v, {
+          type: 'turn-end',
+          key: this.nextKey++,
+          reason: ev.reason,
+          stopReason: ev.stopReason ?? null,
+        });
+        break;
+      case 'tool-call': {
+        const at = this.tools.get(ev.toolCallId);
+        const existing = at === undefined ? undefined : v.entries[at];
+        if (existing && existing.type === 'tool') {
+          v.entries[at as number] = {
+            ...existing,
+            title: ev.toolName || existing.title,
+            kind: ev.toolKind ?? existing.kind,
+            status: ev.status ?? existing.status,
+          };
+        } else {
+          this.tools.set(ev.toolCallId, v.entries.length);
+          this.push(v, {
+            type: 'tool',
+            key: this.nextKey++,
+            toolCallId: ev.toolCallId,
+            title: ev.toolName || 'Tool call',
+            kind: ev.toolKind ?? null,
+            status: ev.status ?? null,
+          });
+        }
+        break;
+      }
+      case 'tool-result': {
+        const at = this.tools.get(ev.toolCallId);
+        const existing = at === undefined ? undefined : v.entries[at];
+        if (existing && existing.type === 'tool' && existing.status !== 'failed') {
+          v.entries[at as number] = { ...existing, status: ev.isError ? 'failed' : 'completed' };
+        }
+        break;
+      }
+      case 'agent-prompt':
+        if (!v.pending.some((p) => p.toolCallId === ev.toolCallId)) v.pending.push(ev);
+        break;
+      case 'agent-prompt-settled': {
+        const req = v.pending.find((p) => p.toolCallId === ev.toolCallId);
+        v.pending = v.pending.filter((p) => p.toolCallId !== ev.toolCallId);
+        this.push(v, { type: 'settled', key: this.nextKey++, text: settledText(ev, req) });
+        break;
+      }
+      case 'error':
+        this.push(v, { type: 'error', key: this.nextKey++, message: ev.error.message });
+        break;
+      case 'notice':
+        this.push(v, {
+          type: 'notice',
+          key: this.nextKey++,
+          severity: ev.severity,
+          title: ev.title,
+          description: ev.description ?? null,
+        });
+        break;
+      case 'session-status':
+        v.status = ev.status;
+        v.statusDetail = ev.detail ?? null;
+        if (ev.agent) v.agent = ev.agent;
+        if (ev.status === 'dead') {
+          v.turnRunning = false;
+          v.pending = [];
+        }
+        break;
+      case 'session-info':
+        if (ev.title !== undefined) v.title = ev.title;
+        break;
+      case 'plan':
+        v.plan = ev.entries;
+        break;
+      default:
+        // Usage, commands, modes and the rest come with the full conversation UI.
+        break;
+    }
+  }
+}
+
+function settledText(
+  ev: Extract<StreamEvent, { kind: 'agent-prompt-settled' }>,
+  req: AgentPromptEvent | undefined,
+): string {
+  const what = req?.toolName ? `“${req.toolName}”` : 'a permission request';
+  if ('cancelled' in ev.outcome) {
+    const why: Record<typeof ev.by, string> = {
+      user: 'you dismissed it',
+      rule: 'a rule answered',
+      stop: 'the turn was stopped',
+      agent: 'the agent withdrew it',
+      watchdog: 'the turn timed out',
+    };
+    return `Permission for ${what} cancelled: ${why[ev.by]}.`;
+  }
+  const optionId = ev.outcome.optionId;
+  const option = req?.options.find((o) => o.optionId === optionId);
+  const label = option ? option.name : optionId;
+  const who: Record<typeof ev.by, string> = {
+    user: 'you chose',
+    rule: 'a rule chose',
+    stop: 'stopping chose',
+    agent: 'the agent chose',
+    watchdog: 'the watchdog chose',
+  };
+  const by = who[ev.by];
+  const feedback = ev.feedback ? ` Feedback: “${ev.feedback}”` : '';
+  return `Permission for ${what}: ${by} “${label}”.${feedback}`;
+}

@@ -1,0 +1,116 @@
+// A Backend for tests: records calls, lets the test push frames and app events, and answers
+// commands with what the test set up.
+import type { Backend, Unsubscribe } from '../lib/backend-types';
+import type {
+  AppInfo,
+  DragHover,
+  FolderChosen,
+  IpcError,
+  PathsDropped,
+  PermissionResolution,
+  SessionInfo,
+  StreamFrame,
+  TurnEnd,
+} from '../lib/generated/ipc';
+
+export const appInfo = (over: Partial<AppInfo> = {}): AppInfo => ({
+  version: '0.1.0',
+  initialAgent: 'demo',
+  agents: {
+    agents: [
+      { id: 'demo', command: '/x/acp-desk-demo-agent', source: 'builtin', available: true },
+      {
+        id: 'gemini',
+        command: 'gemini --acp',
+        source: 'catalog',
+        available: false,
+        hint: 'Install Gemini CLI with `npm install -g @google/gemini-cli`.',
+      },
+    ],
+    defaultAgent: 'demo',
+    settingsFile: '/cfg/settings.json',
+  },
+  configDir: '/cfg',
+  dataDir: '/data',
+  ...over,
+});
+
+type Handler<T> = (e: T) => void;
+
+export class FakeBackend implements Backend {
+  calls: [string, ...unknown[]][] = [];
+  info: AppInfo = appInfo();
+  /** Folders that openSession refuses, with the error it gives. */
+  refuse = new Map<string, IpcError>();
+  private frameHandlers = new Map<string, Handler<StreamFrame>>();
+  private folderChosen: Handler<FolderChosen>[] = [];
+  private dropped: Handler<PathsDropped>[] = [];
+  private hover: Handler<DragHover>[] = [];
+  private counter = 0;
+  promptResult: Promise<TurnEnd> = new Promise(() => undefined);
+
+  async appInfo(): Promise<AppInfo> {
+    this.calls.push(['appInfo']);
+    return this.info;
+  }
+  async openSession(folder: string, agent: string): Promise<SessionInfo> {
+    this.calls.push(['openSession', folder, agent]);
+    const refused = this.refuse.get(folder);
+    if (refused) throw refused;
+    this.counter += 1;
+    return { id: `s${this.counter}`, folder, agent };
+  }
+  async attach(session: string, onFrame: (f: StreamFrame) => void): Promise<void> {
+    this.calls.push(['attach', session]);
+    this.frameHandlers.set(session, onFrame);
+    onFrame({ snapshot: true, events: [] });
+  }
+  prompt(session: string, text: string): Promise<TurnEnd> {
+    this.calls.push(['prompt', session, text]);
+    return this.promptResult;
+  }
+  async cancel(session: string): Promise<void> {
+    this.calls.push(['cancel', session]);
+  }
+  async respondPermission(
+    session: string,
+    requestId: string,
+    resolution: PermissionResolution,
+  ): Promise<void> {
+    this.calls.push(['respondPermission', session, requestId, resolution]);
+  }
+  async closeSession(session: string): Promise<void> {
+    this.calls.push(['closeSession', session]);
+  }
+  async pickFolder(): Promise<void> {
+    this.calls.push(['pickFolder']);
+  }
+  async onFolderChosen(cb: Handler<FolderChosen>): Promise<Unsubscribe> {
+    this.folderChosen.push(cb);
+    return () => undefined;
+  }
+  async onPathsDropped(cb: Handler<PathsDropped>): Promise<Unsubscribe> {
+    this.dropped.push(cb);
+    return () => undefined;
+  }
+  async onDragHover(cb: Handler<DragHover>): Promise<Unsubscribe> {
+    this.hover.push(cb);
+    return () => undefined;
+  }
+
+  /** The Rust side sends a frame to a session's view. */
+  frame(session: string, frame: StreamFrame): void {
+    const h = this.frameHandlers.get(session);
+    if (!h) throw new Error(`no view attached to ${session}`);
+    h(frame);
+  }
+  chooseFolder(path: string): void {
+    for (const cb of this.folderChosen) cb({ path });
+  }
+  drop(paths: string[], x = 10, y = 10): void {
+    for (const cb of this.dropped) cb({ paths, x, y });
+  }
+  called(name: string): unknown[][] {
+    return this.calls.filter((c) => c[0] === name).map((c) => c.slice(1));
+  }
+}
