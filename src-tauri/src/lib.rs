@@ -148,7 +148,7 @@ pub fn run(context: tauri::Context<tauri::Wry>) {
     init_logging();
     let launch = Launch::parse(std::env::args().skip(1));
     let app = build_app(tauri::Builder::default(), launch)
-        .menu(|app| menu::build(app))
+        .menu(menu::build)
         .on_menu_event(|app, event| {
             if event.id() == menu::OPEN_FOLDER {
                 menu::pick_folder(app);

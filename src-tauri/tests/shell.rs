@@ -2,6 +2,9 @@
 //! cross as `{code, message}`; and sessions with the real demo agent (built by
 //! `cargo build --workspace --bins`), attached views getting the snapshot and then live frames.
 
+// Test helpers too: a panic with the error is exactly the failure report wanted here.
+#![allow(clippy::unwrap_used)]
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
