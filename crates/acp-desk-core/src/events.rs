@@ -283,7 +283,7 @@ pub enum StreamEvent {
         session_id: String,
         /// The canonical path written.
         path: String,
-        /// The turn's first change to it created it.
+        /// This write created it.
         created: bool,
     },
 }

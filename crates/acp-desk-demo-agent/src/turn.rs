@@ -363,7 +363,8 @@ impl<'a> Turn<'a> {
             .limit(r.limit);
         let mut what = format!("fs/read_text_file {}", path.display());
         if r.line.is_some() || r.limit.is_some() {
-            what.push_str(&format!(" (line {:?}, limit {:?})", r.line, r.limit));
+            let n = |v: Option<u32>| v.map_or("-".to_owned(), |v| v.to_string());
+            what.push_str(&format!(" (line {}, limit {})", n(r.line), n(r.limit)));
         }
         let line = match self.call("fs/read_text_file", &req)? {
             Ok(v) => {

@@ -534,7 +534,7 @@ impl Owner {
                     let ev = StreamEvent::FileChanged {
                         session_id: self.id.clone(),
                         path: rec.path.display().to_string(),
-                        created: self.changes.get(&rec.path).is_some_and(|c| c.created),
+                        created: rec.created,
                     };
                     self.emit(ev).await;
                     self.reply(&id, Ok(acp::WriteTextFileResponse::new()));
