@@ -581,3 +581,31 @@ fn state_updates_map_to_their_kinds() {
     assert_eq!(v[3]["content"]["type"], "resource_link");
     assert_eq!(v[3]["content"]["uri"], "file:///a.rs");
 }
+
+#[test]
+fn terminal_output_is_spelled_as_design_md_defines_it() {
+    let ev = StreamEvent::TerminalOutput {
+        session_id: "s1".into(),
+        terminal_id: "term-1".into(),
+        data: "é\n".into(),
+        exit_status: None,
+        truncated: None,
+    };
+    assert_eq!(
+        serde_json::to_value(&ev).unwrap(),
+        json!({"kind": "terminal-output", "sessionId": "s1", "terminalId": "term-1", "data": "é\n"})
+    );
+    let last = StreamEvent::TerminalOutput {
+        session_id: "s1".into(),
+        terminal_id: "term-1".into(),
+        data: String::new(),
+        exit_status: Some(acp::TerminalExitStatus::new().signal("SIGTERM".to_string())),
+        truncated: Some(true),
+    };
+    assert_eq!(
+        serde_json::to_value(&last).unwrap(),
+        json!({"kind": "terminal-output", "sessionId": "s1", "terminalId": "term-1", "data": "",
+               "exitStatus": {"signal": "SIGTERM"}, "truncated": true})
+    );
+    assert!(ADDITIONS.iter().any(|(k, _)| *k == "terminal-output"));
+}

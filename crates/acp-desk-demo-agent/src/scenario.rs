@@ -546,6 +546,9 @@ mod tests {
         assert_eq!(pick("flood"), "flood");
         assert_eq!(pick("max-tokens"), "maxtokens");
         assert_eq!(pick("send an unknown-update"), "unknown");
+        assert_eq!(pick("read and write files"), "files");
+        assert_eq!(pick("run something in a terminal"), "terminal");
+        assert_eq!(pick("read outside the folder"), "outside");
         assert_eq!(pick("hi there"), "tour");
         assert_eq!(pick(""), "tour");
         // A specific scenario beats the tour's generic "help" keyword.

@@ -433,6 +433,15 @@ impl Owner {
                     }
                 }
             }
+            None if by == SettledBy::Agent => {
+                // The agent withdrew it (`$/cancel_request`): ACP's answer is -32800.
+                let err = acp::Error::new(
+                    codes::REQUEST_CANCELLED,
+                    format!("the request for `{path}` was cancelled by the agent"),
+                );
+                self.reply::<()>(&id, Err(err));
+                return;
+            }
             _ => {
                 let why = match (kind, by) {
                     (Some(_), _) => "the user refused access to it".to_string(),
