@@ -5,8 +5,9 @@
 #
 # Env:
 #   ACP_DESK_CLI        the CLI binary (default target/debug/acp-desk-cli, relative to the repo root)
-#   EXPECT_CLIENT_FS    1: fs/terminal must go through the client (ACP Desk advertises them);
-#                       0: the agent must use its own tools; unset/auto: report which, assert neither
+#   EXPECT_CLIENT_FS    1 (default): fs/terminal must go through the client (ACP Desk advertises
+#                       and serves them); 0: the agent must use its own tools; auto: report which,
+#                       assert neither
 #   RUN_PROBE           1 (default): also run the rig self-check with probe-client.mjs (a minimal
 #                       client that advertises fs/terminal); 0: skip it
 #   RECORD_TRANSCRIPTS  1: write the CLI's --json output per scenario to transcripts/ (sanitized)
@@ -22,7 +23,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 CLI=${ACP_DESK_CLI:-target/debug/acp-desk-cli}
 [[ $CLI = /* ]] || CLI=$ROOT/$CLI
-EXPECT=${EXPECT_CLIENT_FS:-auto}
+EXPECT=${EXPECT_CLIENT_FS:-1}
 RUN_PROBE=${RUN_PROBE:-1}
 RECORD=${RECORD_TRANSCRIPTS:-0}
 TIMEOUT=${REAL_AGENT_TIMEOUT:-180}

@@ -538,3 +538,71 @@ fn added_folders_are_not_sent_to_an_agent_that_does_not_take_them_and_that_is_sa
         "{notice}"
     );
 }
+
+#[test]
+fn json_mode_prints_terminal_output_and_file_changes() {
+    let r = cli(&["run", "--agent", "demo", "--json", "terminal", "files"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert_eq!(turn_ends(&r.events), ["completed", "completed"]);
+    let outs: Vec<&Value> = r
+        .events
+        .iter()
+        .filter(|e| e["kind"] == "terminal-output")
+        .collect();
+    assert!(!outs.is_empty());
+    // DESIGN.md's shape: {sessionId, terminalId, data, exitStatus?, truncated?}.
+    for e in &outs {
+        let keys: Vec<&str> = e.as_object().unwrap().keys().map(String::as_str).collect();
+        for k in &keys {
+            assert!(
+                [
+                    "kind",
+                    "sessionId",
+                    "terminalId",
+                    "data",
+                    "exitStatus",
+                    "truncated"
+                ]
+                .contains(k),
+                "unexpected field {k} in {e}"
+            );
+        }
+        assert!(e["data"].is_string() && e["terminalId"].is_string());
+    }
+    let term1: String = outs
+        .iter()
+        .filter(|e| e["terminalId"] == "term-1")
+        .map(|e| e["data"].as_str().unwrap())
+        .collect();
+    assert!(term1.contains("line-49-abcdefghij"), "{term1}");
+    let exit = outs
+        .iter()
+        .find(|e| e["terminalId"] == "term-1" && e.get("exitStatus").is_some())
+        .unwrap();
+    assert_eq!(exit["exitStatus"]["exitCode"], 0);
+    assert_eq!(exit["truncated"], true);
+    assert_eq!(
+        r.events
+            .iter()
+            .filter(|e| e["kind"] == "file-changed")
+            .count(),
+        3
+    );
+}
+
+#[test]
+fn human_mode_shows_terminal_output_by_lines() {
+    let r = cli(&["run", "--agent", "demo", "terminal"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    assert!(
+        r.stdout.contains("  │ line-49-abcdefghij\n"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("└ terminal term-1 exited with code 0"),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains('\r'));
+}

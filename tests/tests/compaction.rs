@@ -5,7 +5,7 @@ mod common;
 
 use std::collections::HashMap;
 
-use acp_desk_core::compact::Compactor;
+use acp_desk_core::compact::{Compactor, TERMINAL_KEEP_BYTES, cut_start};
 use acp_desk_core::events::ToolCallEvent;
 use acp_desk_core::{PermissionPolicy, StreamEvent};
 use common::*;
@@ -19,7 +19,13 @@ struct View {
     tools: HashMap<String, Value>,
     latest: HashMap<&'static str, Value>,
     title: Option<Option<String>>,
+    /// Terminals by id: output kept (at most `VIEW_TERMINAL_LIMIT`), exit status, truncated.
+    terminals: HashMap<String, (String, Option<Value>, bool)>,
 }
+
+/// The output a view keeps per terminal, as a UI keeps its terminal's limit. Small, so the cut
+/// is exercised; any limit up to `TERMINAL_KEEP_BYTES` must fold the same.
+const VIEW_TERMINAL_LIMIT: usize = 150;
 
 fn merge(into: &mut ToolCallEvent, u: &ToolCallEvent) {
     if !u.tool_name.is_empty() {
@@ -73,6 +79,26 @@ fn fold(events: &[StreamEvent]) -> View {
             continue;
         }
         match ev {
+            StreamEvent::TerminalOutput {
+                terminal_id,
+                data,
+                exit_status,
+                truncated,
+                ..
+            } => {
+                let t = v.terminals.entry(terminal_id.clone()).or_insert_with(|| {
+                    v.items.push(format!("term:{terminal_id}"));
+                    last_run = None;
+                    Default::default()
+                });
+                t.0.push_str(data);
+                if cut_start(&mut t.0, VIEW_TERMINAL_LIMIT) || *truncated == Some(true) {
+                    t.2 = true;
+                }
+                if let Some(s) = exit_status {
+                    t.1 = Some(serde_json::to_value(s).unwrap());
+                }
+            }
             StreamEvent::ToolCall(tc) => match calls.get_mut(&tc.tool_call_id) {
                 Some(c) => merge(c, tc),
                 None => {
@@ -198,4 +224,112 @@ fn replaced_state_does_not_pile_up() {
         snap[0],
         StreamEvent::UsageUpdate { used: 9_999, .. }
     ));
+}
+
+#[tokio::test]
+async fn terminal_output_merges_per_terminal_and_folds_the_same() {
+    let live = live_events(&["stream", "terminal", "files", "plan"]).await;
+    let deltas = live
+        .iter()
+        .filter(|e| matches!(e, StreamEvent::TerminalOutput { .. }))
+        .count();
+    let mut c = Compactor::new();
+    for ev in &live {
+        c.apply(ev);
+    }
+    let snap = c.snapshot();
+    assert_eq!(fold(&snap), fold(&live));
+    // One event per terminal that sent any, carrying its exit status.
+    let terms: Vec<&StreamEvent> = snap
+        .iter()
+        .filter(|e| matches!(e, StreamEvent::TerminalOutput { .. }))
+        .collect();
+    assert!(
+        terms.len() < deltas,
+        "{} deltas, {} merged",
+        deltas,
+        terms.len()
+    );
+    let mut ids: Vec<String> = terms
+        .iter()
+        .map(|e| match e {
+            StreamEvent::TerminalOutput {
+                terminal_id,
+                exit_status,
+                ..
+            } => {
+                assert!(exit_status.is_some(), "{terminal_id} lost its exit status");
+                terminal_id.clone()
+            }
+            _ => unreachable!(),
+        })
+        .collect();
+    let n = ids.len();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), n);
+    // Attaching mid-stream, terminals included.
+    for cut in [1, live.len() / 3, live.len() / 2, live.len() - 1] {
+        let mut c = Compactor::new();
+        for ev in &live[..cut] {
+            c.apply(ev);
+        }
+        let mut attached = c.snapshot();
+        attached.extend_from_slice(&live[cut..]);
+        assert_eq!(fold(&attached), fold(&live), "cut at {cut}");
+    }
+}
+
+fn term(id: &str, data: &str) -> StreamEvent {
+    StreamEvent::TerminalOutput {
+        session_id: "s".into(),
+        terminal_id: id.into(),
+        data: data.into(),
+        exit_status: None,
+        truncated: None,
+    }
+}
+
+#[test]
+fn interleaved_terminals_coalesce_per_terminal_within_a_frame() {
+    // What the hub's per-frame compactor does with a burst from two terminals.
+    let mut c = Compactor::new();
+    for i in 0..100 {
+        c.apply(&term("a", &format!("a{i} ")));
+        c.apply(&term("b", &format!("b{i} ")));
+    }
+    let snap = c.snapshot();
+    assert_eq!(snap.len(), 2);
+    let StreamEvent::TerminalOutput {
+        data, truncated, ..
+    } = &snap[0]
+    else {
+        panic!("not a terminal event")
+    };
+    assert!(data.starts_with("a0 a1 ") && data.ends_with("a99 "));
+    assert_eq!(*truncated, None);
+}
+
+#[test]
+fn merged_terminal_output_is_bounded_and_cut_at_a_character_boundary() {
+    let mut c = Compactor::new();
+    // 20 MiB of two-byte characters, in deltas of an odd byte count (a char never splits
+    // across events, but the cut point falls mid-character unless adjusted).
+    let chunk = format!("x{}", "é".repeat(512 * 1024));
+    let mut whole = String::new();
+    for _ in 0..20 {
+        c.apply(&term("t", &chunk));
+        whole.push_str(&chunk);
+    }
+    let snap = c.snapshot();
+    let StreamEvent::TerminalOutput {
+        data, truncated, ..
+    } = &snap[0]
+    else {
+        panic!("not a terminal event")
+    };
+    assert!(data.len() <= TERMINAL_KEEP_BYTES);
+    assert!(data.len() > TERMINAL_KEEP_BYTES - 4);
+    assert!(whole.ends_with(data.as_str()));
+    assert_eq!(*truncated, Some(true));
 }

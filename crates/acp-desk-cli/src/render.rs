@@ -72,7 +72,14 @@ struct Human {
     agent_shown: bool,
     /// The terminal asker shows permission requests itself, with their options.
     asking: bool,
+    /// Each terminal's unfinished last line: output is shown by whole lines, each marked as
+    /// the terminal's.
+    term_partial: std::collections::HashMap<String, String>,
 }
+
+/// A terminal line longer than this is shown in pieces (a progress bar redrawn with `\r`
+/// never ends its line, and must not be held whole).
+const TERM_LINE_MAX: usize = 4096;
 
 impl Human {
     fn new(color: bool, asking: bool) -> Self {
@@ -82,6 +89,7 @@ impl Human {
             titles: std::collections::HashMap::new(),
             agent_shown: false,
             asking,
+            term_partial: std::collections::HashMap::new(),
         }
     }
 
@@ -307,6 +315,45 @@ impl Human {
                     self.line_start(w)?;
                     writeln!(w, "{}", self.paint("2", d))?;
                 }
+            }
+            StreamEvent::TerminalOutput {
+                terminal_id,
+                data,
+                exit_status,
+                ..
+            } => {
+                let mut partial = self.term_partial.remove(terminal_id).unwrap_or_default();
+                partial.extend(data.chars().filter(|c| *c != '\r'));
+                let mut lines: Vec<String> = Vec::new();
+                while let Some(i) = partial.find('\n') {
+                    lines.push(partial[..i].to_string());
+                    partial.drain(..=i);
+                }
+                if partial.len() > TERM_LINE_MAX || (exit_status.is_some() && !partial.is_empty()) {
+                    lines.push(std::mem::take(&mut partial));
+                }
+                if !lines.is_empty() || exit_status.is_some() {
+                    self.line_start(w)?;
+                }
+                for l in lines {
+                    writeln!(w, "{} {l}", self.paint("2", "  │"))?;
+                }
+                if let Some(status) = exit_status {
+                    let how = match (&status.exit_code, &status.signal) {
+                        (Some(c), _) => format!("exited with code {c}"),
+                        (None, Some(s)) => format!("killed by {s}"),
+                        (None, None) => "ended".into(),
+                    };
+                    let line = format!("  └ terminal {terminal_id} {how}");
+                    writeln!(w, "{}", self.paint("2", &line))?;
+                } else {
+                    self.term_partial.insert(terminal_id.clone(), partial);
+                }
+            }
+            StreamEvent::FileChanged { path, created, .. } => {
+                self.line_start(w)?;
+                let what = if *created { "created" } else { "wrote" };
+                writeln!(w, "{}", self.paint("36", &format!("  ✎ {what} {path}")))?;
             }
             // Commands, modes and other state matter to a UI, not to a transcript.
             _ => {}

@@ -14,6 +14,13 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use crate::events::{StreamEvent, ToolCallEvent};
+use crate::terminal::MAX_OUTPUT_BYTE_LIMIT;
+
+/// Most output kept per terminal in a snapshot: the largest limit a terminal can have. A view
+/// keeps at most its terminal's own limit (never more than this), cut from the start, so the
+/// last `TERMINAL_KEEP_BYTES` of the merged output rebuild exactly what it shows live. A smaller
+/// bound would save memory only by making attached views differ from live ones.
+pub const TERMINAL_KEEP_BYTES: usize = MAX_OUTPUT_BYTE_LIMIT;
 
 /// Kinds of which only the latest event matters: each replaces the previous whole.
 fn latest_only(ev: &StreamEvent) -> Option<&'static str> {
@@ -37,6 +44,8 @@ pub struct Compactor {
     tools: HashMap<String, usize>,
     latest: HashMap<&'static str, usize>,
     info: Option<usize>,
+    /// Each terminal's one event (its output merged, at its first appearance).
+    terminals: HashMap<String, usize>,
 }
 
 impl Compactor {
@@ -79,6 +88,26 @@ impl Compactor {
             tc.is_update = false;
             self.tools
                 .insert(tc.tool_call_id.clone(), self.events.len());
+            self.events.push(Some(ev));
+            return;
+        }
+        if let StreamEvent::TerminalOutput { terminal_id, .. } = &ev {
+            if let Some(&i) = self.terminals.get(terminal_id)
+                && let Some(Some(first)) = self.events.get_mut(i)
+            {
+                merge_terminal(first, &ev);
+                return;
+            }
+            self.terminals
+                .insert(terminal_id.clone(), self.events.len());
+            let mut ev = ev;
+            if let StreamEvent::TerminalOutput {
+                data, truncated, ..
+            } = &mut ev
+                && cut_start(data, TERMINAL_KEEP_BYTES)
+            {
+                *truncated = Some(true);
+            }
             self.events.push(Some(ev));
             return;
         }
@@ -136,6 +165,9 @@ impl Compactor {
             *i = map[*i];
         }
         for i in self.latest.values_mut() {
+            *i = map[*i];
+        }
+        for i in self.terminals.values_mut() {
             *i = map[*i];
         }
         if let Some(i) = self.info.as_mut() {
@@ -197,4 +229,47 @@ fn merge_tool_call(first: &mut ToolCallEvent, u: &ToolCallEvent) {
     if u.meta.is_some() {
         first.meta.clone_from(&u.meta);
     }
+}
+
+/// Appends a terminal's later event to its first: data appended (the start cut beyond
+/// [`TERMINAL_KEEP_BYTES`]), exit status and `truncated` kept once set.
+fn merge_terminal(first: &mut StreamEvent, later: &StreamEvent) {
+    let (
+        StreamEvent::TerminalOutput {
+            data,
+            exit_status,
+            truncated,
+            ..
+        },
+        StreamEvent::TerminalOutput {
+            data: more,
+            exit_status: exit,
+            truncated: cut,
+            ..
+        },
+    ) = (first, later)
+    else {
+        return;
+    };
+    data.push_str(more);
+    if exit.is_some() {
+        exit_status.clone_from(exit);
+    }
+    if cut_start(data, TERMINAL_KEEP_BYTES) || *cut == Some(true) {
+        *truncated = Some(true);
+    }
+}
+
+/// Drops the start of `s` so that at most `max` bytes remain, cutting at a character boundary
+/// (what remains may be a little shorter). Returns whether anything was dropped.
+pub fn cut_start(s: &mut String, max: usize) -> bool {
+    if s.len() <= max {
+        return false;
+    }
+    let mut start = s.len() - max;
+    while !s.is_char_boundary(start) {
+        start += 1;
+    }
+    s.drain(..start);
+    true
 }

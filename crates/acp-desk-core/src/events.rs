@@ -61,6 +61,14 @@ pub const ADDITIONS: &[(&str, &str)] = &[
         "unknown-update",
         "new kind: a session/update variant we do not map, passed through unchanged",
     ),
+    (
+        "terminal-output",
+        "new kind: a terminal's new output (a delta, never resent) and, last, its exit status",
+    ),
+    (
+        "file-changed",
+        "new kind: a file written through fs/write_text_file, recorded in the turn's change set",
+    ),
 ];
 
 /// The seed's kinds, spelled as the seed spells them.
@@ -253,6 +261,31 @@ pub enum StreamEvent {
         /// The `update` object exactly as the agent sent it.
         update: Value,
     },
+    /// A terminal the agent created (`terminal/create`): output as it comes, then one event
+    /// with `exitStatus` (and empty `data`) when the command has exited. Consumers append
+    /// `data` and keep at most the terminal's output limit, cut from the start.
+    #[serde(rename = "terminal-output")]
+    TerminalOutput {
+        session_id: String,
+        terminal_id: String,
+        /// New text only; a multi-byte character is never split across events.
+        data: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exit_status: Option<acp::TerminalExitStatus>,
+        /// `true` once more output came than the terminal keeps: its start was dropped.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        truncated: Option<bool>,
+    },
+    /// A file the agent wrote through `fs/write_text_file`; the entry is in the turn's change
+    /// set (`SessionHandle::changes`).
+    #[serde(rename = "file-changed")]
+    FileChanged {
+        session_id: String,
+        /// The canonical path written.
+        path: String,
+        /// This write created it.
+        created: bool,
+    },
 }
 
 impl StreamEvent {
@@ -280,6 +313,8 @@ impl StreamEvent {
             Self::SessionInfo { .. } => "session-info",
             Self::Notice { .. } => "notice",
             Self::UnknownUpdate { .. } => "unknown-update",
+            Self::TerminalOutput { .. } => "terminal-output",
+            Self::FileChanged { .. } => "file-changed",
         }
     }
 }

@@ -7,6 +7,8 @@
 //! arrives. Events go out through a bounded channel, so a slow consumer slows the agent down
 //! (backpressure) instead of growing a queue.
 
+mod services;
+
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -23,9 +25,12 @@ use crate::events::{
     AgentIdentity, ErrorInfo, NoticeSeverity, NoticeSource, PermissionResolution, SessionState,
     SettledBy, StreamEvent, TurnEndReason,
 };
+use crate::fs::{Change, ChangeSet, Compat, Roots};
 use crate::jsonrpc::{self, Connection, Inbound, Limits, Skipped, codes};
 use crate::process::{self, AgentProcess, ProcessOptions};
-use crate::thread::Thread;
+use crate::terminal::{TerminalEvent, TerminalOptions, Terminals};
+use crate::thread::{self, Thread};
+use services::{ClientOp, Done, TermState};
 
 /// Events travel to consumers in batches: one per burst of agent messages (one read of its
 /// output), so a flood costs one wake-up per batch rather than per event.
@@ -128,6 +133,9 @@ enum Command {
         now: bool,
         reply: oneshot::Sender<()>,
     },
+    Changes {
+        reply: oneshot::Sender<Vec<Change>>,
+    },
 }
 
 /// A front end's handle on a session. Cheap to clone; when the last clone is dropped the
@@ -182,6 +190,14 @@ impl SessionHandle {
             reply,
         })?;
         rx.await.unwrap_or_else(|_| Err(ended()))
+    }
+
+    /// The current turn's change set (the last turn's between turns): every file written
+    /// through `fs/write_text_file`, once, with its text before the turn's first write.
+    pub async fn changes(&self) -> Result<Vec<Change>, EngineError> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::Changes { reply })?;
+        rx.await.map_err(|_| ended())
     }
 
     /// Ends the session and its agent's whole process tree (stdin closed, then SIGTERM, then
@@ -240,6 +256,8 @@ pub async fn start(
     events: mpsc::Sender<EventBatch>,
 ) -> Result<SessionHandle, EngineError> {
     let id = new_session_id();
+    let compat = Compat::for_launch(&spec);
+    let roots = session_roots(&opts);
     let spawned = AgentProcess::spawn(&spec, &opts.cwd, opts.process)
         .map_err(|e| EngineError::Spawn(e.to_string()))?;
     let supervised = spawned.process.is_supervised();
@@ -247,7 +265,20 @@ pub async fn start(
     let (conn, inbound) = Connection::start(spawned.stdout, spawned.stdin, opts.limits);
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
     let (ready_tx, ready_rx) = oneshot::channel();
+    // A few dozen deltas: a full channel pauses the commands (backpressure), it loses nothing.
+    let (term_tx, term_rx) = mpsc::channel(32);
+    let (done_tx, done_rx) = mpsc::unbounded_channel();
     let owner = Owner {
+        roots,
+        compat,
+        changes: ChangeSet::new(),
+        terminals: Terminals::new(term_tx, TerminalOptions::default()),
+        term_rx,
+        term_state: HashMap::new(),
+        done_tx,
+        done_rx,
+        in_flight: 0,
+        approved_paths: Vec::new(),
         thread: Thread::new(id.clone()),
         id: id.clone(),
         conn: Some(conn),
@@ -289,6 +320,18 @@ pub async fn start(
     }
 }
 
+/// The session's roots: its cwd and the added folders. A folder that cannot be used (gone
+/// since it was chosen) is left out with a warning rather than failing the session.
+fn session_roots(opts: &SessionOptions) -> Roots {
+    let mut roots = Roots::default();
+    for dir in std::iter::once(&opts.cwd).chain(&opts.additional_dirs) {
+        if let Err(e) = roots.add_root(dir) {
+            tracing::warn!("session folder {} left out: {e}", dir.display());
+        }
+    }
+    roots
+}
+
 enum Pending {
     Initialize,
     NewSession,
@@ -309,6 +352,15 @@ struct Turn {
 struct Parked {
     request: RequestId,
     options: Vec<acp::PermissionOption>,
+    kind: ParkedKind,
+}
+
+enum ParkedKind {
+    /// The agent's `session/request_permission`, with the paths its tool call names (an
+    /// answer by the user allowing it covers client access to those paths for the turn).
+    Agent { paths: Vec<PathBuf> },
+    /// A request of the agent for a path outside the roots, waiting for the user.
+    Client(Box<ClientOp>),
 }
 
 struct Owner {
@@ -339,6 +391,22 @@ struct Owner {
     warned_not_json: bool,
     /// Events not yet handed to the consumer; sent as one batch per burst of agent messages.
     out: Vec<StreamEvent>,
+    /// The session's folders (cwd + added); grows when the user adds one.
+    roots: Roots,
+    compat: Compat,
+    /// This turn's writes (the last turn's between turns).
+    changes: ChangeSet,
+    terminals: Terminals,
+    term_rx: mpsc::Receiver<TerminalEvent>,
+    term_state: HashMap<acp::TerminalId, TermState>,
+    /// File IO and exit waits report here when done; unbounded, but at most
+    /// `services::MAX_IN_FLIGHT` are in flight.
+    done_tx: mpsc::UnboundedSender<Done>,
+    done_rx: mpsc::UnboundedReceiver<Done>,
+    in_flight: usize,
+    /// Paths named by tool calls the user allowed this turn: client access to them needs no
+    /// second question.
+    approved_paths: Vec<PathBuf>,
 }
 
 impl Owner {
@@ -402,6 +470,14 @@ impl Owner {
                     break;
                 }
                 _ = sleep_until_opt(idle_deadline) => self.watchdog_expired().await,
+                Some(done) = self.done_rx.recv() => self.on_done(done).await,
+                Some(ev) = self.term_rx.recv() => {
+                    self.on_terminal_event(ev).await;
+                    // Take what else is ready now: one batch for a burst of output.
+                    while let Ok(ev) = self.term_rx.try_recv() {
+                        self.on_terminal_event(ev).await;
+                    }
+                }
             }
             if self.stuck && self.dead.is_none() {
                 self.end_stuck_agent().await;
@@ -432,6 +508,7 @@ impl Owner {
             .dead
             .clone()
             .unwrap_or_else(|| "the agent exited".into());
+        let changes = self.changes.entries().to_vec();
         drop(self);
         while let Some(cmd) = cmds.recv().await {
             match cmd {
@@ -443,6 +520,9 @@ impl Owner {
                 }
                 Command::Close { reply, .. } => {
                     let _ = reply.send(());
+                }
+                Command::Changes { reply } => {
+                    let _ = reply.send(changes.clone());
                 }
                 Command::Cancel => {}
             }
@@ -531,10 +611,15 @@ impl Owner {
     }
 
     async fn send_initialize(&mut self) {
-        // Advertise only what is implemented: file system and terminal services come with the
-        // client-services work; until then agents must not call them.
+        // Advertise exactly what is implemented. claude-code-acp offers its ACP Edit tool only
+        // with both fs flags (Edit reads through readTextFile too).
+        let caps = acp::ClientCapabilities::new()
+            .fs(acp::FileSystemCapabilities::new()
+                .read_text_file(true)
+                .write_text_file(true))
+            .terminal(true);
         let req = acp::InitializeRequest::new(ProtocolVersion::V1)
-            .client_capabilities(acp::ClientCapabilities::new())
+            .client_capabilities(caps)
             .client_info(
                 acp::Implementation::new("acp-desk", env!("CARGO_PKG_VERSION")).title("ACP Desk"),
             );
@@ -678,8 +763,8 @@ impl Owner {
                     }
                 }
             }
+            m if self.on_client_request(&id, m, params.as_deref()).await => {}
             _ => {
-                // fs/* and terminal/* are not advertised yet; everything else is unknown.
                 let r = conn.respond_error(
                     &id,
                     codes::METHOD_NOT_FOUND,
@@ -700,14 +785,31 @@ impl Owner {
         let prompt = self
             .thread
             .permission_request(req, correlation.clone(), &mut self.out);
+        let paths = thread::paths_named(
+            prompt.locations.as_deref().unwrap_or_default(),
+            prompt.raw_input.as_ref(),
+        );
         self.out.push(StreamEvent::AgentPrompt(Box::new(prompt)));
         self.parked.insert(
             correlation.clone(),
             Parked {
                 request: id,
-                options: options.clone(),
+                options,
+                kind: ParkedKind::Agent { paths },
             },
         );
+        self.after_park(&correlation).await;
+    }
+
+    /// A request was just parked: answers it at once when the turn is stopping, too many
+    /// wait, or the policy decides.
+    async fn after_park(&mut self, correlation: &str) {
+        let correlation = correlation.to_string();
+        let options = self
+            .parked
+            .get(&correlation)
+            .map(|p| p.options.clone())
+            .unwrap_or_default();
         let stopping = self
             .turn
             .as_ref()
@@ -809,13 +911,41 @@ impl Owner {
                 )
             }
         };
+        let selected_kind = match &resolution {
+            PermissionResolution::Selected { option_id, .. } => parked
+                .options
+                .iter()
+                .find(|o| *o.option_id.0 == **option_id)
+                .map(|o| o.kind),
+            PermissionResolution::Cancelled { .. } => None,
+        };
         let Some(parked) = self.parked.remove(correlation) else {
             return Err(EngineError::UnknownPermission(correlation.into()));
         };
-        if let Some(conn) = &self.conn {
-            let response = acp::RequestPermissionResponse::new(outcome);
-            let r = conn.respond(&parked.request, Ok(response));
-            self.sent("a permission answer", r);
+        match parked.kind {
+            ParkedKind::Agent { paths } => {
+                if let Some(conn) = &self.conn {
+                    let response = acp::RequestPermissionResponse::new(outcome);
+                    let r = conn.respond(&parked.request, Ok(response));
+                    self.sent("a permission answer", r);
+                }
+                // Only the user's own "allow" covers access outside the roots; a policy
+                // answering the agent's requests never grants that.
+                let allowed = matches!(
+                    selected_kind,
+                    Some(
+                        acp::PermissionOptionKind::AllowOnce
+                            | acp::PermissionOptionKind::AllowAlways
+                    )
+                );
+                if allowed && by == SettledBy::User {
+                    self.approved_paths.extend(paths);
+                }
+            }
+            ParkedKind::Client(op) => {
+                self.access_answered(parked.request, *op, selected_kind, by)
+                    .await;
+            }
         }
         if let Some(f) = &feedback {
             self.feedback.push(f.clone());
@@ -1094,6 +1224,7 @@ impl Owner {
         };
         // Whatever the agent left parked is moot once its turn is over.
         self.settle_all(SettledBy::Stop).await;
+        self.approved_paths.clear();
         let ev = StreamEvent::TurnEnd {
             session_id: self.id.clone(),
             reason,
@@ -1135,6 +1266,9 @@ impl Owner {
                     prompt.push(acp::ContentBlock::Text(acp::TextContent::new(text)));
                 }
                 prompt.extend(blocks);
+                // A new turn: a new change set, and earlier answers cover nothing any more.
+                self.changes.take();
+                self.approved_paths.clear();
                 let ev = StreamEvent::TurnStart {
                     session_id: self.id.clone(),
                     prompt: prompt.clone(),
@@ -1178,6 +1312,9 @@ impl Owner {
                 }
                 let _ = reply.send(r);
             }
+            Command::Changes { reply } => {
+                let _ = reply.send(self.changes.entries().to_vec());
+            }
             Command::Close { .. } => {}
         }
     }
@@ -1219,7 +1356,8 @@ impl Owner {
     fn idle_deadline(&self) -> Option<Instant> {
         let timeout = self.opts.turn_idle_timeout?;
         let turn = self.turn.as_ref()?;
-        if turn.cancel_deadline.is_some() || !self.parked.is_empty() {
+        // A running terminal is work, not silence: agents wait for builds and tests.
+        if turn.cancel_deadline.is_some() || !self.parked.is_empty() || self.terminal_running() {
             return None;
         }
         Some(turn.last_activity + timeout)
@@ -1330,6 +1468,9 @@ impl Owner {
             self.end_turn(reason, None).await;
         }
         self.settle_all(SettledBy::Stop).await;
+        // The agent's terminals end with its session.
+        self.terminals.close_all();
+        self.term_state.clear();
         // Dropping the connection closes the agent's stdin once queued lines are written.
         self.conn = None;
         self.flush().await;

@@ -2,6 +2,7 @@
 //! `toolCallId` (DESIGN.md, "The StreamEvent contract").
 
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
 use agent_client_protocol_schema::MaybeUndefined;
 use agent_client_protocol_schema::v1::{self as acp, SessionUpdate};
@@ -106,6 +107,30 @@ impl Thread {
 
     pub fn tool(&self, id: &str) -> Option<&ToolCallState> {
         self.tools.get(id)
+    }
+
+    /// A running tool call (not completed or failed) whose locations or raw input name `path`:
+    /// the call a client request for that path most likely belongs to (ACP requests do not say).
+    pub fn running_call_naming(&self, path: &Path) -> Option<String> {
+        let mut ids: Vec<&String> = self
+            .tools
+            .iter()
+            .filter(|(_, t)| {
+                !matches!(
+                    t.status,
+                    Some(acp::ToolCallStatus::Completed | acp::ToolCallStatus::Failed)
+                )
+            })
+            .filter(|(_, t)| {
+                paths_named(&t.locations, t.raw_input.as_ref())
+                    .iter()
+                    .any(|p| p == path)
+            })
+            .map(|(id, _)| id)
+            .collect();
+        // Deterministic when several match.
+        ids.sort();
+        ids.first().map(|id| (*id).clone())
     }
 
     /// Approximate bytes of tool-call payloads kept for running calls (bounded by
@@ -394,6 +419,42 @@ impl Thread {
             locations: (!state.locations.is_empty()).then(|| state.locations.clone()),
         }
     }
+}
+
+/// Most paths taken from one tool call: its locations and raw input name a handful; an input
+/// with thousands of path-like words is not worth scanning further.
+const MAX_NAMED_PATHS: usize = 64;
+
+/// The absolute paths a tool call names: its locations, and in its raw input every string
+/// that is an absolute path or, in a command line, a word that is one (`cat /etc/hostname`).
+pub fn paths_named(locations: &[acp::ToolCallLocation], raw_input: Option<&Value>) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = locations
+        .iter()
+        .map(|l| l.path.clone())
+        .filter(|p| p.is_absolute())
+        .collect();
+    let mut stack: Vec<&Value> = raw_input.into_iter().collect();
+    while let Some(v) = stack.pop() {
+        if out.len() >= MAX_NAMED_PATHS {
+            break;
+        }
+        match v {
+            Value::String(s) => {
+                let words = std::iter::once(s.as_str()).chain(s.split_whitespace());
+                for w in words {
+                    let w = w.trim_matches(|c| c == '"' || c == '\'' || c == ';');
+                    if Path::new(w).is_absolute() && !w.contains('\n') {
+                        out.push(PathBuf::from(w));
+                    }
+                }
+            }
+            Value::Array(a) => stack.extend(a.iter()),
+            Value::Object(o) => stack.extend(o.values()),
+            _ => {}
+        }
+    }
+    out.truncate(MAX_NAMED_PATHS);
+    out
 }
 
 fn tri_state(v: MaybeUndefined<String>) -> Option<Option<String>> {

@@ -184,6 +184,18 @@ fn all_events() -> Vec<StreamEvent> {
             session_id: sid(),
             update: json!({"sessionUpdate": "_vendor", "x": 1}),
         },
+        StreamEvent::TerminalOutput {
+            session_id: sid(),
+            terminal_id: "term-1".into(),
+            data: "ok\n".into(),
+            exit_status: Some(acp::TerminalExitStatus::new().exit_code(0)),
+            truncated: Some(true),
+        },
+        StreamEvent::FileChanged {
+            session_id: sid(),
+            path: "/p/a.txt".into(),
+            created: true,
+        },
     ]
 }
 
@@ -390,7 +402,9 @@ fn every_variant_has_an_instance(e: &StreamEvent) {
         | StreamEvent::ConfigOptions { .. }
         | StreamEvent::SessionInfo { .. }
         | StreamEvent::Notice { .. }
-        | StreamEvent::UnknownUpdate { .. } => {}
+        | StreamEvent::UnknownUpdate { .. }
+        | StreamEvent::TerminalOutput { .. }
+        | StreamEvent::FileChanged { .. } => {}
     }
 }
 
@@ -402,7 +416,7 @@ fn all_events_has_one_instance_of_each_variant() {
     kinds.dedup();
     assert_eq!(kinds.len(), n, "one instance per kind");
     assert_eq!(
-        n, 21,
+        n, 23,
         "update this count with every_variant_has_an_instance"
     );
 }
@@ -566,4 +580,32 @@ fn state_updates_map_to_their_kinds() {
     assert_eq!(v[3]["kind"], "text-delta");
     assert_eq!(v[3]["content"]["type"], "resource_link");
     assert_eq!(v[3]["content"]["uri"], "file:///a.rs");
+}
+
+#[test]
+fn terminal_output_is_spelled_as_design_md_defines_it() {
+    let ev = StreamEvent::TerminalOutput {
+        session_id: "s1".into(),
+        terminal_id: "term-1".into(),
+        data: "é\n".into(),
+        exit_status: None,
+        truncated: None,
+    };
+    assert_eq!(
+        serde_json::to_value(&ev).unwrap(),
+        json!({"kind": "terminal-output", "sessionId": "s1", "terminalId": "term-1", "data": "é\n"})
+    );
+    let last = StreamEvent::TerminalOutput {
+        session_id: "s1".into(),
+        terminal_id: "term-1".into(),
+        data: String::new(),
+        exit_status: Some(acp::TerminalExitStatus::new().signal("SIGTERM".to_string())),
+        truncated: Some(true),
+    };
+    assert_eq!(
+        serde_json::to_value(&last).unwrap(),
+        json!({"kind": "terminal-output", "sessionId": "s1", "terminalId": "term-1", "data": "",
+               "exitStatus": {"signal": "SIGTERM"}, "truncated": true})
+    );
+    assert!(ADDITIONS.iter().any(|(k, _)| *k == "terminal-output"));
 }

@@ -353,10 +353,11 @@ impl Agent {
         let shared = Arc::clone(&self.shared);
         let id = id.clone();
         let session_id = request.session_id.clone();
+        let cwd = session.cwd.clone();
         let spawned = std::thread::Builder::new()
             .name(format!("turn-{session_key}"))
             .spawn(move || {
-                let result = Turn::new(&shared, session_id, tx, rx).run(&file.steps);
+                let result = Turn::new(&shared, session_id, cwd, tx, rx).run(&file.steps);
                 // Deregister before answering, so a client that sends its next prompt as soon
                 // as it sees this response is not told a turn is still running.
                 lock(&shared.turns).remove(&session_key);

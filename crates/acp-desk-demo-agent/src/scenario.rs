@@ -27,6 +27,9 @@ pub const EMBEDDED: &[(&str, &str)] = &[
     ("flood", include_str!("../scenarios/flood.json")),
     ("refuse", include_str!("../scenarios/refuse.json")),
     ("maxtokens", include_str!("../scenarios/maxtokens.json")),
+    ("files", include_str!("../scenarios/files.json")),
+    ("terminal", include_str!("../scenarios/terminal.json")),
+    ("outside", include_str!("../scenarios/outside.json")),
     ("tour", include_str!("../scenarios/tour.json")),
 ];
 
@@ -94,6 +97,71 @@ pub enum Step {
     Exit(ExitStep),
     Stop(StopReason),
     Flood(FloodStep),
+    ReadFile(ReadFileStep),
+    WriteFile(WriteFileStep),
+    Terminal(TerminalStep),
+}
+
+/// `fs/read_text_file`. A relative `path` is resolved against the session's cwd (portable
+/// scenarios) unless `as_is`. The result is checked and reported in the streamed text.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReadFileStep {
+    pub path: String,
+    pub line: Option<u32>,
+    pub limit: Option<u32>,
+    /// Send `path` exactly as written (to test a client's refusal of relative paths).
+    #[serde(default)]
+    pub as_is: bool,
+    /// The exact text expected.
+    pub expect: Option<String>,
+    /// The JSON-RPC error code expected instead of a result.
+    pub expect_error: Option<i64>,
+}
+
+/// `fs/write_text_file`; `path` as for [`ReadFileStep`].
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WriteFileStep {
+    pub path: String,
+    pub content: String,
+    #[serde(default)]
+    pub as_is: bool,
+    pub expect_error: Option<i64>,
+}
+
+/// `terminal/create`, then the `then` actions in order, each reported in the streamed text.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TerminalStep {
+    pub command: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Relative: against the session's cwd. Absent: not sent (the client's default).
+    pub cwd: Option<String>,
+    pub output_byte_limit: Option<u64>,
+    /// A tool call (kind execute) with the terminal as its content, as real agents show it.
+    pub tool_call_id: Option<String>,
+    #[serde(default)]
+    pub then: Vec<TermAction>,
+    pub expect_exit_code: Option<u32>,
+    pub expect_signal: Option<String>,
+    pub expect_truncated: Option<bool>,
+    pub expect_output_contains: Option<String>,
+    /// The error code `terminal/create` is expected to fail with.
+    pub expect_error: Option<i64>,
+}
+
+/// What to do with a created terminal: `"wait"`, `"output"`, `"kill"`, `"release"`,
+/// `{"sleep": ms}`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TermAction {
+    Wait,
+    Output,
+    Kill,
+    Release,
+    Sleep(u64),
 }
 
 #[derive(Debug, Deserialize)]
@@ -478,6 +546,9 @@ mod tests {
         assert_eq!(pick("flood"), "flood");
         assert_eq!(pick("max-tokens"), "maxtokens");
         assert_eq!(pick("send an unknown-update"), "unknown");
+        assert_eq!(pick("read and write files"), "files");
+        assert_eq!(pick("run something in a terminal"), "terminal");
+        assert_eq!(pick("read outside the folder"), "outside");
         assert_eq!(pick("hi there"), "tour");
         assert_eq!(pick(""), "tour");
         // A specific scenario beats the tour's generic "help" keyword.

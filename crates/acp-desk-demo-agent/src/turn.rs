@@ -3,23 +3,33 @@
 
 use std::collections::HashMap;
 use std::io::{self, Write};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use agent_client_protocol_schema::v1::{
-    AvailableCommandsUpdate, ContentBlock, ContentChunk, CurrentModeUpdate, PermissionOptionKind,
-    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse, SessionId,
-    SessionInfoUpdate, SessionUpdate, StopReason,
+    AvailableCommandsUpdate, ContentBlock, ContentChunk, CreateTerminalRequest,
+    CreateTerminalResponse, CurrentModeUpdate, KillTerminalRequest, PermissionOptionKind,
+    ReadTextFileRequest, ReadTextFileResponse, ReleaseTerminalRequest, RequestPermissionOutcome,
+    RequestPermissionRequest, RequestPermissionResponse, SessionId, SessionInfoUpdate,
+    SessionUpdate, StopReason, Terminal, TerminalExitStatus, TerminalId, TerminalOutputRequest,
+    TerminalOutputResponse, ToolCall, ToolCallContent, ToolCallStatus, ToolCallUpdate,
+    ToolCallUpdateFields, ToolKind, WaitForTerminalExitRequest, WaitForTerminalExitResponse,
+    WriteTextFileRequest,
 };
 use serde_json::Value;
 
 use crate::log;
 use crate::out::Out;
 use crate::scenario::{
-    DEFAULT_CHUNK_CHARS, DEFAULT_DELAY_MS, FloodStep, PermissionStep, Step, TextStep, split_chunks,
+    DEFAULT_CHUNK_CHARS, DEFAULT_DELAY_MS, FloodStep, PermissionStep, ReadFileStep, Step,
+    TermAction, TerminalStep, TextStep, WriteFileStep, split_chunks,
 };
+
+/// Characters of file or terminal text quoted in a report line: enough to see what came back.
+const PREVIEW_CHARS: usize = 200;
 
 /// How long a cancelled turn waits for the client to answer our parked permission request
 /// with `cancelled` (as ACP requires) before responding to the prompt anyway, so a client
@@ -71,6 +81,8 @@ pub enum Flow {
 pub struct Turn<'a> {
     shared: &'a Shared,
     session_id: SessionId,
+    /// The session's cwd: relative paths in scenarios are resolved against it.
+    cwd: PathBuf,
     tx: Sender<TurnEvent>,
     rx: Receiver<TurnEvent>,
     cancelled: bool,
@@ -80,12 +92,14 @@ impl<'a> Turn<'a> {
     pub fn new(
         shared: &'a Shared,
         session_id: SessionId,
+        cwd: PathBuf,
         tx: Sender<TurnEvent>,
         rx: Receiver<TurnEvent>,
     ) -> Self {
         Turn {
             shared,
             session_id,
+            cwd,
             tx,
             rx,
             cancelled: false,
@@ -160,6 +174,9 @@ impl<'a> Turn<'a> {
             }
             Step::Stop(reason) => return Ok(Flow::Stop(*reason)),
             Step::Flood(f) => return self.flood(f),
+            Step::ReadFile(r) => self.read_file(r)?,
+            Step::WriteFile(w) => self.write_file(w)?,
+            Step::Terminal(t) => self.terminal(t)?,
         }
         Ok(Flow::Continue)
     }
@@ -287,6 +304,246 @@ impl<'a> Turn<'a> {
         }
     }
 
+    /// Sends one of the client methods and waits for its answer: the result, or the error's
+    /// code and message.
+    fn call<P: serde::Serialize>(
+        &mut self,
+        method: &str,
+        params: &P,
+    ) -> anyhow::Result<Result<Value, (i64, String)>> {
+        let id = self.shared.next_request_id.fetch_add(1, Ordering::Relaxed);
+        lock(&self.shared.pending).insert(id, self.tx.clone());
+        let sent = self.out().request(id, method, params);
+        let answer = match sent {
+            Ok(()) => self.await_response(id),
+            Err(e) => {
+                lock(&self.shared.pending).remove(&id);
+                return Err(e.into());
+            }
+        };
+        lock(&self.shared.pending).remove(&id);
+        let Some(message) = answer else {
+            return Ok(Err((
+                -32800,
+                "no answer after the turn was cancelled".into(),
+            )));
+        };
+        if let Some(error) = message.get("error") {
+            let code = error.get("code").and_then(Value::as_i64).unwrap_or(0);
+            let text = error
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
+            return Ok(Err((code, text)));
+        }
+        Ok(Ok(message.get("result").cloned().unwrap_or(Value::Null)))
+    }
+
+    /// One line of streamed text reporting what a client call gave.
+    fn report(&self, line: String) -> io::Result<()> {
+        log!("{line}");
+        self.update(SessionUpdate::AgentMessageChunk(ContentChunk::new(
+            ContentBlock::from(format!("{line}\n")),
+        )))
+    }
+
+    fn resolve(&self, path: &str, as_is: bool) -> PathBuf {
+        if as_is || Path::new(path).is_absolute() {
+            PathBuf::from(path)
+        } else {
+            self.cwd.join(path)
+        }
+    }
+
+    fn read_file(&mut self, r: &ReadFileStep) -> anyhow::Result<()> {
+        let path = self.resolve(&r.path, r.as_is);
+        let req = ReadTextFileRequest::new(self.session_id.clone(), path.clone())
+            .line(r.line)
+            .limit(r.limit);
+        let mut what = format!("fs/read_text_file {}", path.display());
+        if r.line.is_some() || r.limit.is_some() {
+            let n = |v: Option<u32>| v.map_or("-".to_owned(), |v| v.to_string());
+            what.push_str(&format!(" (line {}, limit {})", n(r.line), n(r.limit)));
+        }
+        let line = match self.call("fs/read_text_file", &req)? {
+            Ok(v) => {
+                let resp: ReadTextFileResponse = serde_json::from_value(v)?;
+                let check = match &r.expect {
+                    Some(e) if *e == resp.content => " - as expected".to_owned(),
+                    Some(e) => format!(" - MISMATCH: expected {e:?}"),
+                    None => String::new(),
+                };
+                format!(
+                    "{what}: ok, {} lines: {}{check}{}",
+                    resp.content.lines().count(),
+                    preview(&resp.content),
+                    unexpected_success(r.expect_error)
+                )
+            }
+            Err((code, message)) => {
+                format!(
+                    "{what}: error {code}: {message}{}",
+                    error_check(r.expect_error, code)
+                )
+            }
+        };
+        self.report(line)?;
+        Ok(())
+    }
+
+    fn write_file(&mut self, w: &WriteFileStep) -> anyhow::Result<()> {
+        let path = self.resolve(&w.path, w.as_is);
+        let req =
+            WriteTextFileRequest::new(self.session_id.clone(), path.clone(), w.content.clone());
+        let what = format!(
+            "fs/write_text_file {} ({} bytes)",
+            path.display(),
+            w.content.len()
+        );
+        let line = match self.call("fs/write_text_file", &req)? {
+            Ok(_) => format!("{what}: ok{}", unexpected_success(w.expect_error)),
+            Err((code, message)) => {
+                format!(
+                    "{what}: error {code}: {message}{}",
+                    error_check(w.expect_error, code)
+                )
+            }
+        };
+        self.report(line)?;
+        Ok(())
+    }
+
+    fn terminal(&mut self, t: &TerminalStep) -> anyhow::Result<()> {
+        let mut req = CreateTerminalRequest::new(self.session_id.clone(), t.command.clone())
+            .args(t.args.clone())
+            .output_byte_limit(t.output_byte_limit);
+        if let Some(cwd) = &t.cwd {
+            req = req.cwd(self.resolve(cwd, false));
+        }
+        let shown = std::iter::once(t.command.as_str())
+            .chain(t.args.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let id = match self.call("terminal/create", &req)? {
+            Ok(v) => {
+                let resp: CreateTerminalResponse = serde_json::from_value(v)?;
+                self.report(format!(
+                    "terminal/create `{shown}`: ok, {}{}",
+                    resp.terminal_id,
+                    unexpected_success(t.expect_error)
+                ))?;
+                resp.terminal_id
+            }
+            Err((code, message)) => {
+                self.report(format!(
+                    "terminal/create `{shown}`: error {code}: {message}{}",
+                    error_check(t.expect_error, code)
+                ))?;
+                return Ok(());
+            }
+        };
+        if let Some(call) = &t.tool_call_id {
+            let tc = ToolCall::new(call.clone(), format!("Run `{shown}`"))
+                .kind(ToolKind::Execute)
+                .status(ToolCallStatus::InProgress)
+                .content(vec![ToolCallContent::Terminal(Terminal::new(id.clone()))]);
+            self.update(SessionUpdate::ToolCall(tc))?;
+        }
+        for action in &t.then {
+            if self.cancelled {
+                break;
+            }
+            match action {
+                TermAction::Wait => self.terminal_wait(t, &id)?,
+                TermAction::Output => self.terminal_output(t, &id)?,
+                TermAction::Kill => {
+                    let r = self.call(
+                        "terminal/kill",
+                        &KillTerminalRequest::new(self.session_id.clone(), id.clone()),
+                    )?;
+                    self.report(simple("terminal/kill", &id, r))?;
+                }
+                TermAction::Release => {
+                    let r = self.call(
+                        "terminal/release",
+                        &ReleaseTerminalRequest::new(self.session_id.clone(), id.clone()),
+                    )?;
+                    self.report(simple("terminal/release", &id, r))?;
+                }
+                TermAction::Sleep(ms) => {
+                    self.wait(Duration::from_millis(*ms));
+                }
+            }
+        }
+        if let Some(call) = &t.tool_call_id {
+            let u = ToolCallUpdate::new(
+                call.clone(),
+                ToolCallUpdateFields::new().status(ToolCallStatus::Completed),
+            );
+            self.update(SessionUpdate::ToolCallUpdate(u))?;
+        }
+        Ok(())
+    }
+
+    fn terminal_wait(&mut self, t: &TerminalStep, id: &TerminalId) -> anyhow::Result<()> {
+        let req = WaitForTerminalExitRequest::new(self.session_id.clone(), id.clone());
+        let line = match self.call("terminal/wait_for_exit", &req)? {
+            Ok(v) => {
+                let resp: WaitForTerminalExitResponse = serde_json::from_value(v)?;
+                format!(
+                    "terminal/wait_for_exit {id}: {}{}",
+                    exit_text(&resp.exit_status),
+                    exit_check(t, &resp.exit_status)
+                )
+            }
+            Err((code, message)) => format!("terminal/wait_for_exit {id}: error {code}: {message}"),
+        };
+        self.report(line)?;
+        Ok(())
+    }
+
+    fn terminal_output(&mut self, t: &TerminalStep, id: &TerminalId) -> anyhow::Result<()> {
+        let req = TerminalOutputRequest::new(self.session_id.clone(), id.clone());
+        let line = match self.call("terminal/output", &req)? {
+            Ok(v) => {
+                let resp: TerminalOutputResponse = serde_json::from_value(v)?;
+                let mut checks = String::new();
+                if let Some(limit) = t.output_byte_limit {
+                    if resp.output.len() as u64 <= limit {
+                        checks.push_str(&format!(" - within the {limit}-byte limit"));
+                    } else {
+                        checks.push_str(&format!(" - OVER THE {limit}-BYTE LIMIT"));
+                    }
+                }
+                if let Some(want) = t.expect_truncated
+                    && want != resp.truncated
+                {
+                    checks.push_str(&format!(" - MISMATCH: expected truncated {want}"));
+                }
+                if let Some(want) = &t.expect_output_contains
+                    && !resp.output.contains(want.as_str())
+                {
+                    checks.push_str(&format!(" - MISMATCH: expected output containing {want:?}"));
+                }
+                let exit = resp
+                    .exit_status
+                    .as_ref()
+                    .map(|s| format!(", {}", exit_text(s)))
+                    .unwrap_or_else(|| ", running".into());
+                format!(
+                    "terminal/output {id}: {} bytes, truncated {}{exit}: {}{checks}",
+                    resp.output.len(),
+                    resp.truncated,
+                    preview(&resp.output)
+                )
+            }
+            Err((code, message)) => format!("terminal/output {id}: error {code}: {message}"),
+        };
+        self.report(line)?;
+        Ok(())
+    }
+
     /// Waits for the answer to request `id`. `None` when the turn was cancelled and the
     /// client did not answer within [`CANCEL_GRACE`].
     fn await_response(&mut self, id: u64) -> Option<Value> {
@@ -398,6 +655,60 @@ pub fn write_long_line<W: Write>(w: &mut W, bytes: usize) -> io::Result<()> {
     }
     w.write_all(b"\n")?;
     w.flush()
+}
+
+/// The start of `text` as a quoted string, at most [`PREVIEW_CHARS`] characters.
+fn preview(text: &str) -> String {
+    let cut: String = text.chars().take(PREVIEW_CHARS).collect();
+    if cut.len() < text.len() {
+        format!("{cut:?}...")
+    } else {
+        format!("{cut:?}")
+    }
+}
+
+fn error_check(expected: Option<i64>, code: i64) -> String {
+    match expected {
+        Some(c) if c == code => " - the expected error".into(),
+        Some(c) => format!(" - UNEXPECTED error (expected {c})"),
+        None => " - UNEXPECTED error".into(),
+    }
+}
+
+fn unexpected_success(expected: Option<i64>) -> String {
+    expected
+        .map(|c| format!(" - UNEXPECTED success (expected error {c})"))
+        .unwrap_or_default()
+}
+
+fn simple(method: &str, id: &TerminalId, r: Result<Value, (i64, String)>) -> String {
+    match r {
+        Ok(_) => format!("{method} {id}: ok"),
+        Err((code, message)) => format!("{method} {id}: error {code}: {message}"),
+    }
+}
+
+fn exit_text(s: &TerminalExitStatus) -> String {
+    match (&s.exit_code, &s.signal) {
+        (Some(c), _) => format!("exited with code {c}"),
+        (None, Some(sig)) => format!("killed by {sig}"),
+        (None, None) => "ended (no status)".into(),
+    }
+}
+
+fn exit_check(t: &TerminalStep, s: &TerminalExitStatus) -> String {
+    let mut out = String::new();
+    if let Some(want) = t.expect_exit_code
+        && s.exit_code != Some(want)
+    {
+        out.push_str(&format!(" - MISMATCH: expected exit code {want}"));
+    }
+    if let Some(want) = &t.expect_signal
+        && s.signal.as_deref() != Some(want.as_str())
+    {
+        out.push_str(&format!(" - MISMATCH: expected signal {want}"));
+    }
+    out
 }
 
 #[cfg(test)]

@@ -1,0 +1,490 @@
+//! What the agent asks of us, through the engine with the demo agent: fs reads and writes (the
+//! change set), terminals (limit, kill, release, unknown ids), access outside the session's
+//! folders (asked, allowed once, folder added, refused, covered by the user's own answer, never
+//! granted by a policy), and the watchdog while a terminal runs.
+#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use acp_desk_core::events::{PermissionResolution, SettledBy, TurnEndReason};
+use acp_desk_core::fs::ChangeSource;
+use acp_desk_core::schema::v1 as acp;
+use acp_desk_core::{EngineError, PermissionPolicy, StreamEvent, start};
+use common::*;
+use serde_json::json;
+
+/// The demo agent reports every check it makes; none may have failed.
+fn assert_no_failed_check(text: &str) {
+    for bad in ["UNEXPECTED", "MISMATCH", "OVER THE"] {
+        assert!(!text.contains(bad), "a check failed ({bad}):\n{text}");
+    }
+}
+
+fn prompts(evs: &[StreamEvent]) -> Vec<&acp_desk_core::events::AgentPromptEvent> {
+    evs.iter()
+        .filter_map(|e| match e {
+            StreamEvent::AgentPrompt(p) => Some(&**p),
+            _ => None,
+        })
+        .collect()
+}
+
+fn option_of(
+    p: &acp_desk_core::events::AgentPromptEvent,
+    kind: acp::PermissionOptionKind,
+) -> String {
+    p.options
+        .iter()
+        .find(|o| o.kind == kind)
+        .unwrap()
+        .option_id
+        .0
+        .to_string()
+}
+
+#[tokio::test]
+async fn files_scenario_reads_windows_writes_and_records_the_change_set() {
+    let (h, rx, dir) = session(&[]).await;
+    let collect = tokio::spawn(rx.all());
+    let outcome = finish(spawn_prompt(&h, "files")).await;
+    assert_eq!(outcome.reason, TurnEndReason::Completed);
+    let changes = h.changes().await.unwrap();
+    h.close().await;
+    drop(h);
+    let evs = collect.await.unwrap();
+    let t = text(&evs);
+    assert_no_failed_check(&t);
+    // The window (line 2, limit 2), the tail past the end, the rewrite read back.
+    assert_eq!(t.matches(" - as expected").count(), 3, "{t}");
+    // A missing file (-32002) and a relative path (-32602), both as the agent expected.
+    assert_eq!(t.matches(" - the expected error").count(), 2, "{t}");
+    assert!(
+        t.contains("error -32602: `relative/path.txt` is a relative path"),
+        "{t}"
+    );
+
+    let root = dir.path().canonicalize().unwrap();
+    assert_eq!(
+        std::fs::read_to_string(root.join("demo-notes.txt")).unwrap(),
+        "line 1\nline two\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("demo-folder/nested/created.txt")).unwrap(),
+        "created in a new folder\n"
+    );
+    // One entry per file, in order, the first write's "before" kept across the rewrite.
+    let paths: Vec<&Path> = changes.iter().map(|c| c.path.as_path()).collect();
+    assert_eq!(
+        paths,
+        [
+            root.join("demo-notes.txt").as_path(),
+            root.join("demo-folder/nested/created.txt").as_path()
+        ]
+    );
+    assert!(changes.iter().all(|c| c.created && c.before.is_none()));
+    assert!(changes.iter().all(|c| c.source == ChangeSource::FsWrite));
+    // One file-changed event per write; only the first write of a file created it.
+    let written: Vec<(String, bool)> = evs
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::FileChanged { path, created, .. } => Some((path.clone(), *created)),
+            _ => None,
+        })
+        .collect();
+    let notes = root.join("demo-notes.txt").display().to_string();
+    assert_eq!(written.len(), 3);
+    assert_eq!(written[0], (notes.clone(), true));
+    assert_eq!(written[1], (notes, false));
+}
+
+#[tokio::test]
+async fn a_new_turn_starts_a_new_change_set() {
+    let (h, rx, dir) = session(&[]).await;
+    let collect = tokio::spawn(rx.all());
+    finish(spawn_prompt(&h, "files")).await;
+    assert_eq!(h.changes().await.unwrap().len(), 2);
+    // Second run: the files exist now, so the change set holds their text before this turn.
+    finish(spawn_prompt(&h, "files")).await;
+    let changes = h.changes().await.unwrap();
+    h.close().await;
+    drop(h);
+    collect.await.unwrap();
+    assert_eq!(changes.len(), 2);
+    let notes = &changes[0];
+    assert!(!notes.created);
+    assert_eq!(notes.before.as_deref(), Some("line 1\nline two\n"));
+    assert!(dir.path().join("demo-notes.txt").is_file());
+}
+
+#[tokio::test]
+async fn terminal_scenario_limit_kill_release_and_a_shell_line() {
+    let (h, rx, _dir) = session(&[]).await;
+    let collect = tokio::spawn(rx.all());
+    let outcome = finish(spawn_prompt(&h, "terminal")).await;
+    assert_eq!(outcome.reason, TurnEndReason::Completed);
+    h.close().await;
+    drop(h);
+    let evs = collect.await.unwrap();
+    let t = text(&evs);
+    assert_no_failed_check(&t);
+    // The limit: 50 lines of 20 bytes through a 200-byte limit, the end kept.
+    assert!(
+        t.contains("terminal/output term-1: 200 bytes, truncated true, exited with code 0"),
+        "{t}"
+    );
+    assert!(t.contains("within the 200-byte limit"), "{t}");
+    // Kill: the command ends by a signal, and the terminal is still readable.
+    assert!(t.contains("terminal/kill term-2: ok"), "{t}");
+    assert!(
+        t.contains("terminal/wait_for_exit term-2: killed by SIG"),
+        "{t}"
+    );
+    assert!(
+        t.contains("terminal/output term-2: 0 bytes, truncated false, killed by SIG"),
+        "{t}"
+    );
+    // Release: the id is unknown afterwards (the same error as an id never created).
+    assert!(t.contains("terminal/release term-3: ok"), "{t}");
+    assert!(
+        t.contains("terminal/output term-3: error -32602: no terminal `term-3` in this session"),
+        "{t}"
+    );
+    // A whole shell line as `command` with no args (what claude-code-acp sends).
+    assert!(
+        t.contains("terminal/wait_for_exit term-4: exited with code 0"),
+        "{t}"
+    );
+
+    // terminal-output events: deltas whose data adds up to the whole output, `truncated` once
+    // the limit was passed, and one last event with the exit status.
+    let outs: Vec<(
+        String,
+        String,
+        Option<acp::TerminalExitStatus>,
+        Option<bool>,
+    )> = evs
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::TerminalOutput {
+                terminal_id,
+                data,
+                exit_status,
+                truncated,
+                ..
+            } => Some((
+                terminal_id.clone(),
+                data.clone(),
+                exit_status.clone(),
+                *truncated,
+            )),
+            _ => None,
+        })
+        .collect();
+    let term1: Vec<_> = outs.iter().filter(|o| o.0 == "term-1").collect();
+    let data: String = term1.iter().map(|o| o.1.as_str()).collect();
+    assert_eq!(data.matches("abcdefghij").count(), 50, "{data}");
+    assert_eq!(term1.last().unwrap().2.as_ref().unwrap().exit_code, Some(0));
+    assert_eq!(term1.last().unwrap().3, Some(true));
+    assert_eq!(term1.iter().filter(|o| o.2.is_some()).count(), 1);
+    let term2_exit = outs
+        .iter()
+        .find(|o| o.0 == "term-2" && o.2.is_some())
+        .unwrap();
+    assert!(term2_exit.2.as_ref().unwrap().signal.is_some());
+    let term4: String = outs
+        .iter()
+        .filter(|o| o.0 == "term-4")
+        .map(|o| o.1.as_str())
+        .collect();
+    assert!(term4.contains("second-command"), "{term4}");
+    // The released terminal sends nothing after its release.
+    assert!(!outs.iter().any(|o| o.0 == "term-3" && o.2.is_some()));
+}
+
+/// A folder outside the session's, with two files, and a scenario reading them.
+fn outside_setup(steps: serde_json::Value) -> (tempfile::TempDir, tempfile::TempDir) {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("a.txt"), "outside a\n").unwrap();
+    std::fs::write(outside.path().join("b.txt"), "outside b\n").unwrap();
+    let raw = steps
+        .to_string()
+        .replace("OUTSIDE", outside.path().to_str().unwrap());
+    let steps: serde_json::Value = serde_json::from_str(&raw).unwrap();
+    let scenarios = scenario_dir(&[("outside-test", &["read-outside"], steps)]);
+    (outside, scenarios)
+}
+
+fn two_reads() -> serde_json::Value {
+    json!([
+        {"read_file": {"path": "OUTSIDE/a.txt"}},
+        {"read_file": {"path": "OUTSIDE/b.txt"}}
+    ])
+}
+
+/// Runs `read-outside`, answering each of our own asks with the option of the given kind (in
+/// order); returns every event and the number of asks.
+async fn outside_turn(
+    steps: serde_json::Value,
+    answers: &[Option<acp::PermissionOptionKind>],
+) -> Vec<StreamEvent> {
+    let (_outside, scenarios) = outside_setup(steps);
+    let flags = ["--scenario-dir", scenarios.path().to_str().unwrap()];
+    let (h, mut rx, _dir) = session(&flags).await;
+    let turn = spawn_prompt(&h, "read-outside");
+    let mut seen = Vec::new();
+    for answer in answers {
+        let StreamEvent::AgentPrompt(p) = rx
+            .until(&mut seen, |e| matches!(e, StreamEvent::AgentPrompt(_)))
+            .await
+        else {
+            unreachable!()
+        };
+        let resolution = match answer {
+            Some(kind) => PermissionResolution::selected(option_of(&p, *kind)),
+            None => PermissionResolution::cancelled(),
+        };
+        h.respond_permission(&p.tool_call_id, resolution.clone())
+            .await
+            .unwrap();
+        // Answered twice: the request is gone, and the error says so.
+        assert!(matches!(
+            h.respond_permission(&p.tool_call_id, resolution).await,
+            Err(EngineError::UnknownPermission(_))
+        ));
+    }
+    let drain = tokio::spawn(rx.all());
+    assert_eq!(finish(turn).await.reason, TurnEndReason::Completed);
+    h.close().await;
+    drop(h);
+    seen.extend(drain.await.unwrap());
+    seen
+}
+
+#[tokio::test]
+async fn outside_read_asks_allow_once_serves_once_reject_refuses() {
+    use acp::PermissionOptionKind as K;
+    let evs = outside_turn(two_reads(), &[Some(K::AllowOnce), Some(K::RejectOnce)]).await;
+    let t = text(&evs);
+    assert!(t.contains("a.txt: ok, 1 lines: \"outside a\\n\""), "{t}");
+    assert!(t.contains("b.txt: error -32603"), "{t}");
+    assert!(t.contains("the user refused access to it"), "{t}");
+    let asks = prompts(&evs);
+    assert_eq!(asks.len(), 2, "allow once covers one request only");
+    let p = asks[0];
+    // Our own ask: the three options by kind, the path as its location, a synthetic target.
+    let kinds: Vec<_> = p.options.iter().map(|o| o.kind).collect();
+    assert_eq!(kinds, [K::AllowOnce, K::AllowAlways, K::RejectOnce]);
+    assert_eq!(p.options[1].name, "Add this folder to the session");
+    assert!(p.target_tool_call_id.starts_with("acpdesk-access-"));
+    assert_eq!(p.tool_kind, Some(acp::ToolKind::Read));
+    assert!(p.locations.as_ref().unwrap()[0].path.ends_with("a.txt"));
+    let settled: Vec<SettledBy> = evs
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::AgentPromptSettled { by, .. } => Some(*by),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(settled, [SettledBy::User, SettledBy::User]);
+}
+
+#[tokio::test]
+async fn add_this_folder_serves_the_rest_of_the_folder_without_asking_again() {
+    let evs = outside_turn(two_reads(), &[Some(acp::PermissionOptionKind::AllowAlways)]).await;
+    let t = text(&evs);
+    assert!(t.contains("a.txt: ok"), "{t}");
+    assert!(t.contains("b.txt: ok, 1 lines: \"outside b\\n\""), "{t}");
+    assert_eq!(prompts(&evs).len(), 1);
+    assert!(evs.iter().any(|e| matches!(
+        e,
+        StreamEvent::Notice { title, .. } if title.contains("was added to this session's folders")
+    )));
+}
+
+#[tokio::test]
+async fn cancelling_our_ask_refuses_the_read() {
+    let evs = outside_turn(json!([{"read_file": {"path": "OUTSIDE/a.txt"}}]), &[None]).await;
+    let t = text(&evs);
+    assert!(t.contains("a.txt: error -32603"), "{t}");
+    assert!(t.contains("refused access"), "{t}");
+}
+
+#[tokio::test]
+async fn a_policy_never_grants_access_outside_the_roots() {
+    for policy in [PermissionPolicy::AllowOnce, PermissionPolicy::RejectOnce] {
+        let (_outside, scenarios) = outside_setup(two_reads());
+        let flags = ["--scenario-dir", scenarios.path().to_str().unwrap()];
+        let evs = run(&flags, policy, &["read-outside"]).await;
+        let t = text(&evs);
+        assert_eq!(t.matches("error -32603").count(), 2, "{policy:?}: {t}");
+        assert!(t.contains("does not ask the user"), "{t}");
+        assert!(prompts(&evs).is_empty(), "nobody to ask: no agent-prompt");
+        assert!(evs.iter().any(|e| matches!(
+            e,
+            StreamEvent::Notice { title, .. } if title.contains("outside this session's folders; refused")
+        )));
+    }
+}
+
+/// The agent's own permission request for a tool call naming the path.
+fn covered_steps() -> serde_json::Value {
+    json!([
+        {"tool_call": {"toolCallId": "r1", "title": "Read a.txt", "kind": "read", "status": "pending",
+                       "locations": [{"path": "OUTSIDE/a.txt"}]}},
+        {"permission": {
+            "tool_call": {"toolCallId": "r1"},
+            "options": [
+                {"optionId": "yes", "name": "Yes", "kind": "allow_once"},
+                {"optionId": "no", "name": "No", "kind": "reject_once"}
+            ],
+            "on_allow": [{"read_file": {"path": "OUTSIDE/a.txt"}}],
+            "on_reject": []
+        }}
+    ])
+}
+
+#[tokio::test]
+async fn the_users_answer_to_the_agents_request_covers_the_path_it_names() {
+    // One ask (the agent's), answered by the user: the read needs no second one.
+    let evs = outside_turn(
+        covered_steps(),
+        &[Some(acp::PermissionOptionKind::AllowOnce)],
+    )
+    .await;
+    let t = text(&evs);
+    assert!(t.contains("a.txt: ok"), "{t}");
+    let asks = prompts(&evs);
+    assert_eq!(asks.len(), 1);
+    assert_eq!(asks[0].target_tool_call_id, "r1");
+
+    // The same allowed by the --permission allow policy: the policy answered, not the user,
+    // so the read outside is refused.
+    let (_outside, scenarios) = outside_setup(covered_steps());
+    let flags = ["--scenario-dir", scenarios.path().to_str().unwrap()];
+    let evs = run(&flags, PermissionPolicy::AllowOnce, &["read-outside"]).await;
+    let t = text(&evs);
+    assert!(t.contains("a.txt: error -32603"), "{t}");
+}
+
+#[tokio::test]
+async fn our_ask_names_the_running_tool_call_it_belongs_to() {
+    let steps = json!([
+        {"tool_call": {"toolCallId": "call-7", "title": "Read b", "kind": "read", "status": "in_progress",
+                       "locations": [{"path": "OUTSIDE/b.txt"}]}},
+        {"read_file": {"path": "OUTSIDE/b.txt"}}
+    ]);
+    let evs = outside_turn(steps, &[Some(acp::PermissionOptionKind::AllowOnce)]).await;
+    let asks = prompts(&evs);
+    assert_eq!(asks.len(), 1);
+    assert_eq!(asks[0].target_tool_call_id, "call-7");
+    assert!(asks[0].tool_call_id.starts_with("call-7#"));
+    assert!(text(&evs).contains("b.txt: ok"));
+}
+
+#[tokio::test]
+async fn a_terminal_outside_the_roots_asks_too() {
+    let steps = json!([
+        {"terminal": {"command": "pwd", "cwd": "OUTSIDE", "expect_error": -32603}}
+    ]);
+    let evs = outside_turn(steps, &[Some(acp::PermissionOptionKind::RejectOnce)]).await;
+    let asks = prompts(&evs);
+    assert_eq!(asks.len(), 1);
+    assert_eq!(asks[0].tool_kind, Some(acp::ToolKind::Execute));
+    let t = text(&evs);
+    assert!(t.contains("the expected error"), "{t}");
+    assert!(t.contains("refused access"), "{t}");
+}
+
+#[tokio::test]
+async fn stop_answers_our_parked_ask_and_the_read_is_refused() {
+    let (_outside, scenarios) = outside_setup(two_reads());
+    let flags = ["--scenario-dir", scenarios.path().to_str().unwrap()];
+    let (h, mut rx, _dir) = session(&flags).await;
+    let turn = spawn_prompt(&h, "read-outside");
+    let mut seen = Vec::new();
+    rx.until(&mut seen, |e| matches!(e, StreamEvent::AgentPrompt(_)))
+        .await;
+    h.cancel().unwrap();
+    let drain = tokio::spawn(rx.all());
+    assert_eq!(finish(turn).await.reason, TurnEndReason::Cancelled);
+    h.close().await;
+    drop(h);
+    seen.extend(drain.await.unwrap());
+    assert!(seen.iter().any(|e| matches!(
+        e,
+        StreamEvent::AgentPromptSettled {
+            by: SettledBy::Stop,
+            outcome: PermissionResolution::Cancelled { .. },
+            ..
+        }
+    )));
+}
+
+#[tokio::test]
+async fn a_running_terminal_is_not_idleness_for_the_watchdog() {
+    let scenarios = scenario_dir(&[(
+        "long-command",
+        &["long-command"],
+        json!([
+            {"terminal": {"command": "sleep", "args": ["3"], "then": ["wait", "release"], "expect_exit_code": 0}},
+            {"say": {"text": "the command finished"}}
+        ]),
+    )]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = opts(dir.path());
+    // A third of the command's run time: the watchdog would fire twice over if the terminal
+    // counted as silence.
+    o.turn_idle_timeout = Some(Duration::from_secs(1));
+    let (tx, rx) = channel();
+    let collect = tokio::spawn(rx.all());
+    let flags = ["--scenario-dir", scenarios.path().to_str().unwrap()];
+    let h = start(demo(&flags), o, tx).await.unwrap();
+    let outcome = finish(spawn_prompt(&h, "long-command")).await;
+    assert_eq!(outcome.reason, TurnEndReason::Completed);
+    h.close().await;
+    drop(h);
+    let evs = collect.await.unwrap();
+    let t = text(&evs);
+    assert_no_failed_check(&t);
+    assert!(t.contains("the command finished"), "{t}");
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn closing_the_session_ends_its_terminals() {
+    let marker = format!("acpdesk-term-marker-{}", std::process::id());
+    let scenarios = scenario_dir(&[(
+        "leave-running",
+        &["leave-running"],
+        json!([
+            {"terminal": {"command": "sh", "args": ["-c", format!("sleep 60; echo {marker}")]}}
+        ]),
+    )]);
+    let flags = ["--scenario-dir", scenarios.path().to_str().unwrap()];
+    let (h, rx, _dir) = session(&flags).await;
+    let collect = tokio::spawn(rx.all());
+    finish(spawn_prompt(&h, "leave-running")).await;
+    let running = || -> Vec<u32> {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|pid| {
+                std::fs::read(format!("/proc/{pid}/cmdline"))
+                    .is_ok_and(|c| String::from_utf8_lossy(&c).contains(&marker))
+                    && alive(*pid)
+            })
+            .collect()
+    };
+    assert!(
+        !running().is_empty(),
+        "the terminal's command runs between turns"
+    );
+    h.close().await;
+    drop(h);
+    collect.await.unwrap();
+    let left = wait_gone(&running(), Duration::from_secs(10)).await;
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
