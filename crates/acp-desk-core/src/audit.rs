@@ -305,7 +305,11 @@ impl AuditLog {
         AuditLog::with_opener(session_id, path, Box::new(move || Ok(sink)))
     }
 
-    fn with_opener(session_id: &str, path: PathBuf, opener: Opener) -> Result<AuditLog, AuditError> {
+    fn with_opener(
+        session_id: &str,
+        path: PathBuf,
+        opener: Opener,
+    ) -> Result<AuditLog, AuditError> {
         let (tx, rx) = sync_channel(QUEUE_LINES);
         let shared = Arc::new(Shared::default());
         let session: Arc<str> = Arc::from(session_id);

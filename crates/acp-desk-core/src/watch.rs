@@ -420,7 +420,11 @@ impl Shared {
         for path in raw {
             match std::fs::symlink_metadata(&path) {
                 Ok(m) if m.is_dir() => {
-                    let known = self.watched.lock().map(|w| w.contains(&path)).unwrap_or(true);
+                    let known = self
+                        .watched
+                        .lock()
+                        .map(|w| w.contains(&path))
+                        .unwrap_or(true);
                     if !known || !self.per_folder {
                         new_dirs.push(path);
                     }
@@ -684,9 +688,15 @@ fn send(shared: &Shared, events: &mpsc::Sender<WatchEvent>, mut event: WatchEven
 pub enum Fingerprint {
     Missing,
     /// Content hash (files up to [`MAX_HASHED_BYTES`]).
-    Hash { len: u64, hash: ContentHash },
+    Hash {
+        len: u64,
+        hash: ContentHash,
+    },
     /// Length and modification time (larger files).
-    Meta { len: u64, mtime: Option<SystemTime> },
+    Meta {
+        len: u64,
+        mtime: Option<SystemTime>,
+    },
 }
 
 impl Fingerprint {
@@ -732,10 +742,9 @@ impl Fingerprint {
         match (self, now) {
             (Fingerprint::Missing, Fingerprint::Missing) => true,
             (Fingerprint::Hash { hash: a, .. }, Fingerprint::Hash { hash: b, .. }) => a == b,
-            (
-                Fingerprint::Meta { len: a, mtime: ma },
-                Fingerprint::Meta { len: b, mtime: mb },
-            ) => a == b && (ma.is_none() || ma == mb),
+            (Fingerprint::Meta { len: a, mtime: ma }, Fingerprint::Meta { len: b, mtime: mb }) => {
+                a == b && (ma.is_none() || ma == mb)
+            }
             _ => false,
         }
     }

@@ -22,7 +22,11 @@ fn lines(path: &Path) -> Vec<Value> {
 }
 
 fn write_everything(log: &AuditLog) {
-    log.session_started("claude", Path::new("/p"), &[PathBuf::from("/p"), "/q".into()]);
+    log.session_started(
+        "claude",
+        Path::new("/p"),
+        &[PathBuf::from("/p"), "/q".into()],
+    );
     log.permission_asked(
         "toolu_1#1",
         "toolu_1",
@@ -79,7 +83,13 @@ fn lines_are_json_with_the_documented_fields() {
 
     // <dir>/<YYYY-MM-DD>/<session>.jsonl, the id made file-safe.
     assert_eq!(path.file_name().unwrap(), "sess_1.jsonl");
-    let day = path.parent().unwrap().file_name().unwrap().to_str().unwrap();
+    let day = path
+        .parent()
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap();
     assert_eq!(day.len(), 10, "{day}");
     assert_eq!(path.parent().unwrap().parent().unwrap(), dir.path());
 
@@ -101,7 +111,10 @@ fn lines_are_json_with_the_documented_fields() {
     for v in &l {
         assert_eq!(v["session"], "sess/1");
         let ts = v["ts"].as_str().unwrap();
-        assert!(ts.len() == 24 && ts.ends_with('Z') && &ts[10..11] == "T", "{ts}");
+        assert!(
+            ts.len() == 24 && ts.ends_with('Z') && &ts[10..11] == "T",
+            "{ts}"
+        );
         assert!(ts.starts_with(day));
     }
     assert_eq!(l[0]["agent"], "claude");

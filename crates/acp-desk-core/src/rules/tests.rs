@@ -42,7 +42,8 @@ fn fixture() -> Fixture {
     let project = dir.path().join("proj");
     std::fs::create_dir(&project).unwrap();
     let project = project.canonicalize().unwrap();
-    let (store, warning) = RuleStore::open(dir.path().join("config").join(RULES_FILE_NAME)).unwrap();
+    let (store, warning) =
+        RuleStore::open(dir.path().join("config").join(RULES_FILE_NAME)).unwrap();
     assert!(warning.is_none());
     Fixture {
         dir,
@@ -135,10 +136,26 @@ fn exact_command() {
             Decision::Allow,
         ))
         .unwrap();
-    assert!(f.store.find("claude", &f.project, &exec("cargo test")).is_some());
-    assert!(f.store.find("claude", &f.project, &exec(" cargo test\n")).is_some());
-    assert!(f.store.find("claude", &f.project, &exec("cargo test --all")).is_none());
-    assert!(f.store.find("claude", &f.project, &exec("cargo test && rm -rf /")).is_none());
+    assert!(
+        f.store
+            .find("claude", &f.project, &exec("cargo test"))
+            .is_some()
+    );
+    assert!(
+        f.store
+            .find("claude", &f.project, &exec(" cargo test\n"))
+            .is_some()
+    );
+    assert!(
+        f.store
+            .find("claude", &f.project, &exec("cargo test --all"))
+            .is_none()
+    );
+    assert!(
+        f.store
+            .find("claude", &f.project, &exec("cargo test && rm -rf /"))
+            .is_none()
+    );
     // Another kind with the same text does not match.
     let other = Subject {
         kind: acp::ToolKind::Other,
@@ -162,7 +179,11 @@ fn exact_compound_command_matches_itself_only() {
     assert!(f.store.find("claude", &f.project, &exec(cmd)).is_some());
     assert!(
         f.store
-            .find("claude", &f.project, &exec("echo hi > out.txt && cat out.txt; rm x"))
+            .find(
+                "claude",
+                &f.project,
+                &exec("echo hi > out.txt && cat out.txt; rm x")
+            )
             .is_none()
     );
 }
@@ -184,7 +205,11 @@ fn exact_path() {
     // The same file through `..` resolves to the same path.
     let via_dotdot = f.project.join("sub").join("..").join("a.txt");
     std::fs::create_dir(f.project.join("sub")).unwrap();
-    assert!(f.store.find("claude", &f.project, &edit(&via_dotdot)).is_some());
+    assert!(
+        f.store
+            .find("claude", &f.project, &edit(&via_dotdot))
+            .is_some()
+    );
     assert!(f.store.find("claude", &f.project, &edit(&b)).is_none());
     // A request naming a second path as well is not covered.
     let both = Subject::from_parts(
@@ -238,9 +263,16 @@ fn command_pattern() {
         ))
         .unwrap();
     for ok in ["ls", "ls -la", "ls -la /tmp/some/dir", "lsof"] {
-        assert!(f.store.find("claude", &f.project, &exec(ok)).is_some(), "{ok}");
+        assert!(
+            f.store.find("claude", &f.project, &exec(ok)).is_some(),
+            "{ok}"
+        );
     }
-    assert!(f.store.find("claude", &f.project, &exec("cat ls")).is_none());
+    assert!(
+        f.store
+            .find("claude", &f.project, &exec("cat ls"))
+            .is_none()
+    );
 }
 
 #[test]
@@ -372,9 +404,15 @@ fn reject_beats_allow() {
             Decision::Reject,
         ))
         .unwrap();
-    let r = f.store.find("claude", &f.project, &exec("git push --force")).unwrap();
+    let r = f
+        .store
+        .find("claude", &f.project, &exec("git push --force"))
+        .unwrap();
     assert_eq!(r.decision, Decision::Reject);
-    let r = f.store.find("claude", &f.project, &exec("git status")).unwrap();
+    let r = f
+        .store
+        .find("claude", &f.project, &exec("git status"))
+        .unwrap();
     assert_eq!(r.decision, Decision::Allow);
 }
 
@@ -394,7 +432,11 @@ fn per_agent_and_per_project() {
         .unwrap();
     assert!(f.store.find("claude", &f.project, &exec("make")).is_some());
     assert!(f.store.find("gemini", &f.project, &exec("make")).is_none());
-    assert!(f.store.find("claude", &other_project, &exec("make")).is_none());
+    assert!(
+        f.store
+            .find("claude", &other_project, &exec("make"))
+            .is_none()
+    );
     // A subfolder of the project is another project.
     assert!(
         f.store
@@ -467,7 +509,11 @@ fn persistence_round_trip_and_sharing() {
     assert!(warning.is_none());
     let ids: Vec<_> = reopened.list(None, None).into_iter().cloned().collect();
     assert_eq!(ids, vec![a.clone(), b, c]);
-    assert!(a.created_at.ends_with('Z') && a.created_at.len() == 24, "{}", a.created_at);
+    assert!(
+        a.created_at.ends_with('Z') && a.created_at.len() == 24,
+        "{}",
+        a.created_at
+    );
     let text = std::fs::read_to_string(f.store.path()).unwrap();
     assert!(text.contains("\"command\": \"make\""), "{text}");
     // No temp files left behind.
@@ -477,8 +523,14 @@ fn persistence_round_trip_and_sharing() {
         .collect();
     assert_eq!(names.len(), 1, "{names:?}");
     let line = RuleStore::describe(&a);
-    assert!(line.contains("allow execute command `make` for claude"), "{line}");
-    assert!(line.contains(&a.id) && line.contains("from the CLI"), "{line}");
+    assert!(
+        line.contains("allow execute command `make` for claude"),
+        "{line}"
+    );
+    assert!(
+        line.contains(&a.id) && line.contains("from the CLI"),
+        "{line}"
+    );
 }
 
 #[test]
@@ -564,10 +616,17 @@ fn reads_inside_roots() {
 
 #[test]
 fn shell_control_detection() {
-    for c in ["a && b", "a || b", "a;b", "a|b", "a&", "`a`", "$(a)", "a>b", "a<b", "a\nb"] {
+    for c in [
+        "a && b", "a || b", "a;b", "a|b", "a&", "`a`", "$(a)", "a>b", "a<b", "a\nb",
+    ] {
         assert!(has_shell_control(c), "{c:?}");
     }
-    for c in ["ls -la", "git log --oneline -n 5", "echo $HOME", "grep -r 'x y' ."] {
+    for c in [
+        "ls -la",
+        "git log --oneline -n 5",
+        "echo $HOME",
+        "grep -r 'x y' .",
+    ] {
         assert!(!has_shell_control(c), "{c:?}");
     }
 }
