@@ -237,8 +237,10 @@ struct Shared {
     /// Set at the first watch-limit error: no more watches are tried, one notice is sent.
     degraded: AtomicBool,
     backend: Mutex<Option<Box<dyn WatchBackend>>>,
-    /// Folders with a watch of ours (per-folder mode).
-    watched: Mutex<HashSet<PathBuf>>,
+    /// Folders with a watch of ours (per-folder mode), with their inode: inotify gives a folder
+    /// renamed within the tree the same watch under its new name, which unwatching the old
+    /// name must not remove.
+    watched: Mutex<HashMap<PathBuf, Option<FileId>>>,
     per_folder: bool,
 }
 
@@ -356,7 +358,7 @@ impl Shared {
         let Ok(mut watched) = self.watched.lock() else {
             return;
         };
-        if watched.contains(dir) {
+        if watched.contains_key(dir) {
             return;
         }
         let result = match self.backend.lock() {
@@ -368,7 +370,7 @@ impl Shared {
         };
         match result {
             Ok(()) => {
-                watched.insert(dir.to_owned());
+                watched.insert(dir.to_owned(), file_id(dir));
             }
             Err(e) if is_watch_limit(&e) => {
                 drop(watched);
@@ -412,6 +414,37 @@ impl Shared {
         Ok(())
     }
 
+    /// Drops our watches on `path` and below; true when `path` itself was a watched folder.
+    fn forget_folders(&self, path: &Path) -> bool {
+        let Ok(mut watched) = self.watched.lock() else {
+            return false;
+        };
+        let gone: Vec<(PathBuf, Option<FileId>)> = watched
+            .iter()
+            .filter(|(d, _)| d.starts_with(path))
+            .map(|(d, id)| (d.clone(), *id))
+            .collect();
+        if gone.is_empty() {
+            return false;
+        }
+        for (d, _) in &gone {
+            watched.remove(d);
+        }
+        let still: HashSet<FileId> = watched.values().flatten().copied().collect();
+        if let Ok(mut b) = self.backend.lock()
+            && let Some(b) = b.as_mut()
+        {
+            for (d, id) in &gone {
+                if id.is_some_and(|id| still.contains(&id)) {
+                    continue;
+                }
+                // Already gone with the folder, most of the time.
+                let _ = b.unwatch(d);
+            }
+        }
+        gone.iter().any(|(d, _)| d == path)
+    }
+
     /// Turns a raw batch into what is reported: new folders are walked (and watched), changed
     /// .gitignore files are re-read, folders are left out.
     fn settle(&self, raw: HashSet<PathBuf>) -> Vec<PathBuf> {
@@ -423,7 +456,7 @@ impl Shared {
                     let known = self
                         .watched
                         .lock()
-                        .map(|w| w.contains(&path))
+                        .map(|w| w.contains_key(&path))
                         .unwrap_or(true);
                     if !known || !self.per_folder {
                         new_dirs.push(path);
@@ -438,16 +471,19 @@ impl Shared {
                     out.insert(path);
                 }
                 Err(_) => {
-                    // Removed or renamed away: its watches (if a folder) are gone with it.
-                    if let Ok(mut w) = self.watched.lock() {
-                        w.retain(|d| !d.starts_with(&path));
-                    }
+                    // Removed or renamed away. A folder we watched is not a file change (its
+                    // files are reported one by one); its watches go, and so do those below it:
+                    // a renamed folder keeps its inotify watches, which would go on reporting
+                    // under the old name.
+                    let was_folder = self.forget_folders(&path);
                     if path.file_name().is_some_and(|n| n == ".gitignore")
                         && let (Some(dir), Ok(mut f)) = (path.parent(), self.filter.write())
                     {
                         f.load_gitignore(dir);
                     }
-                    out.insert(path);
+                    if !was_folder {
+                        out.insert(path);
+                    }
                 }
             }
         }
@@ -470,6 +506,24 @@ impl Shared {
             .collect();
         paths.sort();
         paths
+    }
+}
+
+/// Device and inode of a folder (unix); `None` elsewhere.
+type FileId = (u64, u64);
+
+fn file_id(path: &Path) -> Option<FileId> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::symlink_metadata(path)
+            .ok()
+            .map(|m| (m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
     }
 }
 
@@ -535,7 +589,7 @@ impl RootWatcher {
             stop: AtomicBool::new(false),
             degraded: AtomicBool::new(false),
             backend: Mutex::new(None),
-            watched: Mutex::new(HashSet::new()),
+            watched: Mutex::new(HashMap::new()),
             per_folder,
         });
         let backend = make(EventHandler {

@@ -181,13 +181,13 @@ async fn ignored_paths_are_not_reported() {
         .lock()
         .unwrap()
         .clone();
-    assert!(watched.contains(&r.join("sub")));
+    assert!(watched.contains_key(&r.join("sub")));
     assert!(
-        !watched.iter().any(|d| d.starts_with(r.join("target"))),
+        !watched.keys().any(|d| d.starts_with(r.join("target"))),
         "{watched:?}"
     );
     assert!(
-        !watched.iter().any(|d| d.starts_with(r.join(".git"))),
+        !watched.keys().any(|d| d.starts_with(r.join(".git"))),
         "{watched:?}"
     );
 }
@@ -405,4 +405,27 @@ fn read_tracker_touch_without_change_is_not_a_conflict() {
     t.note_read(&file);
     write(&file, "same");
     assert_eq!(t.check_before_write(&file), None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_renamed_folder_reports_under_its_new_name() {
+    let mut f = start(|r| write(&r.join("old/a.txt"), "x"));
+    std::fs::rename(f.root.join("old"), f.root.join("new")).unwrap();
+    let paths = f.settle(1).await;
+    // The folders themselves are not file changes; the file found under the new name is.
+    assert!(!paths.contains(&f.root.join("old")), "{paths:?}");
+    assert!(paths.contains(&f.root.join("new/a.txt")), "{paths:?}");
+    write(&f.root.join("new/a.txt"), "y");
+    let paths = f.settle(2).await;
+    assert!(paths.contains(&f.root.join("new/a.txt")), "{paths:?}");
+    assert!(!paths.contains(&f.root.join("old/a.txt")), "{paths:?}");
+}
+
+#[test]
+fn handles_are_send_and_sync() {
+    fn check<T: Send + Sync>() {}
+    check::<RootWatcher>();
+    check::<ReadTracker>();
+    check::<crate::audit::AuditLog>();
+    check::<crate::rules::RuleStore>();
 }
