@@ -37,7 +37,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
-use notify::event::{EventKind, MetadataKind, ModifyKind};
+use notify::event::{CreateKind, EventKind, MetadataKind, ModifyKind, RemoveKind};
 use notify::{RecommendedWatcher, RecursiveMode, Watcher};
 use tokio::sync::mpsc;
 
@@ -221,7 +221,8 @@ impl Filter {
 
 #[derive(Debug, Default)]
 struct Pending {
-    paths: HashSet<PathBuf>,
+    /// Changed paths; `true` for one the OS said is (or was) a folder.
+    paths: HashMap<PathBuf, bool>,
     first: Option<Instant>,
     last: Option<Instant>,
     overflowed: bool,
@@ -282,11 +283,18 @@ impl Shared {
         if !is_reported_kind(&event.kind) {
             return;
         }
-        let kept: Vec<PathBuf> = match self.filter.read() {
+        // A removed folder can no longer be asked whether it is one; `target/`-style rules
+        // need to know.
+        let folder = matches!(
+            event.kind,
+            EventKind::Create(CreateKind::Folder) | EventKind::Remove(RemoveKind::Folder)
+        );
+        let kept: Vec<(PathBuf, bool)> = match self.filter.read() {
             Ok(f) => event
                 .paths
                 .into_iter()
-                .filter(|p| !f.is_ignored(p, p.is_dir()))
+                .filter(|p| !f.is_ignored(p, folder || p.is_dir()))
+                .map(|p| (p, folder))
                 .collect(),
             Err(_) => return,
         };
@@ -296,17 +304,17 @@ impl Shared {
         self.queue(kept);
     }
 
-    fn queue(&self, paths: impl IntoIterator<Item = PathBuf>) {
+    fn queue(&self, paths: impl IntoIterator<Item = (PathBuf, bool)>) {
         let Ok(mut p) = self.pending.lock() else {
             return;
         };
         let now = Instant::now();
-        for path in paths {
-            if p.paths.len() >= MAX_PENDING_PATHS {
+        for (path, folder) in paths {
+            if p.paths.len() >= MAX_PENDING_PATHS && !p.paths.contains_key(&path) {
                 p.overflowed = true;
-                break;
+                continue;
             }
-            p.paths.insert(path);
+            *p.paths.entry(path).or_default() |= folder;
         }
         p.first.get_or_insert(now);
         p.last = Some(now);
@@ -447,10 +455,10 @@ impl Shared {
 
     /// Turns a raw batch into what is reported: new folders are walked (and watched), changed
     /// .gitignore files are re-read, folders are left out.
-    fn settle(&self, raw: HashSet<PathBuf>) -> Vec<PathBuf> {
+    fn settle(&self, raw: HashMap<PathBuf, bool>) -> Vec<PathBuf> {
         let mut out: HashSet<PathBuf> = HashSet::new();
         let mut new_dirs = Vec::new();
-        for path in raw {
+        for (path, folder) in raw {
             match std::fs::symlink_metadata(&path) {
                 Ok(m) if m.is_dir() => {
                     let known = self
@@ -475,7 +483,7 @@ impl Shared {
                     // files are reported one by one); its watches go, and so do those below it:
                     // a renamed folder keeps its inotify watches, which would go on reporting
                     // under the old name.
-                    let was_folder = self.forget_folders(&path);
+                    let was_folder = self.forget_folders(&path) || folder;
                     if path.file_name().is_some_and(|n| n == ".gitignore")
                         && let (Some(dir), Ok(mut f)) = (path.parent(), self.filter.write())
                     {
@@ -546,7 +554,8 @@ fn is_reported_kind(kind: &EventKind) -> bool {
     }
 }
 
-/// Watches the session's roots until dropped.
+/// Watches the session's roots until dropped. Dropping waits for the watcher's thread to finish
+/// its current step (at worst the walk of a newly created folder) so that no event follows it.
 pub struct RootWatcher {
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
@@ -670,7 +679,7 @@ fn debounce_loop(shared: &Shared, events: &mpsc::Sender<WatchEvent>) {
                 return;
             }
             if !p.notices.is_empty() && p.paths.is_empty() {
-                break (HashSet::new(), std::mem::take(&mut p.notices), false);
+                break (HashMap::new(), std::mem::take(&mut p.notices), false);
             }
             let (Some(first), Some(last)) = (p.first, p.last) else {
                 p = match shared.wake.wait(p) {

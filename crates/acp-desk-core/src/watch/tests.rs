@@ -429,3 +429,22 @@ fn handles_are_send_and_sync() {
     check::<crate::audit::AuditLog>();
     check::<crate::rules::RuleStore>();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn removing_an_ignored_folder_is_not_reported() {
+    let mut f = start(|r| {
+        write(&r.join(".gitignore"), "build/\n");
+        write(&r.join("build/out/x.o"), "x");
+        write(&r.join("src/a.rs"), "x");
+    });
+    std::fs::remove_dir_all(f.root.join("build")).unwrap();
+    std::fs::remove_dir_all(f.root.join("src")).unwrap();
+    let paths = f.settle(1).await;
+    assert!(
+        !paths.iter().any(|p| p.starts_with(f.root.join("build"))),
+        "{paths:?}"
+    );
+    // A removed folder is its files, not a path of its own.
+    assert!(paths.contains(&f.root.join("src/a.rs")), "{paths:?}");
+    assert!(!paths.contains(&f.root.join("src")), "{paths:?}");
+}
