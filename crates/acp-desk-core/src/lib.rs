@@ -3,6 +3,7 @@
 //! front ends over it. See ARCHITECTURE.md at the repository root for the map and the rules.
 
 pub mod agents;
+pub mod audit;
 pub mod compact;
 pub mod events;
 pub mod fs;
@@ -10,10 +11,12 @@ pub mod hub;
 pub mod jsonrpc;
 pub mod paths;
 pub mod process;
+pub mod rules;
 pub mod session;
 pub mod supervisor;
 pub mod terminal;
 pub mod thread;
+pub mod watch;
 
 pub use agent_client_protocol_schema as schema;
 pub use events::StreamEvent;
