@@ -181,6 +181,32 @@ export type StreamEvent =
       update: {
         [k: string]: unknown;
       };
+    }
+  | {
+      kind: 'terminal-output';
+      sessionId: string;
+      terminalId: string;
+      /**
+       * New text only; a multi-byte character is never split across events.
+       */
+      data: string;
+      exitStatus?: TerminalExitStatus | null;
+      /**
+       * `true` once more output came than the terminal keeps: its start was dropped.
+       */
+      truncated?: boolean | null;
+    }
+  | {
+      kind: 'file-changed';
+      sessionId: string;
+      /**
+       * The canonical path written.
+       */
+      path: string;
+      /**
+       * This write created it.
+       */
+      created: boolean;
     };
 /**
  * Content blocks represent displayable information in the Agent Client Protocol.
@@ -1408,6 +1434,32 @@ export interface SessionConfigBoolean {
    * The current value of the boolean option.
    */
   currentValue: boolean;
+}
+/**
+ * Exit status of a terminal command.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "TerminalExitStatus".
+ */
+export interface TerminalExitStatus {
+  /**
+   * The process exit code (may be null if terminated by signal).
+   */
+  exitCode?: number | null;
+  /**
+   * The signal that terminated the process (may be null if exited normally).
+   */
+  signal?: string | null;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: {
+    [k: string]: unknown;
+  } | null;
 }
 /**
  * How a turn ended (the same as its `turn-end` event).
