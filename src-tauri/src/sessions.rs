@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use acp_desk_core::events::{ErrorInfo, PermissionResolution, StreamEvent};
+use acp_desk_core::events::{ErrorInfo, PermissionResolution, SessionState, StreamEvent};
 use acp_desk_core::hub::{FrameSink, Hub, SharedHub, pump};
 use acp_desk_core::{EngineError, SessionHandle, SessionOptions, agents, text_block};
 use tokio::sync::mpsc;
@@ -127,6 +127,7 @@ impl Sessions {
         tauri::async_runtime::spawn(pump(session.hub.clone(), rx));
         lock(&self.open).insert(id, session.clone());
         let opts = SessionOptions::new(folder);
+        let key = info.id.clone();
         tauri::async_runtime::spawn(async move {
             let shell_events = tx.clone();
             let outcome = acp_desk_core::start(spec, opts, tx).await;
@@ -145,14 +146,22 @@ impl Sessions {
                         let spawn = matches!(e, EngineError::Spawn(_));
                         let err = IpcError::from(e);
                         if spawn {
-                            let _ = shell_events.try_send(vec![StreamEvent::Error {
-                                session_id: None,
-                                error: ErrorInfo {
-                                    code: None,
-                                    message: err.to_string(),
-                                    data: None,
+                            let _ = shell_events.try_send(vec![
+                                StreamEvent::Error {
+                                    session_id: None,
+                                    error: ErrorInfo {
+                                        code: None,
+                                        message: err.to_string(),
+                                        data: None,
+                                    },
                                 },
-                            }]);
+                                StreamEvent::SessionStatus {
+                                    session_id: key.clone(),
+                                    status: SessionState::Dead,
+                                    detail: Some(err.to_string()),
+                                    agent: None,
+                                },
+                            ]);
                         }
                         if !closed {
                             *engine = Engine::Failed(err);

@@ -289,6 +289,13 @@ async fn an_agent_that_cannot_start_says_why_to_the_view() {
             .any(|e| matches!(e, StreamEvent::Error { .. }))
     })
     .await;
+    wait_for("the session is dead", || {
+        view.events().iter().any(|e| {
+            matches!(e, StreamEvent::SessionStatus { status, detail: Some(d), .. }
+                if *status == acp_desk_core::events::SessionState::Dead && d.contains("/nonexistent/agent"))
+        })
+    })
+    .await;
     let err = sessions.prompt(&info.id, "hi".into()).await.unwrap_err();
     assert!(
         matches!(err, acp_desk_shell::ipc::IpcError::AgentUnavailable(_)),

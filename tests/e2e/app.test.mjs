@@ -40,6 +40,20 @@ function processesIn(dir) {
 
 let browser;
 
+/** Starts the app with these arguments in a new WebDriver session. */
+function launch(args) {
+  return remote({
+    hostname: '127.0.0.1',
+    port: Number(process.env.TAURI_DRIVER_PORT ?? 4444),
+    logLevel: 'warn',
+    capabilities: {
+      browserName: 'wry',
+      'wdio:enforceWebDriverClassic': true,
+      'tauri:options': { application: app, args },
+    },
+  });
+}
+
 async function text(selector) {
   return (await browser.$(selector)).getText();
 }
@@ -60,21 +74,11 @@ async function turnEnds(n) {
 
 describe('ACP Desk, end to end', () => {
   before(async () => {
-    browser = await remote({
-      hostname: '127.0.0.1',
-      port: Number(process.env.TAURI_DRIVER_PORT ?? 4444),
-      logLevel: 'warn',
-      capabilities: {
-        browserName: 'wry',
-        'wdio:enforceWebDriverClassic': true,
-        'tauri:options': { application: app, args: ['--agent', 'demo', project] },
-      },
-    });
+    browser = await launch(['--agent', 'demo', project]);
   });
 
   after(async () => {
     await browser?.deleteSession().catch(() => undefined);
-    rmSync(project, { recursive: true, force: true });
   });
 
   it('opens the folder given on the command line with the demo agent', async () => {
@@ -144,5 +148,70 @@ describe('ACP Desk, end to end', () => {
       await new Promise((r) => setTimeout(r, 100));
     }
     assert.deepEqual(processesIn(project), [], 'nothing is left running in the project folder');
+  });
+});
+
+describe('bad input gets a clear message, and the window stays usable', () => {
+  after(async () => {
+    await browser?.deleteSession().catch(() => undefined);
+    browser = undefined;
+    rmSync(project, { recursive: true, force: true });
+  });
+
+  it('a folder that does not exist', async () => {
+    browser = await launch(['--agent', 'demo', join(project, 'vanished')]);
+    const banner = await browser.$('.banner');
+    await banner.waitForDisplayed({ timeout: 20000 });
+    assert.equal(await banner.getAttribute('data-code'), 'folder-missing');
+    assert.match(await banner.getText(), /does not exist .*Open another folder/);
+    assert.match(await text('.drop-target h1'), /Drop a folder here/);
+    assert.ok(await (await browser.$('.drop-target button')).isEnabled());
+    await browser.deleteSession();
+    browser = undefined;
+  });
+
+  it('an agent that cannot start', async () => {
+    const config = process.env.ACP_DESK_CONFIG_DIR;
+    assert.ok(config, 'run.sh gives this run its own config folder');
+    mkdirSync(config, { recursive: true });
+    writeFileSync(
+      join(config, 'settings.json'),
+      JSON.stringify({ agent_servers: { broken: { command: '/nonexistent/acp-agent' } } }),
+    );
+    try {
+      browser = await launch(['--agent', 'broken', project]);
+      const status = await browser.$('.status');
+      await browser.waitUntil(async () => (await status.getAttribute('data-status')) === 'dead', {
+        timeout: 20000,
+        timeoutMsg: 'the session never said it could not start',
+      });
+      assert.match(await text('.entry.error'), /\/nonexistent\/acp-agent/);
+      assert.match(await text('.ended'), /The session has ended/);
+    } finally {
+      rmSync(join(config, 'settings.json'), { force: true });
+      await browser?.deleteSession().catch(() => undefined);
+      browser = undefined;
+    }
+  });
+
+  it('an agent that dies in the middle of a turn', async () => {
+    browser = await launch(['--agent', 'demo', project]);
+    await prompt('crash');
+    const ended = await browser.$('.ended');
+    await ended.waitForDisplayed({ timeout: 20000 });
+    assert.match(await ended.getText(), /exited with code 3/);
+    assert.match(await text('.entry.error'), /exited with code 3/);
+    await turnEnds(1);
+    assert.equal(await (await browser.$('.entry.turn-end')).getAttribute('data-reason'), 'error');
+    assert.equal(await (await browser.$('.status')).getAttribute('data-status'), 'dead');
+    await browser.saveScreenshot(join(shots, 'agent-crashed.png'));
+    // The window stays usable: a new session in the same folder.
+    await (await browser.$('.ended button')).click();
+    const status = await browser.$('.status');
+    await browser.waitUntil(async () => (await status.getAttribute('data-status')) === 'ready', {
+      timeout: 20000,
+      timeoutMsg: 'no new session after the crash',
+    });
+    assert.equal(await browser.$$('.entry.error').length, 0, 'the new session starts clean');
   });
 });

@@ -151,9 +151,16 @@ describe('App', () => {
         },
       ),
     );
-    expect(
-      await screen.findByText(/The agent has ended: the agent exited with code 3/),
-    ).toBeTruthy();
-    expect((screen.getByLabelText('Prompt') as HTMLTextAreaElement).disabled).toBe(true);
+    const ended = await screen.findByRole('status');
+    expect(ended.textContent).toContain('The session has ended.');
+    expect(ended.textContent).toContain('the agent exited with code 3');
+    const box = screen.getByLabelText('Prompt') as HTMLTextAreaElement;
+    expect(box.disabled).toBe(true);
+    expect(box.placeholder).toContain('start a new one');
+    // Starting over opens the same folder again.
+    await fireEvent.click(screen.getByText('Start a new session'));
+    await waitFor(() => expect(backend.called('openSession')).toHaveLength(2));
+    expect(backend.called('openSession')[1]).toEqual(['/proj', 'demo']);
+    await waitFor(() => expect(backend.called('closeSession')).toEqual([['s1']]));
   });
 });

@@ -37,7 +37,8 @@ export type Entry =
       title: string;
       description: string | null;
     }
-  | { type: 'settled'; key: number; text: string };
+  | { type: 'settled'; key: number; text: string }
+  | { type: 'file'; key: number; path: string; created: boolean };
 
 export interface SessionView {
   entries: Entry[];
@@ -254,6 +255,9 @@ export class SessionStore {
         break;
       case 'plan':
         v.plan = ev.entries;
+        break;
+      case 'file-changed':
+        this.push(v, { type: 'file', key: this.nextKey++, path: ev.path, created: ev.created });
         break;
       default:
         // Usage, commands, modes and the rest come with the full conversation UI.
