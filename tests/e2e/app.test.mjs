@@ -166,6 +166,7 @@ describe('bad input gets a clear message, and the window stays usable', () => {
     assert.match(await banner.getText(), /does not exist .*Open another folder/);
     assert.match(await text('.drop-target h1'), /Drop a folder here/);
     assert.ok(await (await browser.$('.drop-target button')).isEnabled());
+    await browser.saveScreenshot(join(shots, 'folder-missing.png'));
     await browser.deleteSession();
     browser = undefined;
   });

@@ -135,7 +135,7 @@ fn listing_in(cwd: &std::path::Path, settings_file: &std::path::Path) -> AgentLi
         source: AgentSource::Builtin,
         available: demo.as_ref().is_some_and(|p| p.is_file()),
         hint: Some(match demo {
-            Some(_) => "Scripted, no model: say `hello` to see what it can show.".into(),
+            Some(_) => "Scripted, no model: say “hello” to see what it can show.".into(),
             None => AgentError::DemoMissing.to_string(),
         }),
     }];
