@@ -350,9 +350,15 @@ impl Human {
                     self.term_partial.insert(terminal_id.clone(), partial);
                 }
             }
-            StreamEvent::FileChanged { path, created, .. } => {
+            StreamEvent::FileChanged {
+                path, created, via, ..
+            } => {
                 self.line_start(w)?;
-                let what = if *created { "created" } else { "wrote" };
+                let what = match (via, created) {
+                    (Some(acp_desk_core::events::FileChangeVia::Watcher), _) => "changed",
+                    (_, true) => "created",
+                    (_, false) => "wrote",
+                };
                 writeln!(w, "{}", self.paint("36", &format!("  ✎ {what} {path}")))?;
             }
             // Commands, modes and other state matter to a UI, not to a transcript.
