@@ -647,3 +647,54 @@ async fn a_write_over_a_file_changed_since_the_agent_read_it_is_refused_as_a_con
         "the agent's version\n"
     );
 }
+
+fn notices(evs: &[StreamEvent]) -> Vec<(String, String)> {
+    evs.iter()
+        .filter_map(|e| match e {
+            StreamEvent::Notice {
+                title, description, ..
+            } => Some((title.clone(), description.clone().unwrap_or_default())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_corrupt_rules_file_is_set_aside_and_shown_as_a_notice() {
+    let home = home();
+    std::fs::create_dir_all(&home.config).unwrap();
+    std::fs::write(home.rules_file(), "{ not json").unwrap();
+    let (h, rx) = open(demo(&[]), home.opts(&home.project)).await;
+    h.close().await;
+    let shown = notices(&rx.all().await);
+    assert!(
+        shown
+            .iter()
+            .any(|(t, d)| t.starts_with("Remembered permission answers")
+                && d.contains("permission-rules.json.bad-")),
+        "{shown:?}"
+    );
+    assert!(!home.rules_file().exists(), "set aside, not overwritten");
+}
+
+#[tokio::test]
+async fn an_audit_log_that_cannot_be_written_is_shown_once() {
+    let home = home();
+    // A file where the audit folder should be: the log cannot be created.
+    std::fs::write(home.project.parent().unwrap().join("not-a-folder"), "").unwrap();
+    let mut o = home.opts(&home.project);
+    o.audit = acp_desk_core::audit::AuditKind::On;
+    o.audit_dir = home.project.parent().unwrap().join("not-a-folder");
+    let (h, rx) = open(demo(&[]), o).await;
+    let rest = tokio::spawn(rx.all());
+    h.prompt(vec![acp_desk_core::text_block("files")])
+        .await
+        .unwrap();
+    h.close().await;
+    let shown = notices(&rest.await.unwrap());
+    let audit: Vec<_> = shown
+        .iter()
+        .filter(|(t, _)| t.contains("audit log"))
+        .collect();
+    assert_eq!(audit.len(), 1, "{shown:?}");
+}
