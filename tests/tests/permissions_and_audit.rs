@@ -698,3 +698,27 @@ async fn an_audit_log_that_cannot_be_written_is_shown_once() {
         .collect();
     assert_eq!(audit.len(), 1, "{shown:?}");
 }
+
+#[tokio::test]
+async fn a_rule_revoked_while_a_session_runs_stops_applying_at_its_next_turn() {
+    let home = home();
+    home.add_rule(
+        "demo",
+        ToolMatcher {
+            kind: acp::ToolKind::Execute,
+            target: Target::Command("cargo test".into()),
+        },
+        Decision::Allow,
+    );
+    let (h, mut rx) = open(demo(&[]), home.opts(&home.project)).await;
+    let (by, _) = permission_turn(&h, &mut rx, "permission", None).await;
+    assert_eq!(by, SettledBy::Rule);
+    let (_, out, _) = home.cli(&["rules"]);
+    let id = out.split_whitespace().next().unwrap().to_owned();
+    // The CLI, another process, revokes it while the session is open.
+    let (code, _, err) = home.cli(&["rules", "revoke", &id]);
+    assert_eq!(code, Some(0), "{err}");
+    let (by, _) = permission_turn(&h, &mut rx, "permission", None).await;
+    assert_eq!(by, SettledBy::User);
+    h.close().await;
+}

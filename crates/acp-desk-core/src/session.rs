@@ -385,14 +385,16 @@ pub async fn start(
 /// Opens the rules store on the blocking pool. A corrupt file (set aside) or one that cannot be
 /// read gives a notice for the session to show; an unreadable store means no remembered
 /// answers apply this session.
-async fn open_rules(path: Option<PathBuf>) -> (Option<Arc<Mutex<RuleStore>>>, Option<String>) {
+async fn open_rules(
+    path: Option<PathBuf>,
+) -> (Option<Arc<tokio::sync::Mutex<RuleStore>>>, Option<String>) {
     let Some(path) = path else {
         return (None, None);
     };
     let opened = tokio::task::spawn_blocking(move || RuleStore::open(path)).await;
     match opened {
         Ok(Ok((store, warning))) => (
-            Some(Arc::new(Mutex::new(store))),
+            Some(Arc::new(tokio::sync::Mutex::new(store))),
             warning.map(|w| w.to_string()),
         ),
         Ok(Err(e)) => (None, Some(e.to_string())),
@@ -495,7 +497,7 @@ struct Owner {
     /// second question.
     approved_paths: Vec<PathBuf>,
     /// Remembered answers; `None` when the session keeps none.
-    rules: Option<Arc<Mutex<RuleStore>>>,
+    rules: Option<Arc<tokio::sync::Mutex<RuleStore>>>,
     /// A problem with the rules file, shown once the session is ready.
     rules_notice: Option<String>,
     /// "Always" answers given this session whose save has not finished: they apply at once,
@@ -977,7 +979,7 @@ impl Owner {
         }
         // Remembered answers come before the policy (DESIGN.md: the CLI applies them before
         // its --permission policy).
-        if let Some(resolution) = self.remembered_answer(&correlation) {
+        if let Some(resolution) = self.remembered_answer(&correlation).await {
             let _ = self.settle(&correlation, resolution, SettledBy::Rule).await;
             return;
         }
@@ -1065,7 +1067,7 @@ impl Owner {
         match parked.kind {
             ParkedKind::Agent { paths, subject } => {
                 if by == SettledBy::User {
-                    self.remember(&subject, selected_kind);
+                    self.remember(&subject, selected_kind).await;
                 }
                 if let Some(conn) = &self.conn {
                     let response = acp::RequestPermissionResponse::new(outcome);
@@ -1428,7 +1430,7 @@ impl Owner {
                 self.watch_seen.clear();
                 self.turn_ended_at = None;
                 self.approved_paths.clear();
-                self.reload_rules();
+                self.reload_rules().await;
                 let ev = StreamEvent::TurnStart {
                     session_id: self.id.clone(),
                     prompt: prompt.clone(),

@@ -9,10 +9,11 @@
 //! folder to the session instead), and a rule's "allow" never grants such access (only the
 //! user's answer does, invariant 17).
 //!
-//! Saving a rule is file IO, so it runs on the blocking pool; until it has finished the rule
-//! applies from `unsaved_rules`, because the agent's next request can arrive before the save
-//! ends. Looking rules up takes the store's lock, which a save or reload on the blocking pool
-//! may hold for the time of one small file's read or write.
+//! Saving a rule and re-reading the file (at each turn's start, so that a rule revoked with
+//! `acp-desk-cli rules revoke` stops applying) are file IO, so they run on the blocking pool. The
+//! owner takes the store's (async) lock before handing it over, so a lookup that comes later
+//! waits for that save or reload to finish (one small file) and never sees the rules as they
+//! were before it. A rule whose save failed still applies for the session (`unsaved_rules`).
 
 use agent_client_protocol_schema::v1 as acp;
 
@@ -24,14 +25,17 @@ use crate::rules::{Decision, NewRule, Rule, RuleStore, Subject, ToolMatcher, is_
 impl Owner {
     /// How a remembered rule (or the reads policy) answers the parked request, if one does and
     /// the request offers an option of the wanted kind.
-    pub(super) fn remembered_answer(&self, correlation: &str) -> Option<PermissionResolution> {
+    pub(super) async fn remembered_answer(
+        &self,
+        correlation: &str,
+    ) -> Option<PermissionResolution> {
         use acp::PermissionOptionKind as K;
         let parked = self.parked.get(correlation)?;
         let ParkedKind::Agent { subject, .. } = &parked.kind else {
             return None;
         };
         // Chosen by kind (invariant 6); "once" first: the rule, not the agent, remembers.
-        let wanted: &[K] = match self.rule_for(subject) {
+        let wanted: &[K] = match self.rule_for(subject).await {
             Some(Decision::Allow) => &[K::AllowOnce, K::AllowAlways],
             Some(Decision::Reject) => &[K::RejectOnce, K::RejectAlways],
             None if self.opts.allow_reads_inside_roots
@@ -52,7 +56,7 @@ impl Owner {
     }
 
     /// The decision of the rules matching `subject`: a Reject beats an Allow.
-    fn rule_for(&self, subject: &Subject) -> Option<Decision> {
+    async fn rule_for(&self, subject: &Subject) -> Option<Decision> {
         let exact = subject.exact_matcher();
         let unsaved: Vec<Decision> = self
             .unsaved_rules
@@ -60,12 +64,18 @@ impl Owner {
             .filter(|(t, _)| Some(t) == exact.as_ref())
             .map(|(_, d)| *d)
             .collect();
-        let stored = self.rules.as_ref().and_then(|store| {
-            let store = store.lock().ok()?;
-            let rule = store.find(&self.identity.launch_name, &self.project, subject)?;
-            tracing::info!(rule = %rule.id, "permission request answered by a remembered rule");
-            Some(rule.decision)
-        });
+        let stored = match &self.rules {
+            Some(store) => {
+                let store = store.lock().await;
+                store
+                    .find(&self.identity.launch_name, &self.project, subject)
+                    .map(|rule| {
+                        tracing::info!(rule = %rule.id, "permission request answered by a remembered rule");
+                        rule.decision
+                    })
+            }
+            None => None,
+        };
         if stored == Some(Decision::Reject) || unsaved.contains(&Decision::Reject) {
             Some(Decision::Reject)
         } else {
@@ -74,7 +84,11 @@ impl Owner {
     }
 
     /// The user answered "always": keep it as an exact rule for this agent and project.
-    pub(super) fn remember(&mut self, subject: &Subject, kind: Option<acp::PermissionOptionKind>) {
+    pub(super) async fn remember(
+        &mut self,
+        subject: &Subject,
+        kind: Option<acp::PermissionOptionKind>,
+    ) {
         let decision = match kind {
             Some(acp::PermissionOptionKind::AllowAlways) => Decision::Allow,
             Some(acp::PermissionOptionKind::RejectAlways) => Decision::Reject,
@@ -97,11 +111,10 @@ impl Owner {
             note: None,
         };
         let tx = self.done_tx.clone();
+        let mut store = store.lock_owned().await;
         tokio::task::spawn_blocking(move || {
-            let result = match store.lock() {
-                Ok(mut s) => s.add(new).map_err(|e| e.to_string()),
-                Err(_) => Err("the rules store is unusable after a crash".to_owned()),
-            };
+            let result = store.add(new).map_err(|e| e.to_string());
+            drop(store);
             let _ = tx.send(Done::RuleSaved {
                 tool,
                 decision,
@@ -154,18 +167,15 @@ impl Owner {
     }
 
     /// Picks up rules another process (the CLI's `rules revoke`, another window) changed.
-    pub(super) fn reload_rules(&self) {
+    pub(super) async fn reload_rules(&self) {
         let Some(store) = self.rules.clone() else {
             return;
         };
-        tokio::task::spawn_blocking(move || {
-            if let Ok(mut s) = store.lock() {
-                match s.reload() {
-                    Ok(Some(w)) => tracing::warn!("{w}"),
-                    Ok(None) => {}
-                    Err(e) => tracing::warn!("permission rules not reloaded: {e}"),
-                }
-            }
+        let mut store = store.lock_owned().await;
+        tokio::task::spawn_blocking(move || match store.reload() {
+            Ok(Some(w)) => tracing::warn!("{w}"),
+            Ok(None) => {}
+            Err(e) => tracing::warn!("permission rules not reloaded: {e}"),
         });
     }
 }
