@@ -217,7 +217,8 @@ impl SessionHandle {
     }
 
     /// The current turn's change set (the last turn's between turns): every file written
-    /// through `fs/write_text_file`, once, with its text before the turn's first write.
+    /// through `fs/write_text_file`, once, with its text before the turn's first write, and every
+    /// file the folder watcher saw change during the turn (the agent's own tools), without it.
     pub async fn changes(&self) -> Result<Vec<Change>, EngineError> {
         let (reply, rx) = oneshot::channel();
         self.send(Command::Changes { reply })?;
