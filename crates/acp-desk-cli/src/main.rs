@@ -1,7 +1,8 @@
 //! `acp-desk-cli`: ACP Desk's engine without a window.
 //!
 //! `acp-desk-cli run [--agent NAME | --agent-command "CMD ARG..."] [--cwd DIR] [--add-dir DIR]...
-//!  [--permission ask|allow|reject|cancel] [--json] PROMPT...`
+//!  [--permission ask|allow|reject|cancel] [--allow-reads] [--no-audit] [--json] PROMPT...`
+//! `acp-desk-cli rules [list] [--agent NAME] [--project DIR]`, `acp-desk-cli rules revoke ID`
 //!
 //! Other tools script this contract; change it only additively.
 
@@ -52,6 +53,37 @@ enum Cmd {
     Run(RunArgs),
     /// List the agents `--agent` knows.
     Agents,
+    /// List or revoke remembered permission answers ("always allow" / "always reject").
+    Rules(RulesArgs),
+}
+
+#[derive(clap::Args)]
+struct RulesArgs {
+    #[command(subcommand)]
+    action: Option<RulesAction>,
+    #[command(flatten)]
+    filter: RulesFilter,
+}
+
+#[derive(clap::Args, Clone, Default)]
+struct RulesFilter {
+    /// Only the rules of this agent (its launch name: `demo`, `claude`, a settings name).
+    #[arg(long, value_name = "NAME")]
+    agent: Option<String>,
+    /// Only the rules of this project folder (the session's folder).
+    #[arg(long, value_name = "DIR")]
+    project: Option<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum RulesAction {
+    /// List the rules, one per line (the default).
+    List(RulesFilter),
+    /// Remove the rule with this id; the agent is asked again from the next turn on.
+    Revoke {
+        #[arg(value_name = "ID")]
+        id: String,
+    },
 }
 
 #[derive(clap::Args)]
@@ -76,6 +108,13 @@ struct RunArgs {
     /// Print StreamEvents as JSON lines on stdout, and nothing else there.
     #[arg(long)]
     json: bool,
+    /// Allow the agent's read requests whose every path is inside the session's folders,
+    /// without asking. Remembered answers still come first.
+    #[arg(long)]
+    allow_reads: bool,
+    /// Write no audit log for this session (as AIP-44's `audit.kind: off`).
+    #[arg(long)]
+    no_audit: bool,
     /// A turn ends (`watchdog-timeout`) when the agent sends nothing for this many seconds,
     /// not counting time spent waiting for your answer to a permission request. 0: never.
     #[arg(long, default_value_t = 600.0, value_name = "SECONDS")]
@@ -116,6 +155,7 @@ fn main() -> ExitCode {
             list_agents();
             Ok(ExitCode::SUCCESS)
         }
+        Cmd::Rules(args) => Ok(rules(args)),
     };
     // Do not wait for the stdin reader thread (it may be blocked on a terminal read).
     runtime.shutdown_timeout(Duration::from_millis(100));
@@ -171,6 +211,66 @@ fn list_agents() {
     );
 }
 
+/// `rules [list]` and `rules revoke`: the same file the app and `run` use.
+fn rules(args: RulesArgs) -> ExitCode {
+    use acp_desk_core::rules::RuleStore;
+    let (mut store, warning) = match RuleStore::open_default() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("acp-desk-cli: {e}");
+            return ExitCode::from(EXIT_FAILED);
+        }
+    };
+    if let Some(w) = warning {
+        eprintln!("acp-desk-cli: {w}");
+    }
+    match args.action {
+        Some(RulesAction::Revoke { id }) => match store.revoke(&id) {
+            Ok(rule) => {
+                println!("revoked {}", RuleStore::describe(&rule));
+                ExitCode::SUCCESS
+            }
+            Err(acp_desk_core::rules::RulesError::UnknownId(id)) => {
+                eprintln!(
+                    "acp-desk-cli: no permission rule with id `{id}` (see `acp-desk-cli rules list`)"
+                );
+                ExitCode::from(EXIT_USAGE)
+            }
+            Err(e) => {
+                eprintln!("acp-desk-cli: {e}");
+                ExitCode::from(EXIT_FAILED)
+            }
+        },
+        Some(RulesAction::List(filter)) => list_rules(&store, &filter),
+        None => list_rules(&store, &args.filter),
+    }
+}
+
+fn list_rules(store: &acp_desk_core::rules::RuleStore, filter: &RulesFilter) -> ExitCode {
+    // Rules are kept per canonical project folder, as sessions record them.
+    let project = match &filter.project {
+        Some(p) => match std::fs::canonicalize(p) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                eprintln!("acp-desk-cli: --project {}: {e}", p.display());
+                return ExitCode::from(EXIT_USAGE);
+            }
+        },
+        None => None,
+    };
+    let rules = store.list(filter.agent.as_deref(), project.as_deref());
+    if rules.is_empty() {
+        eprintln!(
+            "acp-desk-cli: no remembered permission answers ({})",
+            store.path().display()
+        );
+    }
+    for rule in rules {
+        println!("{}", acp_desk_core::rules::RuleStore::describe(rule));
+    }
+    ExitCode::SUCCESS
+}
+
 /// What `run` was asked to do, checked before anything starts.
 struct Checked {
     spec: agents::LaunchSpec,
@@ -222,6 +322,10 @@ fn check(args: &RunArgs) -> anyhow::Result<Checked> {
     opts.additional_dirs = add_dirs;
     opts.cancel_grace = cancel_grace;
     opts.turn_idle_timeout = turn_idle_timeout;
+    opts.allow_reads_inside_roots = args.allow_reads;
+    if args.no_audit {
+        opts.audit = acp_desk_core::audit::AuditKind::Off;
+    }
     opts.permission_policy = match permission {
         Permission::Ask => PermissionPolicy::Ask,
         Permission::Allow => PermissionPolicy::AllowOnce,

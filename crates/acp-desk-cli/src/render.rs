@@ -27,10 +27,21 @@ pub fn print_events(
         let mut next = Some(batch);
         // Drain what is queued before flushing: one write per burst, not per event.
         while let Some(batch) = next {
+            // A remembered rule settles a request in the step that raised it, so both events
+            // are in one batch: such a request is never put to the user.
+            let settled_here: Vec<String> = batch
+                .iter()
+                .filter_map(|e| match e {
+                    StreamEvent::AgentPromptSettled { tool_call_id, .. } => {
+                        Some(tool_call_id.clone())
+                    }
+                    _ => None,
+                })
+                .collect();
             for ev in batch {
                 if let Some(ask) = &ask {
                     match &ev {
-                        StreamEvent::AgentPrompt(p) => {
+                        StreamEvent::AgentPrompt(p) if !settled_here.contains(&p.tool_call_id) => {
                             let _ = ask.send(AskMsg::Prompt(p.clone()));
                         }
                         StreamEvent::AgentPromptSettled { tool_call_id, .. } => {
@@ -350,9 +361,15 @@ impl Human {
                     self.term_partial.insert(terminal_id.clone(), partial);
                 }
             }
-            StreamEvent::FileChanged { path, created, .. } => {
+            StreamEvent::FileChanged {
+                path, created, via, ..
+            } => {
                 self.line_start(w)?;
-                let what = if *created { "created" } else { "wrote" };
+                let what = match (via, created) {
+                    (Some(acp_desk_core::events::FileChangeVia::Watcher), _) => "changed",
+                    (_, true) => "created",
+                    (_, false) => "wrote",
+                };
                 writeln!(w, "{}", self.paint("36", &format!("  ✎ {what} {path}")))?;
             }
             // Commands, modes and other state matter to a UI, not to a transcript.

@@ -67,7 +67,9 @@ pub const ADDITIONS: &[(&str, &str)] = &[
     ),
     (
         "file-changed",
-        "new kind: a file written through fs/write_text_file, recorded in the turn's change set",
+        "new kind: a file changed this turn, recorded in the turn's change set: written through \
+         fs/write_text_file (via fs-write) or changed on disk by the agent itself, seen by the \
+         folder watcher (via watcher; optional field via)",
     ),
 ];
 
@@ -276,15 +278,19 @@ pub enum StreamEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         truncated: Option<bool>,
     },
-    /// A file the agent wrote through `fs/write_text_file`; the entry is in the turn's change
-    /// set (`SessionHandle::changes`).
+    /// A file changed during the turn: written through `fs/write_text_file`, or changed on disk
+    /// while the turn ran (the agent's own tools), as the folder watcher saw it. The entry is in
+    /// the turn's change set (`SessionHandle::changes`).
     #[serde(rename = "file-changed")]
     FileChanged {
         session_id: String,
         /// The canonical path written.
         path: String,
-        /// This write created it.
+        /// This write created it (always `false` for `via: watcher`: the watcher cannot tell).
         created: bool,
+        /// How we learned of the change; absent in events from before the field existed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        via: Option<FileChangeVia>,
     },
 }
 
@@ -444,6 +450,16 @@ pub enum SettledBy {
     Stop,
     Agent,
     Watchdog,
+}
+
+/// How a `file-changed` came to be known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum FileChangeVia {
+    /// Our own `fs/write_text_file`.
+    FsWrite,
+    /// The folder watcher: the file changed on disk without going through us.
+    Watcher,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -7,11 +7,14 @@
 //! arrives. Events go out through a bounded channel, so a slow consumer slows the agent down
 //! (backpressure) instead of growing a queue.
 
+mod remembered;
 mod services;
+mod watching;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agent_client_protocol_schema::ProtocolVersion;
@@ -21,6 +24,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
 use crate::agents::LaunchSpec;
+use crate::audit::{AuditKind, AuditLog};
 use crate::events::{
     AgentIdentity, ErrorInfo, NoticeSeverity, NoticeSource, PermissionResolution, SessionState,
     SettledBy, StreamEvent, TurnEndReason,
@@ -28,8 +32,10 @@ use crate::events::{
 use crate::fs::{Change, ChangeSet, Compat, Roots};
 use crate::jsonrpc::{self, Connection, Inbound, Limits, Skipped, codes};
 use crate::process::{self, AgentProcess, ProcessOptions};
+use crate::rules::{RuleStore, Subject};
 use crate::terminal::{TerminalEvent, TerminalOptions, Terminals};
 use crate::thread::{self, Thread};
+use crate::watch::{ReadTracker, RootWatcher, WatchError, WatchEvent};
 use services::{ClientOp, Done, TermState};
 
 /// Events travel to consumers in batches: one per burst of agent messages (one read of its
@@ -66,6 +72,19 @@ pub struct SessionOptions {
     pub start_timeout: Duration,
     pub process: ProcessOptions,
     pub limits: Limits,
+    /// The remembered "always" answers (`permission-rules.json`): applied before
+    /// `permission_policy`, and where the user's "always" answers are stored. `None`: none
+    /// applied, none stored.
+    pub rules_file: Option<PathBuf>,
+    /// Answer the agent's read requests (kind `read`) whose every path is inside the session's
+    /// folders with allow, without asking. Off by default.
+    pub allow_reads_inside_roots: bool,
+    /// The session's audit log. On by default; `Off` is AIP-44's `audit.kind: off`.
+    pub audit: AuditKind,
+    /// Where the audit log goes (`<dir>/<UTC date>/<session>.jsonl`).
+    pub audit_dir: PathBuf,
+    /// Watch the session's folders for files changed without `fs/write_text_file`.
+    pub watch_roots: bool,
 }
 
 impl SessionOptions {
@@ -81,6 +100,11 @@ impl SessionOptions {
             start_timeout: Duration::from_secs(120),
             process: ProcessOptions::default(),
             limits: Limits::default(),
+            rules_file: Some(RuleStore::default_path()),
+            allow_reads_inside_roots: false,
+            audit: AuditKind::On,
+            audit_dir: AuditLog::default_dir(),
+            watch_roots: true,
         }
     }
 }
@@ -193,7 +217,8 @@ impl SessionHandle {
     }
 
     /// The current turn's change set (the last turn's between turns): every file written
-    /// through `fs/write_text_file`, once, with its text before the turn's first write.
+    /// through `fs/write_text_file`, once, with its text before the turn's first write, and every
+    /// file the folder watcher saw change during the turn (the agent's own tools), without it.
     pub async fn changes(&self) -> Result<Vec<Change>, EngineError> {
         let (reply, rx) = oneshot::channel();
         self.send(Command::Changes { reply })?;
@@ -258,6 +283,27 @@ pub async fn start(
     let id = new_session_id();
     let compat = Compat::for_launch(&spec);
     let roots = session_roots(&opts);
+    // Rules are keyed by the canonical cwd, as `acp-desk-cli rules --project` looks them up.
+    let project = std::fs::canonicalize(&opts.cwd).unwrap_or_else(|_| opts.cwd.clone());
+    let (rules, rules_notice) = open_rules(opts.rules_file.clone()).await;
+    let audit = match AuditLog::open(&opts.audit_dir, &id, opts.audit) {
+        Ok(log) => log,
+        Err(e) => {
+            tracing::warn!("audit log not started: {e}");
+            AuditLog::off()
+        }
+    };
+    // A few batches: the watcher retries a full channel, it never drops what it saw.
+    let (watch_tx, watch_rx) = mpsc::channel(8);
+    let (watch_start_tx, watch_start_rx) = oneshot::channel();
+    if opts.watch_roots {
+        let folders = roots.roots().to_vec();
+        // The first walk of a large tree takes a while: off the async threads, and the
+        // session does not wait for it.
+        tokio::task::spawn_blocking(move || {
+            let _ = watch_start_tx.send(RootWatcher::start(&folders, watch_tx));
+        });
+    }
     let spawned = AgentProcess::spawn(&spec, &opts.cwd, opts.process)
         .map_err(|e| EngineError::Spawn(e.to_string()))?;
     let supervised = spawned.process.is_supervised();
@@ -269,6 +315,23 @@ pub async fn start(
     let (term_tx, term_rx) = mpsc::channel(32);
     let (done_tx, done_rx) = mpsc::unbounded_channel();
     let owner = Owner {
+        rules,
+        rules_notice,
+        unsaved_rules: Vec::new(),
+        project,
+        audit,
+        watch_excluded: opts
+            .rules_file
+            .iter()
+            .chain(std::iter::once(&opts.audit_dir))
+            .filter_map(|p| crate::rules::canonical_path(p, None))
+            .collect(),
+        reads: Arc::new(Mutex::new(ReadTracker::new())),
+        watcher: None,
+        watch_start: opts.watch_roots.then_some(watch_start_rx),
+        watch_rx,
+        watch_seen: HashMap::new(),
+        turn_ended_at: None,
         roots,
         compat,
         changes: ChangeSet::new(),
@@ -320,6 +383,29 @@ pub async fn start(
     }
 }
 
+/// Opens the rules store on the blocking pool. A corrupt file (set aside) or one that cannot be
+/// read gives a notice for the session to show; an unreadable store means no remembered
+/// answers apply this session.
+async fn open_rules(
+    path: Option<PathBuf>,
+) -> (Option<Arc<tokio::sync::Mutex<RuleStore>>>, Option<String>) {
+    let Some(path) = path else {
+        return (None, None);
+    };
+    let opened = tokio::task::spawn_blocking(move || RuleStore::open(path)).await;
+    match opened {
+        Ok(Ok((store, warning))) => (
+            Some(Arc::new(tokio::sync::Mutex::new(store))),
+            warning.map(|w| w.to_string()),
+        ),
+        Ok(Err(e)) => (None, Some(e.to_string())),
+        Err(e) => (
+            None,
+            Some(format!("the permission rules could not be loaded: {e}")),
+        ),
+    }
+}
+
 /// The session's roots: its cwd and the added folders. A folder that cannot be used (gone
 /// since it was chosen) is left out with a warning rather than failing the session.
 fn session_roots(opts: &SessionOptions) -> Roots {
@@ -357,8 +443,12 @@ struct Parked {
 
 enum ParkedKind {
     /// The agent's `session/request_permission`, with the paths its tool call names (an
-    /// answer by the user allowing it covers client access to those paths for the turn).
-    Agent { paths: Vec<PathBuf> },
+    /// answer by the user allowing it covers client access to those paths for the turn) and
+    /// what rules match it on.
+    Agent {
+        paths: Vec<PathBuf>,
+        subject: Box<Subject>,
+    },
     /// A request of the agent for a path outside the roots, waiting for the user.
     Client(Box<ClientOp>),
 }
@@ -407,6 +497,29 @@ struct Owner {
     /// Paths named by tool calls the user allowed this turn: client access to them needs no
     /// second question.
     approved_paths: Vec<PathBuf>,
+    /// Remembered answers; `None` when the session keeps none.
+    rules: Option<Arc<tokio::sync::Mutex<RuleStore>>>,
+    /// A problem with the rules file, shown once the session is ready.
+    rules_notice: Option<String>,
+    /// "Always" answers given this session whose save has not finished: they apply at once,
+    /// before the store has them (the agent's next request can come before the save ends).
+    unsaved_rules: Vec<(crate::rules::ToolMatcher, crate::rules::Decision)>,
+    /// The session's canonical cwd: the "project" rules are kept for.
+    project: PathBuf,
+    audit: AuditLog,
+    /// What the agent last read of each file, for conflicts; used on the blocking pool.
+    reads: Arc<Mutex<ReadTracker>>,
+    watcher: Option<Arc<RootWatcher>>,
+    /// The watcher being started on the blocking pool.
+    watch_start: Option<oneshot::Receiver<Result<RootWatcher, WatchError>>>,
+    watch_rx: mpsc::Receiver<WatchEvent>,
+    /// Per path, the state last reported this turn, so the same state is reported once.
+    watch_seen: HashMap<PathBuf, crate::watch::Fingerprint>,
+    /// Not the agent's work: the audit log's folder and the rules file (they may lie inside
+    /// a root, e.g. a session in the home folder).
+    watch_excluded: Vec<PathBuf>,
+    /// When the last turn ended: changes seen shortly after still belong to it.
+    turn_ended_at: Option<Instant>,
 }
 
 impl Owner {
@@ -444,6 +557,7 @@ impl Owner {
                 cmd = cmds.recv() => match cmd {
                     Some(Command::Close { now, reply }) => {
                         self.shutdown("closed", now).await;
+                        self.end_audit("closed").await;
                         self.flush().await;
                         let _ = reply.send(());
                         return;
@@ -451,6 +565,7 @@ impl Owner {
                     Some(cmd) => self.on_command(cmd).await,
                     None => {
                         self.shutdown("closed (every handle was dropped)", false).await;
+                        self.end_audit("closed (every handle was dropped)").await;
                         self.flush().await;
                         return;
                     }
@@ -461,6 +576,7 @@ impl Owner {
                         "no answer to initialize/session/new within {secs} s"
                     ))).await;
                     self.shutdown("did not start in time", false).await;
+                    self.end_audit("did not start in time").await;
                     self.flush().await;
                     return;
                 }
@@ -471,6 +587,11 @@ impl Owner {
                 }
                 _ = sleep_until_opt(idle_deadline) => self.watchdog_expired().await,
                 Some(done) = self.done_rx.recv() => self.on_done(done).await,
+                started = wait_started(&mut self.watch_start) => {
+                    self.watch_start = None;
+                    self.on_watcher_started(started).await;
+                }
+                Some(ev) = self.watch_rx.recv() => self.on_watch(ev).await,
                 Some(ev) = self.term_rx.recv() => {
                     self.on_terminal_event(ev).await;
                     // Take what else is ready now: one batch for a burst of output.
@@ -482,6 +603,7 @@ impl Owner {
             if self.stuck && self.dead.is_none() {
                 self.end_stuck_agent().await;
             }
+            self.check_audit().await;
             self.flush().await;
             if self.dead.is_some() {
                 break;
@@ -500,6 +622,11 @@ impl Owner {
             let detail = self.dead.clone();
             self.emit_status(SessionState::Dead, detail).await;
         }
+        let why = self
+            .dead
+            .clone()
+            .unwrap_or_else(|| "the agent exited".into());
+        self.end_audit(&why).await;
         self.flush().await;
         self.refuse_start(ended);
         // Dead: nothing more will be emitted, so the event stream ends here (consumers see it
@@ -789,13 +916,21 @@ impl Owner {
             prompt.locations.as_deref().unwrap_or_default(),
             prompt.raw_input.as_ref(),
         );
+        let subject = Box::new(Subject::from_prompt(&prompt, Some(&self.opts.cwd)));
+        self.audit.permission_asked(
+            &correlation,
+            &prompt.target_tool_call_id,
+            prompt.tool_name.as_deref(),
+            prompt.tool_kind,
+            &options,
+        );
         self.out.push(StreamEvent::AgentPrompt(Box::new(prompt)));
         self.parked.insert(
             correlation.clone(),
             Parked {
                 request: id,
                 options,
-                kind: ParkedKind::Agent { paths },
+                kind: ParkedKind::Agent { paths, subject },
             },
         );
         self.after_park(&correlation).await;
@@ -841,6 +976,12 @@ impl Owner {
                     SettledBy::Rule,
                 )
                 .await;
+            return;
+        }
+        // Remembered answers come before the policy (DESIGN.md: the CLI applies them before
+        // its --permission policy).
+        if let Some(resolution) = self.remembered_answer(&correlation).await {
+            let _ = self.settle(&correlation, resolution, SettledBy::Rule).await;
             return;
         }
         let wanted = match self.opts.permission_policy {
@@ -922,8 +1063,13 @@ impl Owner {
         let Some(parked) = self.parked.remove(correlation) else {
             return Err(EngineError::UnknownPermission(correlation.into()));
         };
+        self.audit
+            .permission_answered(correlation, by, &resolution, &parked.options);
         match parked.kind {
-            ParkedKind::Agent { paths } => {
+            ParkedKind::Agent { paths, subject } => {
+                if by == SettledBy::User {
+                    self.remember(&subject, selected_kind).await;
+                }
                 if let Some(conn) = &self.conn {
                     let response = acp::RequestPermissionResponse::new(outcome);
                     let r = conn.respond(&parked.request, Ok(response));
@@ -1151,6 +1297,19 @@ impl Owner {
         self.identity.acp_session_id = Some(resp.session_id.0.to_string());
         self.acp_session = Some(resp.session_id);
         self.emit_status(SessionState::Ready, None).await;
+        self.audit.session_started(
+            &self.identity.launch_name,
+            &self.opts.cwd,
+            self.roots.roots(),
+        );
+        if let Some(problem) = self.rules_notice.take() {
+            self.notice(
+                NoticeSeverity::Warning,
+                "Remembered permission answers are not available.".into(),
+                Some(problem),
+            )
+            .await;
+        }
         if let Some(modes) = resp.modes {
             let ev = StreamEvent::Modes {
                 session_id: self.id.clone(),
@@ -1225,6 +1384,7 @@ impl Owner {
         // Whatever the agent left parked is moot once its turn is over.
         self.settle_all(SettledBy::Stop).await;
         self.approved_paths.clear();
+        self.turn_ended_at = Some(Instant::now());
         let ev = StreamEvent::TurnEnd {
             session_id: self.id.clone(),
             reason,
@@ -1268,7 +1428,10 @@ impl Owner {
                 prompt.extend(blocks);
                 // A new turn: a new change set, and earlier answers cover nothing any more.
                 self.changes.take();
+                self.watch_seen.clear();
+                self.turn_ended_at = None;
                 self.approved_paths.clear();
+                self.reload_rules().await;
                 let ev = StreamEvent::TurnStart {
                     session_id: self.id.clone(),
                     prompt: prompt.clone(),
@@ -1470,6 +1633,7 @@ impl Owner {
         self.settle_all(SettledBy::Stop).await;
         // The agent's terminals end with its session.
         self.terminals.close_all();
+        self.log_unfinished_commands();
         self.term_state.clear();
         // Dropping the connection closes the agent's stdin once queued lines are written.
         self.conn = None;
@@ -1487,6 +1651,19 @@ impl Owner {
         self.refuse_start(|| EngineError::SessionEnded(why.into()));
         self.emit_status(SessionState::Dead, Some(format!("Session {why}.")))
             .await;
+    }
+}
+
+/// The watcher's start, when one is under way; never otherwise.
+async fn wait_started(
+    rx: &mut Option<oneshot::Receiver<Result<RootWatcher, WatchError>>>,
+) -> Result<RootWatcher, String> {
+    match rx {
+        Some(rx) => match rx.await {
+            Ok(r) => r.map_err(|e| e.to_string()),
+            Err(_) => Err("the folder watcher did not start".into()),
+        },
+        None => std::future::pending().await,
     }
 }
 

@@ -195,6 +195,7 @@ fn all_events() -> Vec<StreamEvent> {
             session_id: sid(),
             path: "/p/a.txt".into(),
             created: true,
+            via: Some(acp_desk_core::events::FileChangeVia::FsWrite),
         },
     ]
 }

@@ -30,6 +30,7 @@ pub const EMBEDDED: &[(&str, &str)] = &[
     ("files", include_str!("../scenarios/files.json")),
     ("terminal", include_str!("../scenarios/terminal.json")),
     ("outside", include_str!("../scenarios/outside.json")),
+    ("direct", include_str!("../scenarios/direct.json")),
     ("tour", include_str!("../scenarios/tour.json")),
 ];
 
@@ -100,6 +101,17 @@ pub enum Step {
     ReadFile(ReadFileStep),
     WriteFile(WriteFileStep),
     Terminal(TerminalStep),
+    WriteDirectly(WriteDirectlyStep),
+}
+
+/// Writes a file with `std::fs` itself, not through the client (as real agents' own edit tools
+/// do); `path` as for [`ReadFileStep`] (relative: against the session's cwd). Parent folders are
+/// created.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WriteDirectlyStep {
+    pub path: String,
+    pub content: String,
 }
 
 /// `fs/read_text_file`. A relative `path` is resolved against the session's cwd (portable

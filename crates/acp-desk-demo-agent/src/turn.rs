@@ -25,7 +25,7 @@ use crate::log;
 use crate::out::Out;
 use crate::scenario::{
     DEFAULT_CHUNK_CHARS, DEFAULT_DELAY_MS, FloodStep, PermissionStep, ReadFileStep, Step,
-    TermAction, TerminalStep, TextStep, WriteFileStep, split_chunks,
+    TermAction, TerminalStep, TextStep, WriteDirectlyStep, WriteFileStep, split_chunks,
 };
 
 /// Characters of file or terminal text quoted in a report line: enough to see what came back.
@@ -177,6 +177,7 @@ impl<'a> Turn<'a> {
             Step::ReadFile(r) => self.read_file(r)?,
             Step::WriteFile(w) => self.write_file(w)?,
             Step::Terminal(t) => self.terminal(t)?,
+            Step::WriteDirectly(w) => self.write_directly(w)?,
         }
         Ok(Flow::Continue)
     }
@@ -387,6 +388,25 @@ impl<'a> Turn<'a> {
                     error_check(r.expect_error, code)
                 )
             }
+        };
+        self.report(line)?;
+        Ok(())
+    }
+
+    fn write_directly(&mut self, w: &WriteDirectlyStep) -> anyhow::Result<()> {
+        let path = self.resolve(&w.path, false);
+        let what = format!(
+            "wrote {} directly ({} bytes)",
+            path.display(),
+            w.content.len()
+        );
+        let written = path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::write(&path, &w.content));
+        let line = match written {
+            Ok(()) => format!("{what}: ok"),
+            Err(e) => format!("{what}: UNEXPECTED error: {e}"),
         };
         self.report(line)?;
         Ok(())

@@ -66,6 +66,10 @@ pub fn opts(dir: &std::path::Path) -> SessionOptions {
     o.cancel_grace = Duration::from_secs(2);
     o.process.eof_grace = Duration::from_millis(300);
     o.process.term_grace = Duration::from_millis(700);
+    // Tests never touch the user's own rules or audit log; those that test them pass
+    // temporary folders.
+    o.rules_file = None;
+    o.audit = acp_desk_core::audit::AuditKind::Off;
     o
 }
 

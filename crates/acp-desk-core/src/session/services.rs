@@ -15,12 +15,15 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 use super::{Owner, Parked, ParkedKind};
-use crate::events::{AgentPromptEvent, NoticeSeverity, SettledBy, StreamEvent};
+use crate::audit::{CommandRun, WriteVia};
+use crate::events::{AgentPromptEvent, FileChangeVia, NoticeSeverity, SettledBy, StreamEvent};
 use crate::fs::{self, FsError, Resolved, WriteRecord};
 use crate::jsonrpc::codes;
+use crate::rules::{Decision, Rule, ToolMatcher};
 use crate::terminal::{
     DEFAULT_OUTPUT_BYTE_LIMIT, ExitStatus, MAX_OUTPUT_BYTE_LIMIT, TerminalEvent, TerminalRequest,
 };
+use crate::watch::{Conflict, Fingerprint};
 
 /// File requests and exit waits in flight at once. Each holds a blocking-pool thread (file IO)
 /// or a small task (a wait); an agent with more than this outstanding is looping, and refusing
@@ -50,6 +53,21 @@ pub(super) enum Done {
     Failed {
         id: RequestId,
         message: String,
+    },
+    /// A write refused: the file changed on disk since the agent read it.
+    Conflict {
+        id: RequestId,
+        conflict: Conflict,
+    },
+    /// Not an agent request: an "always" answer was saved (or not).
+    RuleSaved {
+        tool: ToolMatcher,
+        decision: Decision,
+        result: Result<Rule, String>,
+    },
+    /// Not an agent request: files the watcher reported, fingerprinted.
+    Watched {
+        files: Vec<(PathBuf, Fingerprint)>,
     },
 }
 
@@ -114,6 +132,8 @@ pub(super) struct TermState {
     limit: usize,
     total: usize,
     pub(super) running: bool,
+    /// For the audit log, until the exit is known (then logged and taken).
+    pub(super) run: Option<CommandRun>,
 }
 
 fn parse<T: serde::de::DeserializeOwned>(params: Option<&RawValue>) -> Result<T, acp::Error> {
@@ -170,7 +190,13 @@ impl Owner {
                 self.terminals
                     .release(&req.terminal_id)
                     .map_err(terminal_error)?;
-                self.term_state.remove(&req.terminal_id);
+                if let Some(run) = self
+                    .term_state
+                    .remove(&req.terminal_id)
+                    .and_then(|st| st.run)
+                {
+                    self.audit.command_run(run);
+                }
                 self.reply(id, Ok(acp::ReleaseTerminalResponse::new()));
                 Ok(())
             }),
@@ -364,6 +390,13 @@ impl Owner {
             ),
             acp::PermissionOption::new(OPT_REJECT, "Reject", acp::PermissionOptionKind::RejectOnce),
         ];
+        self.audit.permission_asked(
+            &correlation,
+            &target,
+            Some(&format!("Access outside the session's folders: {shown}")),
+            Some(kind),
+            &options,
+        );
         let prompt = AgentPromptEvent {
             session_id: self.id.clone(),
             tool_call_id: correlation.clone(),
@@ -411,6 +444,7 @@ impl Owner {
                 match added {
                     Some((Ok(()), folder)) => {
                         tracing::info!("folder {} added to the session", folder.display());
+                        self.watch_folder(folder.clone());
                         self.notice(
                             NoticeSeverity::Info,
                             format!(
@@ -473,18 +507,39 @@ impl Owner {
                 self.check_in_flight()?;
                 let compat = self.compat;
                 let rid = id.clone();
-                self.spawn_io(id, move || Done::Read {
-                    id: rid,
-                    result: compat.on_read(fs::read_text_file(&resolved, line, limit)),
+                let reads = self.reads.clone();
+                self.spawn_io(id, move || {
+                    let result = compat.on_read(fs::read_text_file(&resolved, line, limit));
+                    if result.is_ok()
+                        && let Ok(mut r) = reads.lock()
+                    {
+                        // From the disk, not the text returned: a window of lines is not the
+                        // file. A change in the instant between the read and this goes unseen.
+                        r.note_read(resolved.path());
+                    }
+                    Done::Read { id: rid, result }
                 });
                 Ok(())
             }
             ClientOp::Write { resolved, content } => {
                 self.check_in_flight()?;
                 let rid = id.clone();
-                self.spawn_io(id, move || Done::Write {
-                    id: rid,
-                    result: fs::write_text_file(&resolved, &content),
+                let reads = self.reads.clone();
+                self.spawn_io(id, move || {
+                    let path = resolved.path();
+                    // Checked right before the write, on the same thread: the agent must not
+                    // overwrite changes it never saw.
+                    let conflict = reads.lock().ok().and_then(|r| r.check_before_write(path));
+                    if let Some(conflict) = conflict {
+                        return Done::Conflict { id: rid, conflict };
+                    }
+                    let result = fs::write_text_file(&resolved, &content);
+                    if result.is_ok()
+                        && let Ok(mut r) = reads.lock()
+                    {
+                        r.note_written(path, &content);
+                    }
+                    Done::Write { id: rid, result }
                 });
                 Ok(())
             }
@@ -494,16 +549,28 @@ impl Owner {
                     .map(|l| usize::try_from(l).unwrap_or(usize::MAX))
                     .unwrap_or(DEFAULT_OUTPUT_BYTE_LIMIT)
                     .min(MAX_OUTPUT_BYTE_LIMIT);
+                let env_names = CommandRun::env_names(&req.env);
+                let args = req.args.clone();
                 let treq = TerminalRequest::from_acp(*req, cwd.path().to_path_buf());
                 let command = treq.command.clone();
                 let tid = self.terminals.create(treq).map_err(terminal_error)?;
                 tracing::info!(terminal = %tid, "terminal created for the agent: {command}");
+                let run = CommandRun {
+                    terminal_id: tid.to_string(),
+                    command,
+                    args,
+                    cwd: Some(cwd.path().to_path_buf()),
+                    env_names,
+                    exit_code: None,
+                    signal: None,
+                };
                 self.term_state.insert(
                     tid.clone(),
                     TermState {
                         limit,
                         total: 0,
                         running: true,
+                        run: Some(run),
                     },
                 );
                 self.reply(id, Ok(acp::CreateTerminalResponse::new(tid)));
@@ -529,6 +596,15 @@ impl Owner {
     }
 
     pub(super) async fn on_done(&mut self, done: Done) {
+        let done = match done {
+            Done::RuleSaved {
+                tool,
+                decision,
+                result,
+            } => return self.on_rule_saved(tool, decision, result).await,
+            Done::Watched { files } => return self.on_watched(files).await,
+            other => other,
+        };
         self.in_flight = self.in_flight.saturating_sub(1);
         match done {
             Done::Read { id, result } => {
@@ -540,10 +616,18 @@ impl Owner {
             Done::Write { id, result } => match result {
                 Ok(rec) => {
                     self.changes.record_write(&rec);
+                    self.audit.file_written(
+                        &rec.path,
+                        rec.before_hash.map(|h| h.to_hex()),
+                        Some(rec.after_hash.to_hex()),
+                        rec.created,
+                        WriteVia::FsWrite,
+                    );
                     let ev = StreamEvent::FileChanged {
                         session_id: self.id.clone(),
                         path: rec.path.display().to_string(),
                         created: rec.created,
+                        via: Some(FileChangeVia::FsWrite),
                     };
                     self.emit(ev).await;
                     self.reply(&id, Ok(acp::WriteTextFileResponse::new()));
@@ -556,6 +640,8 @@ impl Owner {
             Done::Failed { id, message } => {
                 self.reply::<()>(&id, Err(acp::Error::new(codes::INTERNAL_ERROR, message)));
             }
+            Done::Conflict { id, conflict } => self.write_conflict(&id, conflict).await,
+            Done::RuleSaved { .. } | Done::Watched { .. } => {}
         }
         if let Some(t) = self.turn.as_mut() {
             // The agent got an answer: its clock starts again.
@@ -577,8 +663,13 @@ impl Owner {
         };
         st.total = st.total.saturating_add(data.len());
         let truncated = (st.total > st.limit).then_some(true);
-        if exit_status.is_some() {
+        if let Some(status) = &exit_status {
             st.running = false;
+            if let Some(mut run) = st.run.take() {
+                run.exit_code = status.exit_code;
+                run.signal = status.signal.clone();
+                self.audit.command_run(run);
+            }
             if let Some(t) = self.turn.as_mut() {
                 // Idle time starts when the command ends, not when it started.
                 t.last_activity = tokio::time::Instant::now();
@@ -592,6 +683,28 @@ impl Owner {
             truncated,
         };
         self.emit(ev).await;
+    }
+
+    /// The agent wanted to write a file that changed on disk since it read it. Refused: writing
+    /// would silently throw away changes (the user's, usually) the agent never saw; the agent
+    /// is told to read the file again, which clears the conflict.
+    async fn write_conflict(&mut self, id: &RequestId, conflict: Conflict) {
+        let path = conflict.path.display().to_string();
+        tracing::warn!("write refused: {conflict}");
+        self.notice(
+            NoticeSeverity::Warning,
+            format!("Conflict: `{path}` changed on disk after the agent read it; its write was refused."),
+            Some("Nothing was written. The agent was asked to read the file again before changing it.".into()),
+        )
+        .await;
+        let err = acp::Error::new(
+            codes::INTERNAL_ERROR,
+            format!(
+                "`{path}` changed on disk after you last read it (someone else edited it); nothing was written. Read it again and redo your change on its current text"
+            ),
+        )
+        .data(serde_json::json!({ "path": path, "conflict": true }));
+        self.reply::<()>(id, Err(err));
     }
 
     /// Whether a terminal of the session is running (the watchdog waits for it).

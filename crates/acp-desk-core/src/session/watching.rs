@@ -1,0 +1,180 @@
+//! The folder watcher and the audit log on the session's owner.
+//!
+//! Files the agent changes without `fs/write_text_file` (most real agents edit with their own
+//! tools) reach the turn's change set from the watcher: each reported path is fingerprinted on
+//! the blocking pool, our own writes coming back are recognised by their hash and dropped, and
+//! anything else becomes a change-set entry, a `file-changed` event (`via: watcher`) and a
+//! `file-written` audit line. Only changes seen while a turn runs (or just after, see
+//! [`TURN_TAIL`]) are the agent's; between turns it is the user editing, and nothing is
+//! recorded.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::Owner;
+use super::services::Done;
+use crate::audit::{AuditLog, WriteVia};
+use crate::events::{FileChangeVia, NoticeSeverity, StreamEvent};
+use crate::watch::{Fingerprint, MAX_DELAY, QUIET, RootWatcher, WatchEvent};
+
+/// Changes reported this long after a turn ended still belong to it: the watcher reports a
+/// change up to `MAX_DELAY` after it happened (`QUIET` after a burst), so an edit made just
+/// before the agent answered its prompt arrives after `turn-end`. Half a second more for a
+/// loaded machine's scheduling.
+const TURN_TAIL: Duration = MAX_DELAY
+    .saturating_add(QUIET)
+    .saturating_add(Duration::from_millis(500));
+
+impl Owner {
+    pub(super) async fn on_watcher_started(&mut self, started: Result<RootWatcher, String>) {
+        match started {
+            Ok(w) => {
+                let w = Arc::new(w);
+                // Folders the user added while the first walk ran.
+                let later: Vec<PathBuf> = self.roots.roots().to_vec();
+                let watcher = w.clone();
+                tokio::task::spawn_blocking(move || {
+                    for root in later {
+                        if let Err(e) = watcher.add_root(&root) {
+                            tracing::debug!("{e}");
+                        }
+                    }
+                });
+                self.watcher = Some(w);
+            }
+            Err(e) => {
+                self.notice(
+                    NoticeSeverity::Warning,
+                    "Files the agent changes with its own tools will not be listed in this session."
+                        .into(),
+                    Some(e),
+                )
+                .await;
+            }
+        }
+    }
+
+    /// Watches a folder just added to the session (its first walk off the owner).
+    pub(super) fn watch_folder(&self, folder: PathBuf) {
+        if let Some(w) = self.watcher.clone() {
+            tokio::task::spawn_blocking(move || {
+                if let Err(e) = w.add_root(&folder) {
+                    tracing::warn!("the added folder is not watched: {e}");
+                }
+            });
+        }
+    }
+
+    pub(super) async fn on_watch(&mut self, ev: WatchEvent) {
+        match ev {
+            WatchEvent::Degraded { reason } => {
+                self.notice(
+                    NoticeSeverity::Warning,
+                    "Some files the agent changes may not be listed.".into(),
+                    Some(reason),
+                )
+                .await;
+            }
+            WatchEvent::Changed { paths } => {
+                let in_turn = self.turn.is_some()
+                    || self.turn_ended_at.is_some_and(|t| t.elapsed() < TURN_TAIL);
+                if !in_turn {
+                    tracing::debug!(
+                        "{} file(s) changed between turns: not the agent's",
+                        paths.len()
+                    );
+                    return;
+                }
+                let paths: Vec<PathBuf> = paths
+                    .into_iter()
+                    .filter(|p| !self.watch_excluded.iter().any(|x| p.starts_with(x)))
+                    .collect();
+                if paths.is_empty() {
+                    return;
+                }
+                let tx = self.done_tx.clone();
+                tokio::task::spawn_blocking(move || {
+                    let files = paths
+                        .into_iter()
+                        .filter_map(|p| match Fingerprint::of_file(&p) {
+                            Ok(fp) => Some((p, fp)),
+                            Err(e) => {
+                                tracing::debug!(path = %p.display(), "changed file not read: {e}");
+                                None
+                            }
+                        })
+                        .collect();
+                    let _ = tx.send(Done::Watched { files });
+                });
+            }
+        }
+    }
+
+    pub(super) async fn on_watched(&mut self, files: Vec<(PathBuf, Fingerprint)>) {
+        for (path, fp) in files {
+            let hash = match fp {
+                Fingerprint::Hash { hash, .. } => Some(hash),
+                _ => None,
+            };
+            // Our own write coming back: the disk holds what we wrote last.
+            let echo = hash.is_some()
+                && self
+                    .changes
+                    .get(&path)
+                    .is_some_and(|c| c.after_hash == hash);
+            self.changes.record_external(path.clone());
+            if echo || self.watch_seen.get(&path) == Some(&fp) {
+                continue;
+            }
+            self.watch_seen.insert(path.clone(), fp);
+            self.audit.file_written(
+                &path,
+                None,
+                hash.map(|h| h.to_hex()),
+                false,
+                WriteVia::Watcher,
+            );
+            let ev = StreamEvent::FileChanged {
+                session_id: self.id.clone(),
+                path: path.display().to_string(),
+                created: false,
+                via: Some(FileChangeVia::Watcher),
+            };
+            self.emit(ev).await;
+        }
+    }
+
+    /// Shows, once, that the audit log stopped being written.
+    pub(super) async fn check_audit(&mut self) {
+        if let Some(w) = self.audit.take_warning() {
+            self.notice(
+                NoticeSeverity::Warning,
+                "The audit log of this session is not being written.".into(),
+                Some(w.to_string()),
+            )
+            .await;
+        }
+    }
+
+    /// Logs the commands whose exit was never seen (released, or still running at the end).
+    pub(super) fn log_unfinished_commands(&mut self) {
+        for st in self.term_state.values_mut() {
+            if let Some(run) = st.run.take() {
+                self.audit.command_run(run);
+            }
+        }
+    }
+
+    /// Logs the session's end and waits until every line is on disk: a CLI exiting right after
+    /// `close()` would lose the lines still queued otherwise.
+    pub(super) async fn end_audit(&mut self, reason: &str) {
+        self.log_unfinished_commands();
+        let log = std::mem::replace(&mut self.audit, AuditLog::off());
+        log.session_ended(Some(reason));
+        let closed = tokio::task::spawn_blocking(move || log.close()).await;
+        if let Ok(Some(w)) = closed {
+            tracing::warn!("{w}");
+        }
+    }
+}
