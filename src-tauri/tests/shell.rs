@@ -18,6 +18,28 @@ use tauri::ipc::{CallbackFn, InvokeBody};
 use tauri::test::{INVOKE_KEY, get_ipc_response, mock_builder, mock_context, noop_assets};
 use tauri::webview::InvokeRequest;
 
+/// Settings, rules and audit logs of this test process only, never the user's real folders.
+fn isolated() -> &'static std::path::Path {
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("config")).unwrap();
+        // SAFETY: set once, before any session starts, by whichever test comes first; every test
+        // reads the same values.
+        unsafe {
+            std::env::set_var("ACP_DESK_CONFIG_DIR", dir.path().join("config"));
+            std::env::set_var("ACP_DESK_DATA_DIR", dir.path().join("data"));
+        }
+        std::fs::write(
+            dir.path().join("config/settings.json"),
+            r#"{"agent_servers": {"broken": {"command": "/nonexistent/agent"}}}"#,
+        )
+        .unwrap();
+        dir
+    })
+    .path()
+}
+
 fn invoke(
     webview: &tauri::WebviewWindow<tauri::test::MockRuntime>,
     cmd: &str,
@@ -45,6 +67,7 @@ fn mock_app(
     tauri::App<tauri::test::MockRuntime>,
     tauri::WebviewWindow<tauri::test::MockRuntime>,
 ) {
+    isolated();
     let app = build_app(mock_builder(), launch)
         .build(mock_context(noop_assets()))
         .unwrap();
@@ -170,6 +193,7 @@ async fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_with_the_demo_agent_streams_to_views_attached_before_and_after() {
+    isolated();
     let dir = tempfile::tempdir().unwrap();
     let sessions = Sessions::default();
     let info = sessions
@@ -268,15 +292,9 @@ fn is_zombie(pid: u32) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_that_cannot_start_says_why_to_the_view() {
+    // The settings of `isolated()` define an agent named `broken`.
+    isolated();
     let dir = tempfile::tempdir().unwrap();
-    let settings = tempfile::tempdir().unwrap();
-    std::fs::write(
-        settings.path().join("settings.json"),
-        r#"{"agent_servers": {"broken": {"command": "/nonexistent/agent"}}}"#,
-    )
-    .unwrap();
-    // SAFETY of the env change: this test binary's other tests do not read this variable.
-    unsafe { std::env::set_var("ACP_DESK_CONFIG_DIR", settings.path()) };
     let sessions = Sessions::default();
     let info = sessions
         .open(&dir.path().display().to_string(), "broken")

@@ -204,9 +204,13 @@ export type StreamEvent =
        */
       path: string;
       /**
-       * This write created it.
+       * This write created it (always `false` for `via: watcher`: the watcher cannot tell).
        */
       created: boolean;
+      /**
+       * How we learned of the change; absent in events from before the field existed.
+       */
+      via?: FileChangeVia | null;
     };
 /**
  * Content blocks represent displayable information in the Agent Client Protocol.
@@ -410,6 +414,13 @@ export type NoticeSeverity = 'info' | 'warning' | 'error';
  * via the `definition` "NoticeSource".
  */
 export type NoticeSource = 'agent' | 'client';
+/**
+ * How a `file-changed` came to be known.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "FileChangeVia".
+ */
+export type FileChangeVia = 'fs-write' | 'watcher';
 /**
  * What a command failed with. Crosses as `{code, message}`; the UI matches on `code`, never
  * on the text, and shows `message` (which says what happened and what to do).
