@@ -7,7 +7,7 @@ use tauri::ipc::Channel;
 use tauri::{AppHandle, Emitter, Runtime, State};
 
 use crate::AppState;
-use crate::ipc::{AppInfo, FolderChosen, IpcError, SessionInfo, TurnEnd, event_names};
+use crate::ipc::{AppEvent, AppInfo, FolderChosen, IpcError, SessionInfo, TurnEnd};
 
 /// A view attached through a Tauri channel. Sending never waits: Tauri queues the frame for
 /// the webview; the hub already bounds how often and how much.
@@ -93,7 +93,7 @@ pub fn pick_folder<R: Runtime>(app: AppHandle<R>) {
 
 /// Emits `folder-chosen`; exposed for the menu.
 pub(crate) fn folder_chosen<R: Runtime>(app: &AppHandle<R>, path: String) {
-    if let Err(e) = app.emit(event_names::FOLDER_CHOSEN, FolderChosen { path }) {
+    if let Err(e) = app.emit(AppEvent::FolderChosen.name(), FolderChosen { path }) {
         tracing::warn!("could not tell the window about the chosen folder: {e}");
     }
 }

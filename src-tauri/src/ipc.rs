@@ -134,12 +134,27 @@ pub struct FolderChosen {
     pub path: String,
 }
 
-/// Names of the app-wide Tauri events (DESIGN.md: app-wide notices are events; a session's
-/// stream is its channel).
-pub mod event_names {
-    pub const PATHS_DROPPED: &str = "paths-dropped";
-    pub const DRAG_HOVER: &str = "drag-hover";
-    pub const FOLDER_CHOSEN: &str = "folder-chosen";
+/// The app-wide Tauri events (DESIGN.md: app-wide notices are events; a session's stream is its
+/// channel). Their names reach the UI through the generated types, never typed twice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum AppEvent {
+    /// Payload [`PathsDropped`].
+    PathsDropped,
+    /// Payload [`DragHover`].
+    DragHover,
+    /// Payload [`FolderChosen`].
+    FolderChosen,
+}
+
+impl AppEvent {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::PathsDropped => "paths-dropped",
+            Self::DragHover => "drag-hover",
+            Self::FolderChosen => "folder-chosen",
+        }
+    }
 }
 
 /// The root of the generated schema: one field per type the UI needs, so one schema (and one
@@ -157,6 +172,7 @@ pub struct IpcTypes {
     paths_dropped: PathsDropped,
     drag_hover: DragHover,
     folder_chosen: FolderChosen,
+    app_event: AppEvent,
 }
 
 /// The JSON Schema the TypeScript types are generated from, as committed in
@@ -198,6 +214,17 @@ mod tests {
             committed == schema_json(),
             "{path} is stale: run `cargo run -p acp-desk-shell --bin acp-desk-ipc-schema` and `npm run gen:types`, then commit both files"
         );
+    }
+
+    #[test]
+    fn app_event_names_are_their_serialized_names() {
+        for e in [
+            AppEvent::PathsDropped,
+            AppEvent::DragHover,
+            AppEvent::FolderChosen,
+        ] {
+            assert_eq!(serde_json::to_value(e).unwrap(), e.name());
+        }
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 
 use tauri::{Builder, DragDropEvent, Emitter, Manager, Runtime, WindowEvent};
 
-use crate::ipc::{AppInfo, DragHover, PathsDropped, event_names};
+use crate::ipc::{AppEvent, AppInfo, DragHover, PathsDropped};
 use crate::sessions::Sessions;
 
 /// What the command line asked for: `acp-desk [--agent NAME] [FOLDER]`.
@@ -110,15 +110,17 @@ pub fn build_app<R: Runtime>(builder: Builder<R>, launch: Launch) -> Builder<R> 
 fn on_drag_drop<R: Runtime>(window: &tauri::Window<R>, event: &DragDropEvent) {
     let sent = match event {
         DragDropEvent::Enter { .. } => {
-            window.emit(event_names::DRAG_HOVER, DragHover { active: true })
+            window.emit(AppEvent::DragHover.name(), DragHover { active: true })
         }
-        DragDropEvent::Leave => window.emit(event_names::DRAG_HOVER, DragHover { active: false }),
+        DragDropEvent::Leave => {
+            window.emit(AppEvent::DragHover.name(), DragHover { active: false })
+        }
         DragDropEvent::Drop { paths, position } => {
-            let _ = window.emit(event_names::DRAG_HOVER, DragHover { active: false });
+            let _ = window.emit(AppEvent::DragHover.name(), DragHover { active: false });
             // Tauri gives physical pixels; the page thinks in CSS pixels.
             let scale = window.scale_factor().unwrap_or(1.0);
             window.emit(
-                event_names::PATHS_DROPPED,
+                AppEvent::PathsDropped.name(),
                 PathsDropped {
                     paths: paths.iter().map(|p| p.display().to_string()).collect(),
                     x: position.x / scale,

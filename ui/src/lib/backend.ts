@@ -4,6 +4,7 @@ import { listen } from '@tauri-apps/api/event';
 import type { Backend } from './backend-types';
 import { toUiError } from './backend-types';
 import type {
+  AppEvent,
   AppInfo,
   DragHover,
   FolderChosen,
@@ -40,8 +41,10 @@ export function tauriBackend(): Backend {
       run('respond_permission', { session, requestId, resolution }),
     closeSession: (session) => run('close_session', { session }),
     pickFolder: () => run('pick_folder'),
-    onFolderChosen: (cb) => listen<FolderChosen>('folder-chosen', (e) => cb(e.payload)),
-    onPathsDropped: (cb) => listen<PathsDropped>('paths-dropped', (e) => cb(e.payload)),
-    onDragHover: (cb) => listen<DragHover>('drag-hover', (e) => cb(e.payload)),
+    onFolderChosen: (cb) =>
+      listen<FolderChosen>('folder-chosen' satisfies AppEvent, (e) => cb(e.payload)),
+    onPathsDropped: (cb) =>
+      listen<PathsDropped>('paths-dropped' satisfies AppEvent, (e) => cb(e.payload)),
+    onDragHover: (cb) => listen<DragHover>('drag-hover' satisfies AppEvent, (e) => cb(e.payload)),
   };
 }

@@ -496,6 +496,14 @@ export type PermissionResolution =
       cancelled: True;
     };
 /**
+ * The app-wide Tauri events (DESIGN.md: app-wide notices are events; a session's stream is its
+ * channel). Their names reach the UI through the generated types, never typed twice.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "AppEvent".
+ */
+export type AppEvent = 'paths-dropped' | 'drag-hover' | 'folder-chosen';
+/**
  * Resource content that can be embedded in a message.
  *
  * This interface was referenced by `IpcTypes`'s JSON-Schema
@@ -608,6 +616,7 @@ export interface IpcTypes {
   pathsDropped: PathsDropped;
   dragHover: DragHover;
   folderChosen: FolderChosen;
+  appEvent: AppEvent;
 }
 /**
  * What the window needs to start: the agents to offer and the folder to open, if any.
