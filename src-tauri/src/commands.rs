@@ -25,18 +25,31 @@ impl FrameSink for ChannelSink {
     }
 }
 
+// Both read the disk (settings, PATH, the folder): async, and the reading on a blocking
+// thread, so a hung network mount cannot freeze the window (sync commands run on the main thread).
 #[tauri::command]
-pub fn app_info(state: State<'_, AppState>) -> AppInfo {
-    state.app_info()
+pub async fn app_info(state: State<'_, AppState>) -> Result<AppInfo, IpcError> {
+    let launch = state.launch.clone();
+    tauri::async_runtime::spawn_blocking(move || crate::app_info(&launch))
+        .await
+        .map_err(|e| IpcError::InvalidInput(format!("could not read the app's settings: {e}")))
 }
 
 #[tauri::command]
-pub fn open_session(
+pub async fn open_session(
     state: State<'_, AppState>,
     folder: String,
     agent: String,
 ) -> Result<SessionInfo, IpcError> {
-    state.sessions.open(&folder, &agent)
+    let checked = tauri::async_runtime::spawn_blocking(move || {
+        let folder = crate::sessions::check_folder(&folder)?;
+        let spec = crate::sessions::resolve_agent(&agent)?;
+        Ok::<_, IpcError>((folder, spec, agent))
+    })
+    .await
+    .map_err(|e| IpcError::InvalidInput(format!("could not check the folder: {e}")))??;
+    let (folder, spec, agent) = checked;
+    Ok(state.sessions.open_checked(folder, spec, &agent))
 }
 
 #[tauri::command]

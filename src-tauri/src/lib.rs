@@ -65,22 +65,22 @@ impl AppState {
             launch,
         }
     }
+}
 
-    pub fn app_info(&self) -> AppInfo {
-        let cwd = std::env::current_dir().unwrap_or_default();
-        let agents = acp_desk_core::agents::listing(&cwd);
-        AppInfo {
-            version: env!("CARGO_PKG_VERSION").to_string(),
-            initial_folder: self.launch.folder.clone(),
-            initial_agent: self
-                .launch
-                .agent
-                .clone()
-                .unwrap_or_else(|| agents.default_agent.clone()),
-            agents,
-            config_dir: acp_desk_core::paths::config_dir().display().to_string(),
-            data_dir: acp_desk_core::paths::data_dir().display().to_string(),
-        }
+/// What the window needs to start (reads the settings and looks agents up on PATH).
+pub fn app_info(launch: &Launch) -> AppInfo {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let agents = acp_desk_core::agents::listing(&cwd);
+    AppInfo {
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        initial_folder: launch.folder.clone(),
+        initial_agent: launch
+            .agent
+            .clone()
+            .unwrap_or_else(|| agents.default_agent.clone()),
+        agents,
+        config_dir: acp_desk_core::paths::config_dir().display().to_string(),
+        data_dir: acp_desk_core::paths::data_dir().display().to_string(),
     }
 }
 
@@ -100,6 +100,16 @@ pub fn build_app<R: Runtime>(builder: Builder<R>, launch: Launch) -> Builder<R> 
             commands::close_session,
             commands::pick_folder,
         ])
+        .on_page_load(|webview, payload| {
+            // A reload (or any new page) starts a new UI that knows nothing of the old page's
+            // sessions: end them rather than leave their agents running unseen.
+            if payload.event() == tauri::webview::PageLoadEvent::Started {
+                let app = webview.app_handle().clone();
+                tauri::async_runtime::spawn(async move {
+                    app.state::<AppState>().sessions.close_all().await;
+                });
+            }
+        })
         .on_window_event(|window, event| {
             if let WindowEvent::DragDrop(drop) = event {
                 on_drag_drop(window, drop);
@@ -117,8 +127,7 @@ fn on_drag_drop<R: Runtime>(window: &tauri::Window<R>, event: &DragDropEvent) {
         }
         DragDropEvent::Drop { paths, position } => {
             let _ = window.emit(AppEvent::DragHover.name(), DragHover { active: false });
-            // Tauri gives physical pixels; the page thinks in CSS pixels.
-            let scale = window.scale_factor().unwrap_or(1.0);
+            let scale = drop_scale(window);
             window.emit(
                 AppEvent::PathsDropped.name(),
                 PathsDropped {
@@ -132,6 +141,17 @@ fn on_drag_drop<R: Runtime>(window: &tauri::Window<R>, event: &DragDropEvent) {
     };
     if let Err(e) = sent {
         tracing::warn!("could not tell the window about a drag: {e}");
+    }
+}
+
+/// What to divide a drop position by to get CSS pixels. The type says "physical", but wry
+/// passes GTK widget coordinates (Linux) and AppKit points (macOS) through unscaled, which are
+/// already logical; only WebView2 (Windows) reports device pixels.
+fn drop_scale<R: Runtime>(window: &tauri::Window<R>) -> f64 {
+    if cfg!(windows) {
+        window.scale_factor().unwrap_or(1.0)
+    } else {
+        1.0
     }
 }
 
@@ -154,6 +174,8 @@ pub fn run(context: tauri::Context<tauri::Wry>) {
         .on_menu_event(|app, event| {
             if event.id() == menu::OPEN_FOLDER {
                 menu::pick_folder(app);
+            } else if event.id() == menu::QUIT {
+                app.exit(0);
             }
         })
         .build(context);

@@ -5,10 +5,13 @@ use tauri::{AppHandle, Runtime};
 use tauri_plugin_dialog::DialogExt;
 
 pub const OPEN_FOLDER: &str = "open-folder";
+pub const QUIT: &str = "quit";
 
 pub fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<Menu<R>> {
     let open = MenuItem::with_id(app, OPEN_FOLDER, "Open Folder…", true, Some("CmdOrCtrl+O"))?;
-    let quit = PredefinedMenuItem::quit(app, Some("Quit"))?;
+    // Not PredefinedMenuItem::quit: muda's GTK backend shows that one greyed out. Exiting
+    // through app.exit goes through RunEvent::Exit, which closes the sessions.
+    let quit = MenuItem::with_id(app, QUIT, "Quit", true, Some("CmdOrCtrl+Q"))?;
     let sep = PredefinedMenuItem::separator(app)?;
     let file = Submenu::with_items(app, "File", true, &[&open, &sep, &quit])?;
     Menu::with_items(app, &[&file])

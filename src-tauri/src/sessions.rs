@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use acp_desk_core::agents::LaunchSpec;
 use acp_desk_core::events::{ErrorInfo, PermissionResolution, SessionState, StreamEvent};
 use acp_desk_core::hub::{FrameSink, Hub, SharedHub, pump};
 use acp_desk_core::{EngineError, SessionHandle, SessionOptions, agents, text_block};
@@ -56,6 +57,14 @@ impl Session {
 pub struct Sessions {
     open: Mutex<BTreeMap<String, Arc<Session>>>,
     counter: AtomicU64,
+}
+
+/// Resolves an agent name (settings, demo, catalog) to how to start it.
+pub fn resolve_agent(agent: &str) -> Result<LaunchSpec, IpcError> {
+    agents::resolve(agent).map_err(|e| match e {
+        agents::AgentError::Unknown(..) => IpcError::AgentUnknown(e.to_string()),
+        _ => IpcError::AgentUnavailable(e.to_string()),
+    })
 }
 
 /// Checks a folder the user gave us (dialog, command line, drop: all come here).
@@ -108,10 +117,12 @@ impl Sessions {
     /// Opens a session in `folder` with `agent`; the agent starts in the background.
     pub fn open(&self, folder: &str, agent: &str) -> Result<SessionInfo, IpcError> {
         let folder = check_folder(folder)?;
-        let spec = agents::resolve(agent).map_err(|e| match e {
-            agents::AgentError::Unknown(..) => IpcError::AgentUnknown(e.to_string()),
-            _ => IpcError::AgentUnavailable(e.to_string()),
-        })?;
+        let spec = resolve_agent(agent)?;
+        Ok(self.open_checked(folder, spec, agent))
+    }
+
+    /// [`Sessions::open`] once the folder and the agent are checked.
+    pub fn open_checked(&self, folder: PathBuf, spec: LaunchSpec, agent: &str) -> SessionInfo {
         let id = format!("s{}", self.counter.fetch_add(1, Ordering::Relaxed) + 1);
         let info = SessionInfo {
             id: id.clone(),
@@ -131,52 +142,68 @@ impl Sessions {
         tauri::async_runtime::spawn(async move {
             let shell_events = tx.clone();
             let outcome = acp_desk_core::start(spec, opts, tx).await;
-            let too_late = {
-                let mut engine = lock(&session.engine);
-                let closed = matches!(*engine, Engine::Closed);
-                match outcome {
-                    Ok(handle) if closed => Some(handle),
-                    Ok(handle) => {
-                        *engine = Engine::Running(handle);
-                        None
-                    }
-                    Err(e) => {
-                        // The engine reports its own failures as events once its task runs; a
-                        // spawn failure happens before that, so say it here.
-                        let spawn = matches!(e, EngineError::Spawn(_));
-                        let err = IpcError::from(e);
-                        if spawn {
-                            let _ = shell_events.try_send(vec![
-                                StreamEvent::Error {
-                                    session_id: None,
-                                    error: ErrorInfo {
-                                        code: None,
-                                        message: err.to_string(),
-                                        data: None,
-                                    },
-                                },
-                                StreamEvent::SessionStatus {
-                                    session_id: key.clone(),
-                                    status: SessionState::Dead,
-                                    detail: Some(err.to_string()),
-                                    agent: None,
-                                },
-                            ]);
+            let err = match outcome {
+                Ok(handle) => {
+                    let too_late = {
+                        let mut engine = lock(&session.engine);
+                        if matches!(*engine, Engine::Closed) {
+                            Some(handle)
+                        } else {
+                            *engine = Engine::Running(handle);
+                            None
                         }
-                        if !closed {
-                            *engine = Engine::Failed(err);
-                        }
-                        None
+                    };
+                    // Closed while starting: end the agent now.
+                    if let Some(handle) = too_late {
+                        handle.close().await;
                     }
+                    return;
                 }
+                Err(e) => e,
             };
-            // Closed while starting: end the agent now.
-            if let Some(handle) = too_late {
-                handle.close().await;
+            // The engine reports its own failures as events and ends with `session-status
+            // dead`; a spawn failure (before its task runs) or a task that died says nothing.
+            // Its events are already queued ahead of ours, but the pump may not have taken them
+            // yet: give it a moment before looking.
+            let spawn = matches!(err, EngineError::Spawn(_));
+            let err = IpcError::from(err);
+            if !spawn {
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            }
+            let said_dead = lock(&session.hub).snapshot().iter().any(|ev| {
+                matches!(
+                    ev,
+                    StreamEvent::SessionStatus {
+                        status: SessionState::Dead,
+                        ..
+                    }
+                )
+            });
+            if !said_dead {
+                let _ = shell_events.try_send(vec![
+                    StreamEvent::Error {
+                        session_id: None,
+                        error: ErrorInfo {
+                            code: None,
+                            message: err.to_string(),
+                            data: None,
+                        },
+                    },
+                    StreamEvent::SessionStatus {
+                        session_id: key.clone(),
+                        status: SessionState::Dead,
+                        detail: Some(err.to_string()),
+                        agent: None,
+                    },
+                ]);
+            }
+            let mut engine = lock(&session.engine);
+            if !matches!(*engine, Engine::Closed) {
+                *engine = Engine::Failed(err);
             }
         });
         tracing::info!(session = %info.id, folder = %info.folder, agent = %info.agent, "session opened");
-        Ok(info)
+        info
     }
 
     pub fn attach(&self, id: &str, view: Box<dyn FrameSink>) -> Result<(), IpcError> {

@@ -12,6 +12,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { remote } from 'webdriverio';
@@ -139,15 +140,30 @@ describe('ACP Desk, end to end', () => {
     assert.ok(await (await browser.$('#composer')).isEnabled(), 'the window stays usable');
   });
 
-  it('ends the agent when the window closes', async () => {
+  it('ends the agent when the app quits (Ctrl+Q), through the orderly close', async () => {
     assert.ok(processesIn(project).length > 0, 'the agent runs in the project folder');
-    await browser.deleteSession();
-    browser = undefined;
+    // A user's Ctrl+Q (File → Quit), typed into the window with xdotool: WebDriver's own
+    // Close Window ends the process instead, which only the supervisor's lifeline would cover.
+    const win = execFileSync('xdotool', ['search', '--name', '^ACP Desk$'], { encoding: 'utf8' })
+      .trim()
+      .split('\n')[0];
+    execFileSync('xdotool', ['windowfocus', '--sync', win]);
+    execFileSync('xdotool', ['key', 'ctrl+q']);
     const deadline = Date.now() + 10000;
     while (processesIn(project).length > 0 && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 100));
     }
     assert.deepEqual(processesIn(project), [], 'nothing is left running in the project folder');
+    // The close ran (not only the lifeline): the session's audit log ends with `session-ended`,
+    // which only a close writes.
+    const audit = join(process.env.ACP_DESK_DATA_DIR ?? '', 'audit');
+    const logs = readdirSync(audit, { recursive: true })
+      .filter((f) => String(f).endsWith('.jsonl'))
+      .map((f) => readFileSync(join(audit, String(f)), 'utf8'));
+    assert.equal(logs.length, 1, 'one session, one audit log');
+    assert.match(logs[0].trim().split('\n').at(-1), /"event":"session-ended"/);
+    await browser.deleteSession().catch(() => undefined);
+    browser = undefined;
   });
 });
 

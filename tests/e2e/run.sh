@@ -6,17 +6,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-for tool in Xvfb tauri-driver WebKitWebDriver xdpyinfo; do
+for tool in Xvfb tauri-driver WebKitWebDriver xdpyinfo xdotool; do
   command -v "$tool" >/dev/null || { echo "e2e: $tool is missing (see README: prerequisites)"; exit 2; }
 done
 [ -x target/debug/acp-desk ] || { echo "e2e: build the app first: cargo build --workspace --bins"; exit 2; }
 
 work=$(mktemp -d)
-display=""
-for n in $(seq 90 120); do
-  if [ ! -e "/tmp/.X11-unix/X$n" ] && [ ! -e "/tmp/.X$n-lock" ]; then display=":$n"; break; fi
-done
-[ -n "$display" ] || { echo "e2e: no free X display between :90 and :120"; exit 2; }
 port=$((4400 + RANDOM % 500))
 
 pids=()
@@ -30,9 +25,16 @@ cleanup() {
 }
 trap cleanup EXIT
 
-Xvfb "$display" -screen 0 1280x800x24 -nolisten tcp >"$work/xvfb.log" 2>&1 &
+# Xvfb picks a free display itself and says which (no race with another run).
+exec 3>"$work/display"
+Xvfb -displayfd 3 -screen 0 1280x800x24 -nolisten tcp >"$work/xvfb.log" 2>&1 &
 pids+=($!)
+exec 3>&-
+for _ in $(seq 100); do [ -s "$work/display" ] && break; sleep 0.05; done
+display=":$(head -1 "$work/display" 2>/dev/null)"
+[ "$display" != ":" ] || { echo "e2e: Xvfb did not start"; cat "$work/xvfb.log"; exit 2; }
 for _ in $(seq 50); do xdpyinfo -display "$display" >/dev/null 2>&1 && break; sleep 0.1; done
+xdpyinfo -display "$display" >/dev/null 2>&1 || { echo "e2e: Xvfb on $display does not answer"; exit 2; }
 
 # No session bus: without one GLib would autolaunch a dbus-daemon (and portals) that outlive us.
 export DISPLAY="$display" DBUS_SESSION_BUS_ADDRESS="disabled:"
@@ -41,6 +43,8 @@ export ACP_DESK_CONFIG_DIR="$work/config" ACP_DESK_DATA_DIR="$work/data"
 tauri-driver --port "$port" --native-port $((port + 1)) >"$work/tauri-driver.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
+(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null ||
+  { echo "e2e: tauri-driver did not listen on $port"; cat "$work/tauri-driver.log"; exit 2; }
 
 rc=0
 TAURI_DRIVER_PORT=$port node --test --test-concurrency=1 tests/e2e/app.test.mjs || rc=$?

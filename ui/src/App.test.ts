@@ -115,6 +115,53 @@ describe('App', () => {
     expect(screen.getByText(/you chose “Reject”. Feedback: “use make clean”/)).toBeTruthy();
   });
 
+  it('never focuses an option, sends one answer per request, and keeps quiet when it was settled elsewhere', async () => {
+    const backend = new FakeBackend();
+    await openWithFolder(backend);
+    backend.respondError = { code: 'permission-unknown', message: 'no pending permission request' };
+    backend.frame(
+      's1',
+      live({
+        kind: 'agent-prompt',
+        sessionId: 'e1',
+        toolCallId: 'c#1',
+        targetToolCallId: 'c',
+        toolName: 'Edit main.rs',
+        options: [{ optionId: 'ok', name: 'Allow once', kind: 'allow_once' }],
+      }),
+    );
+    const dialog = await screen.findByRole('dialog');
+    await waitFor(() => expect(document.activeElement).toBe(dialog));
+    const allow = screen.getByText('Allow once');
+    await fireEvent.click(allow);
+    await fireEvent.click(allow);
+    expect(backend.called('respondPermission')).toHaveLength(1);
+    await waitFor(() => expect((allow as HTMLButtonElement).disabled).toBe(true));
+    expect(screen.queryByRole('alert')).toBeNull();
+  });
+
+  it('gives the draft back when the prompt is refused, and Esc stops from anywhere', async () => {
+    const backend = new FakeBackend();
+    await openWithFolder(backend);
+    backend.promptResult = Promise.reject({
+      code: 'session-ended',
+      message: 'the session has ended: the agent exited',
+    });
+    const box = screen.getByLabelText('Prompt') as HTMLTextAreaElement;
+    await fireEvent.input(box, { target: { value: 'keep me' } });
+    await fireEvent.keyDown(box, { key: 'Enter' });
+    await waitFor(() => expect(box.value).toBe('keep me'));
+    expect((await screen.findByRole('alert')).getAttribute('data-code')).toBe('session-ended');
+
+    backend.frame(
+      's1',
+      live({ kind: 'turn-start', sessionId: 'e1', prompt: [{ type: 'text', text: 'x' }] }),
+    );
+    await screen.findByText('Stop');
+    await fireEvent.keyDown(window, { key: 'Escape' });
+    expect(backend.called('cancel')).toEqual([['s1']]);
+  });
+
   it('says what went wrong when a dropped item is not a folder, and stays usable', async () => {
     const backend = new FakeBackend();
     backend.refuse.set('/notes.txt', {

@@ -44,8 +44,9 @@ export class AppController {
   };
   private listeners = new Set<Listener>();
   private unsubscribers: Unsubscribe[] = [];
-  private queued: StreamFrame[] = [];
   private scheduled = false;
+  /** Permission requests answered from this window (a second click is not sent again). */
+  private answered = new Set<string>();
   /** Frames for sessions other than the current one are dropped (a replaced session). */
   private attachedTo: string | null = null;
 
@@ -136,14 +137,24 @@ export class AppController {
 
   /** The one way a session opens: from the menu's dialog, the command line or a drop. */
   async openFolder(folder: string): Promise<void> {
-    if (this.view.opening) return;
+    if (this.view.opening) {
+      this.set({
+        error: {
+          code: 'invalid-input',
+          message: `Still opening the previous folder; open ${folder} again once it is open.`,
+        },
+      });
+      return;
+    }
     this.set({ opening: true, error: null });
+    let opened: SessionInfo | null = null;
     try {
-      const info = await this.backend.openSession(folder, this.view.agent);
+      opened = await this.backend.openSession(folder, this.view.agent);
+      const info = opened;
       const previous = this.view.session;
       this.attachedTo = info.id;
-      this.queued = [];
       this.store.applyAll([{ snapshot: true, events: [] }]);
+      this.answered.clear();
       this.set({ session: info });
       await this.backend.attach(info.id, (frame) => this.onFrame(info.id, frame));
       if (previous) {
@@ -151,6 +162,12 @@ export class AppController {
         void this.backend.closeSession(previous.id).catch(() => undefined);
       }
     } catch (e) {
+      if (opened && this.view.session?.id === opened.id) {
+        // Opened but not attached: it could never be shown, so do not leave it running.
+        void this.backend.closeSession(opened.id).catch(() => undefined);
+        this.attachedTo = null;
+        this.set({ session: null });
+      }
       this.set({ error: toUiError(e) });
     } finally {
       this.set({ opening: false });
@@ -159,28 +176,44 @@ export class AppController {
 
   private onFrame(session: string, frame: StreamFrame): void {
     if (session !== this.attachedTo) return;
-    this.queued.push(frame);
+    this.store.applyQuietly([frame]);
     if (this.scheduled) return;
     this.scheduled = true;
     this.schedule(() => {
       this.scheduled = false;
-      const frames = this.queued;
-      this.queued = [];
-      this.store.applyAll(frames);
+      this.store.notify();
     });
   }
 
-  /** Sends a prompt; false when there was nothing to send or it could not be sent. */
+  /**
+   * Sends a prompt. Resolves false when it was refused (nothing to send, no session, or the
+   * command failed before the turn started), so the composer can give the draft back.
+   */
   async send(text: string): Promise<boolean> {
     const session = this.view.session;
     if (!session || text.trim() === '') return false;
-    const sent = this.backend.prompt(session.id, text);
-    // The turn's events show its progress; the promise settles when it ends.
-    sent.catch((e: unknown) => {
-      const err = toUiError(e);
-      this.set({ error: err });
+    // The command resolves when the turn ends; its events show the progress. What matters
+    // here is whether it was refused before the turn started.
+    const refused = new Promise<boolean>((resolve) => {
+      const unsubscribe = this.store.subscribe((v) => {
+        if (v.turnRunning) {
+          resolve(false);
+          queueMicrotask(() => unsubscribe());
+        }
+      });
+      this.backend.prompt(session.id, text).then(
+        () => {
+          resolve(false);
+          unsubscribe();
+        },
+        (e: unknown) => {
+          this.set({ error: toUiError(e) });
+          resolve(true);
+          unsubscribe();
+        },
+      );
     });
-    return true;
+    return !(await refused);
   }
 
   async stopTurn(): Promise<void> {
@@ -195,11 +228,16 @@ export class AppController {
 
   async answer(req: AgentPromptEvent, resolution: PermissionResolution): Promise<void> {
     const session = this.view.session;
-    if (!session) return;
+    if (!session || this.answered.has(req.toolCallId)) return;
+    this.answered.add(req.toolCallId);
     try {
       await this.backend.respondPermission(session.id, req.toolCallId, resolution);
     } catch (e) {
-      this.set({ error: toUiError(e) });
+      const err = toUiError(e);
+      // Settled elsewhere in the meantime (Stop, a rule, the agent): nothing to say.
+      if (err.code === 'permission-unknown') return;
+      this.answered.delete(req.toolCallId);
+      this.set({ error: err });
     }
   }
 }

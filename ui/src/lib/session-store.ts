@@ -127,6 +127,17 @@ export class SessionStore {
   /** Applies frames in order, then tells subscribers once. */
   applyAll(frames: StreamFrame[]): void {
     if (frames.length === 0) return;
+    this.applyQuietly(frames);
+    this.notify();
+  }
+
+  /**
+   * Applies frames without telling subscribers: the view calls `notify` once per animation
+   * frame. Applying at once keeps memory bounded (the store merges) even while the page is
+   * hidden and animation frames stop.
+   */
+  applyQuietly(frames: StreamFrame[]): void {
+    if (frames.length === 0) return;
     let v = this.view;
     for (const frame of frames) {
       if (frame.snapshot) {
@@ -137,7 +148,10 @@ export class SessionStore {
       for (const ev of frame.events) this.applyOne(v, ev);
     }
     this.view = v;
-    for (const fn of this.listeners) fn(v);
+  }
+
+  notify(): void {
+    for (const fn of this.listeners) fn(this.view);
   }
 
   /** Something the UI itself has to say in the thread (a failed command). */

@@ -48,6 +48,8 @@ export class FakeBackend implements Backend {
   private hover: Handler<DragHover>[] = [];
   private counter = 0;
   promptResult: Promise<TurnEnd> = new Promise(() => undefined);
+  /** What respondPermission rejects with, if anything. */
+  respondError: IpcError | null = null;
 
   async appInfo(): Promise<AppInfo> {
     this.calls.push(['appInfo']);
@@ -78,6 +80,7 @@ export class FakeBackend implements Backend {
     resolution: PermissionResolution,
   ): Promise<void> {
     this.calls.push(['respondPermission', session, requestId, resolution]);
+    if (this.respondError) throw this.respondError;
   }
   async closeSession(session: string): Promise<void> {
     this.calls.push(['closeSession', session]);
