@@ -277,7 +277,14 @@ async fn outside_read_asks_allow_once_serves_once_reject_refuses() {
     // Our own ask: the three options by kind, the path as its location, a synthetic target.
     let kinds: Vec<_> = p.options.iter().map(|o| o.kind).collect();
     assert_eq!(kinds, [K::AllowOnce, K::AllowAlways, K::RejectOnce]);
-    assert_eq!(p.options[1].name, "Add this folder to the session");
+    // The folder offered is named, in the option and in the question.
+    let folder = Path::new(&p.locations.as_ref().unwrap()[0].path)
+        .parent()
+        .unwrap()
+        .display()
+        .to_string();
+    assert_eq!(p.options[1].name, format!("Add {folder} to the session"));
+    assert!(p.text.as_ref().unwrap().contains(&folder), "{:?}", p.text);
     assert!(p.target_tool_call_id.starts_with("acpdesk-access-"));
     assert_eq!(p.tool_kind, Some(acp::ToolKind::Read));
     assert!(p.locations.as_ref().unwrap()[0].path.ends_with("a.txt"));
@@ -487,4 +494,218 @@ async fn closing_the_session_ends_its_terminals() {
     collect.await.unwrap();
     let left = wait_gone(&running(), Duration::from_secs(10)).await;
     assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+fn option_kinds(p: &acp_desk_core::events::AgentPromptEvent) -> Vec<acp::PermissionOptionKind> {
+    p.options.iter().map(|o| o.kind).collect()
+}
+
+#[tokio::test]
+async fn adding_a_folder_is_not_offered_for_the_root_or_a_missing_folder() {
+    use acp::PermissionOptionKind as K;
+    // A terminal in `/`, a write into a folder that does not exist yet, a read in `/etc`.
+    let steps = json!([
+        {"terminal": {"command": "true", "cwd": "/", "expect_error": -32603}},
+        {"write_file": {"path": "OUTSIDE/missing/deeper/x.txt", "content": "x\n", "expect_error": -32603}},
+        {"read_file": {"path": "/etc/hostname", "expect_error": -32603}}
+    ]);
+    let evs = outside_turn(steps, &[Some(K::RejectOnce); 3]).await;
+    let asks = prompts(&evs);
+    assert_eq!(asks.len(), 3);
+    for p in &asks {
+        assert_eq!(
+            option_kinds(p),
+            [K::AllowOnce, K::RejectOnce],
+            "{:?}",
+            p.text
+        );
+        assert!(
+            p.text.as_ref().unwrap().contains("is not offered"),
+            "{:?}",
+            p.text
+        );
+    }
+    assert!(asks[1].text.as_ref().unwrap().contains("does not exist"));
+    assert_no_failed_check(&text(&evs));
+}
+
+/// Asks to read `OUTSIDE/sub/a.txt`; `swap` runs while the question is open, then the user
+/// picks "Add … to the session". Returns the events.
+async fn answer_add_folder_after(swap: impl FnOnce(&Path)) -> Vec<StreamEvent> {
+    let outside = tempfile::tempdir().unwrap();
+    let sub = outside.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    std::fs::write(sub.join("a.txt"), "original\n").unwrap();
+    let steps = json!([{"read_file": {"path": format!("{}/a.txt", sub.display())}}]);
+    let scenarios = scenario_dir(&[("outside-test", &["read-outside"], steps)]);
+    let flags = ["--scenario-dir", scenarios.path().to_str().unwrap()];
+    let (h, mut rx, _dir) = session(&flags).await;
+    let turn = spawn_prompt(&h, "read-outside");
+    let mut seen = Vec::new();
+    let StreamEvent::AgentPrompt(p) = rx
+        .until(&mut seen, |e| matches!(e, StreamEvent::AgentPrompt(_)))
+        .await
+    else {
+        unreachable!()
+    };
+    let canonical = sub.canonicalize().unwrap();
+    assert_eq!(
+        p.options[1].name,
+        format!("Add {} to the session", canonical.display())
+    );
+    swap(outside.path());
+    let add = option_of(&p, acp::PermissionOptionKind::AllowAlways);
+    h.respond_permission(&p.tool_call_id, PermissionResolution::selected(add))
+        .await
+        .unwrap();
+    let drain = tokio::spawn(rx.all());
+    assert_eq!(finish(turn).await.reason, TurnEndReason::Completed);
+    h.close().await;
+    drop(h);
+    seen.extend(drain.await.unwrap());
+    seen
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_folder_swapped_for_a_symlink_while_asked_is_not_added() {
+    let evs = answer_add_folder_after(|outside| {
+        let elsewhere = outside.join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        std::fs::write(elsewhere.join("a.txt"), "secret\n").unwrap();
+        std::fs::rename(outside.join("sub"), outside.join("sub-old")).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, outside.join("sub")).unwrap();
+    })
+    .await;
+    let t = text(&evs);
+    assert!(!t.contains("secret"), "{t}");
+    assert!(t.contains("a.txt: error -32603"), "{t}");
+    assert!(t.contains("changed while the user was asked"), "{t}");
+    assert!(evs.iter().any(|e| matches!(
+        e,
+        StreamEvent::Notice { title, .. } if title.contains("was not added to this session")
+    )));
+    assert!(!evs.iter().any(|e| matches!(
+        e,
+        StreamEvent::Notice { title, .. } if title.contains("was added to this session")
+    )));
+}
+
+#[tokio::test]
+async fn a_folder_replaced_by_another_while_asked_is_not_added() {
+    let evs = answer_add_folder_after(|outside| {
+        std::fs::rename(outside.join("sub"), outside.join("sub-old")).unwrap();
+        std::fs::create_dir(outside.join("sub")).unwrap();
+        std::fs::write(outside.join("sub/a.txt"), "replaced\n").unwrap();
+    })
+    .await;
+    let t = text(&evs);
+    assert!(t.contains("a.txt: error -32603"), "{t}");
+    assert!(t.contains("changed while the user was asked"), "{t}");
+}
+
+#[tokio::test]
+async fn the_folder_unchanged_is_added_as_named() {
+    let evs = answer_add_folder_after(|_| {}).await;
+    let t = text(&evs);
+    assert!(t.contains("a.txt: ok, 1 lines: \"original\\n\""), "{t}");
+}
+
+/// The agent's own request for a tool call of `kind`, with `fields` (locations, rawInput),
+/// allowed by the user, then `then` as the allowed branch.
+fn allowed_call(
+    kind: &str,
+    fields: serde_json::Value,
+    then: serde_json::Value,
+) -> serde_json::Value {
+    let mut call =
+        json!({"toolCallId": "c1", "title": "A call", "kind": kind, "status": "pending"});
+    for (k, v) in fields.as_object().unwrap() {
+        call[k] = v.clone();
+    }
+    json!([
+        {"tool_call": call},
+        {"permission": {
+            "tool_call": {"toolCallId": "c1"},
+            "options": [
+                {"optionId": "yes", "name": "Yes", "kind": "allow_once"},
+                {"optionId": "no", "name": "No", "kind": "reject_once"}
+            ],
+            "on_allow": then,
+            "on_reject": []
+        }}
+    ])
+}
+
+#[tokio::test]
+async fn an_allowed_read_does_not_cover_a_write_of_the_same_path() {
+    use acp::PermissionOptionKind as K;
+    let steps = allowed_call(
+        "read",
+        json!({"locations": [{"path": "OUTSIDE/a.txt"}]}),
+        json!([
+            {"read_file": {"path": "OUTSIDE/a.txt"}},
+            {"write_file": {"path": "OUTSIDE/a.txt", "content": "overwritten\n", "expect_error": -32603}}
+        ]),
+    );
+    let evs = outside_turn(steps, &[Some(K::AllowOnce), Some(K::RejectOnce)]).await;
+    let t = text(&evs);
+    assert!(t.contains("a.txt: ok"), "the read is covered: {t}");
+    let asks = prompts(&evs);
+    assert_eq!(asks.len(), 2, "the write is asked about");
+    assert_eq!(asks[1].tool_kind, Some(acp::ToolKind::Edit));
+    assert_no_failed_check(&t);
+
+    // An edit call covers both.
+    let steps = allowed_call(
+        "edit",
+        json!({"rawInput": {"file_path": "OUTSIDE/a.txt"}}),
+        json!([
+            {"read_file": {"path": "OUTSIDE/a.txt"}},
+            {"write_file": {"path": "OUTSIDE/a.txt", "content": "edited\n"}}
+        ]),
+    );
+    let evs = outside_turn(steps, &[Some(K::AllowOnce)]).await;
+    assert_eq!(prompts(&evs).len(), 1);
+    assert_no_failed_check(&text(&evs));
+}
+
+#[tokio::test]
+async fn a_path_mentioned_only_in_a_file_body_is_not_covered() {
+    use acp::PermissionOptionKind as K;
+    let steps = allowed_call(
+        "edit",
+        json!({"rawInput": {"file_path": "/nonexistent-dir/notes.md",
+                            "content": "see OUTSIDE/a.txt", "new_string": "OUTSIDE/a.txt"}}),
+        json!([{"read_file": {"path": "OUTSIDE/a.txt", "expect_error": -32603}}]),
+    );
+    let evs = outside_turn(steps, &[Some(K::AllowOnce), Some(K::RejectOnce)]).await;
+    assert_eq!(prompts(&evs).len(), 2, "the read is asked about");
+    assert_no_failed_check(&text(&evs));
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_symlink_planted_at_an_approved_name_is_asked_about() {
+    use acp::PermissionOptionKind as K;
+    // link.txt does not exist when the user allows the call; a command inside the session
+    // then plants it, pointing at b.txt.
+    let steps = allowed_call(
+        "read",
+        json!({"locations": [{"path": "OUTSIDE/link.txt"}]}),
+        json!([
+            {"terminal": {"command": "ln", "args": ["-s", "OUTSIDE/b.txt", "OUTSIDE/link.txt"],
+                          "then": ["wait", "release"], "expect_exit_code": 0}},
+            {"read_file": {"path": "OUTSIDE/link.txt", "expect_error": -32603}}
+        ]),
+    );
+    let evs = outside_turn(steps, &[Some(K::AllowOnce), Some(K::RejectOnce)]).await;
+    let t = text(&evs);
+    assert!(!t.contains("outside b"), "{t}");
+    assert_eq!(
+        prompts(&evs).len(),
+        2,
+        "the read through the link is asked about"
+    );
+    assert_no_failed_check(&t);
 }

@@ -30,7 +30,7 @@ use crate::jsonrpc::{self, Connection, Inbound, Limits, Skipped, codes};
 use crate::process::{self, AgentProcess, ProcessOptions};
 use crate::terminal::{TerminalEvent, TerminalOptions, Terminals};
 use crate::thread::{self, Thread};
-use services::{ClientOp, Done, TermState};
+use services::{Approved, ClientOp, Done, TermState};
 
 /// Events travel to consumers in batches: one per burst of agent messages (one read of its
 /// output), so a flood costs one wake-up per batch rather than per event.
@@ -356,9 +356,13 @@ struct Parked {
 }
 
 enum ParkedKind {
-    /// The agent's `session/request_permission`, with the paths its tool call names (an
-    /// answer by the user allowing it covers client access to those paths for the turn).
-    Agent { paths: Vec<PathBuf> },
+    /// The agent's `session/request_permission`, with the paths its tool call names and its
+    /// kind (an answer by the user allowing it covers the access that kind implies to those
+    /// paths for the turn).
+    Agent {
+        paths: Vec<PathBuf>,
+        kind: Option<acp::ToolKind>,
+    },
     /// A request of the agent for a path outside the roots, waiting for the user.
     Client(Box<ClientOp>),
 }
@@ -404,9 +408,9 @@ struct Owner {
     done_tx: mpsc::UnboundedSender<Done>,
     done_rx: mpsc::UnboundedReceiver<Done>,
     in_flight: usize,
-    /// Paths named by tool calls the user allowed this turn: client access to them needs no
-    /// second question.
-    approved_paths: Vec<PathBuf>,
+    /// Paths named by tool calls the user allowed this turn (canonical, with what the call's
+    /// kind lets the client do there): such client access needs no second question.
+    approved_paths: Vec<Approved>,
 }
 
 impl Owner {
@@ -789,13 +793,14 @@ impl Owner {
             prompt.locations.as_deref().unwrap_or_default(),
             prompt.raw_input.as_ref(),
         );
+        let kind = prompt.tool_kind;
         self.out.push(StreamEvent::AgentPrompt(Box::new(prompt)));
         self.parked.insert(
             correlation.clone(),
             Parked {
                 request: id,
                 options,
-                kind: ParkedKind::Agent { paths },
+                kind: ParkedKind::Agent { paths, kind },
             },
         );
         self.after_park(&correlation).await;
@@ -923,7 +928,7 @@ impl Owner {
             return Err(EngineError::UnknownPermission(correlation.into()));
         };
         match parked.kind {
-            ParkedKind::Agent { paths } => {
+            ParkedKind::Agent { paths, kind } => {
                 if let Some(conn) = &self.conn {
                     let response = acp::RequestPermissionResponse::new(outcome);
                     let r = conn.respond(&parked.request, Ok(response));
@@ -939,7 +944,7 @@ impl Owner {
                     )
                 );
                 if allowed && by == SettledBy::User {
-                    self.approved_paths.extend(paths);
+                    self.approve_paths(paths, kind);
                 }
             }
             ParkedKind::Client(op) => {

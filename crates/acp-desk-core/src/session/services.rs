@@ -16,7 +16,7 @@ use serde_json::value::RawValue;
 
 use super::{Owner, Parked, ParkedKind};
 use crate::events::{AgentPromptEvent, NoticeSeverity, SettledBy, StreamEvent};
-use crate::fs::{self, FsError, Resolved, WriteRecord};
+use crate::fs::{self, FolderId, FsError, Resolved, WriteRecord};
 use crate::jsonrpc::codes;
 use crate::terminal::{
     DEFAULT_OUTPUT_BYTE_LIMIT, ExitStatus, MAX_OUTPUT_BYTE_LIMIT, TerminalEvent, TerminalRequest,
@@ -27,10 +27,27 @@ use crate::terminal::{
 /// it keeps threads and memory bounded. Real agents have one or two at a time.
 pub(super) const MAX_IN_FLIGHT: usize = 64;
 
+#[cfg(test)]
+#[path = "services_tests.rs"]
+mod tests;
+
 /// Option ids of the client's own permission requests (chosen by kind, like any other).
 const OPT_ALLOW_ONCE: &str = "acpdesk-allow-once";
 const OPT_ADD_FOLDER: &str = "acpdesk-add-folder";
 const OPT_REJECT: &str = "acpdesk-reject";
+
+/// Fewest plain names a folder offered for adding to the session must have: `/`, `/home`,
+/// `/etc`, `/usr` hold the whole system or every user's files, and one click must not grant
+/// them. Two names down (`/srv/app`, `/tmp/x`) is as broad as a project folder gets.
+const MIN_FOLDER_DEPTH: usize = 2;
+
+/// The folder "Add … to the session" adds, fixed (canonical, and which folder it is) when the
+/// user is asked, so the answer adds exactly what the question named.
+#[derive(Debug, Clone)]
+pub(super) struct FolderOffer {
+    path: PathBuf,
+    id: FolderId,
+}
 
 /// Work finished off the owner, to be answered on it.
 pub(super) enum Done {
@@ -54,19 +71,24 @@ pub(super) enum Done {
 }
 
 /// What a parked outside-the-roots request does once the user allows it.
+/// `offer`: the folder offered for adding when the user was asked (`None` before, or when
+/// none could be offered).
 pub(super) enum ClientOp {
     Read {
         resolved: Resolved,
         line: Option<u32>,
         limit: Option<u32>,
+        offer: Option<FolderOffer>,
     },
     Write {
         resolved: Resolved,
         content: String,
+        offer: Option<FolderOffer>,
     },
     Terminal {
         req: Box<acp::CreateTerminalRequest>,
         cwd: Resolved,
+        offer: Option<FolderOffer>,
     },
 }
 
@@ -80,32 +102,120 @@ impl ClientOp {
 
     fn with_resolved(self, r: Resolved) -> ClientOp {
         match self {
-            ClientOp::Read { line, limit, .. } => ClientOp::Read {
+            ClientOp::Read {
+                line, limit, offer, ..
+            } => ClientOp::Read {
                 resolved: r,
                 line,
                 limit,
+                offer,
             },
-            ClientOp::Write { content, .. } => ClientOp::Write {
+            ClientOp::Write { content, offer, .. } => ClientOp::Write {
                 resolved: r,
                 content,
+                offer,
             },
-            ClientOp::Terminal { req, .. } => ClientOp::Terminal { req, cwd: r },
+            ClientOp::Terminal { req, offer, .. } => ClientOp::Terminal { req, cwd: r, offer },
         }
     }
 
-    /// The folder "Add this folder to the session" adds: the file's folder, or the terminal's
-    /// working folder; the nearest one that exists (a write may create the rest).
-    fn folder(&self) -> Option<PathBuf> {
+    fn offer(&self) -> Option<&FolderOffer> {
+        match self {
+            ClientOp::Read { offer, .. }
+            | ClientOp::Write { offer, .. }
+            | ClientOp::Terminal { offer, .. } => offer.as_ref(),
+        }
+    }
+
+    fn set_offer(&mut self, o: Option<FolderOffer>) {
+        match self {
+            ClientOp::Read { offer, .. }
+            | ClientOp::Write { offer, .. }
+            | ClientOp::Terminal { offer, .. } => *offer = o,
+        }
+    }
+
+    /// The folder "Add … to the session" would add: the file's folder, or the terminal's
+    /// working folder, canonical. Never a nearer existing ancestor: for a file in a folder
+    /// that does not exist yet, that would be a much broader folder than the one named.
+    fn folder(&self) -> Option<&Path> {
         let path = self.resolved().path();
-        let start = match self {
+        match self {
             ClientOp::Terminal { .. } => Some(path),
             _ => path.parent(),
-        };
-        start?
-            .ancestors()
-            .find(|p| p.is_dir())
-            .map(Path::to_path_buf)
+        }
     }
+}
+
+/// Why `folder` is too broad to offer adding to the session, if it is: the file system's root
+/// or a folder near it, the user's home or a folder holding it, or a folder holding one of the
+/// session's folders (adding it would widen the session far past what the agent asked for).
+fn too_broad(folder: &Path, roots: &[PathBuf], home: Option<&Path>) -> Option<&'static str> {
+    let depth = folder
+        .components()
+        .filter(|c| matches!(c, std::path::Component::Normal(_)))
+        .count();
+    if depth < MIN_FOLDER_DEPTH {
+        return Some("it is the file system's root or a folder right below it");
+    }
+    if home.is_some_and(|h| h.starts_with(folder)) {
+        return Some("it is your home folder or holds it");
+    }
+    if roots.iter().any(|r| r.starts_with(folder)) {
+        return Some("it holds one of this session's folders");
+    }
+    None
+}
+
+/// The user's home folder, canonical when it can be (roots and offers are canonical).
+fn home_folder() -> Option<PathBuf> {
+    let home = directories::BaseDirs::new()?.home_dir().to_path_buf();
+    Some(std::fs::canonicalize(&home).unwrap_or(home))
+}
+
+/// What the user's "allow" on the agent's own permission request lets the client do, without
+/// asking again, with a path the tool call names; decided by the call's kind, so allowing a
+/// read never lets the agent write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Grant {
+    /// `read`, `search`, `fetch`, `think`: `fs/read_text_file` of that path.
+    Read,
+    /// `edit`, `delete`, `move`: reading and writing that path.
+    ReadWrite,
+    /// `execute`: a terminal whose working folder is that path; no file access (the command's
+    /// own reads and writes happen inside the terminal, not through the client).
+    Terminal,
+}
+
+impl Grant {
+    /// `None` for the kinds that say nothing about what is done (`other`, `switch_mode`, none):
+    /// they cover nothing, and the client asks.
+    fn of(kind: Option<acp::ToolKind>) -> Option<Grant> {
+        use acp::ToolKind as K;
+        match kind? {
+            K::Read | K::Search | K::Fetch | K::Think => Some(Grant::Read),
+            K::Edit | K::Delete | K::Move => Some(Grant::ReadWrite),
+            K::Execute => Some(Grant::Terminal),
+            _ => None,
+        }
+    }
+
+    fn covers(self, op: &ClientOp) -> bool {
+        matches!(
+            (self, op),
+            (Grant::Read | Grant::ReadWrite, ClientOp::Read { .. })
+                | (Grant::ReadWrite, ClientOp::Write { .. })
+                | (Grant::Terminal, ClientOp::Terminal { .. })
+        )
+    }
+}
+
+/// A path the user allowed a tool call for, canonical as it was when the user answered (a
+/// symlink planted at that name later leads elsewhere and is not covered).
+#[derive(Debug, Clone)]
+pub(super) struct Approved {
+    path: PathBuf,
+    grant: Grant,
 }
 
 /// A terminal's state as the session tracks it: for `truncated` on its events and for the
@@ -219,6 +329,7 @@ impl Owner {
             resolved,
             line: req.line,
             limit: req.limit,
+            offer: None,
         };
         self.access(id, op, "fs/read_text_file").await
     }
@@ -237,6 +348,7 @@ impl Owner {
         let op = ClientOp::Write {
             resolved,
             content: req.content,
+            offer: None,
         };
         self.access(id, op, "fs/write_text_file").await
     }
@@ -254,6 +366,7 @@ impl Owner {
         let op = ClientOp::Terminal {
             req: Box::new(req),
             cwd,
+            offer: None,
         };
         self.access(id, op, "terminal/create").await
     }
@@ -292,10 +405,11 @@ impl Owner {
         if resolved.is_inside() {
             return self.perform(id, op);
         }
+        // Canonical to canonical only: the name the agent sent may lead elsewhere by now.
         let covered = self
             .approved_paths
             .iter()
-            .any(|p| p == resolved.path() || p == resolved.requested());
+            .any(|a| a.path == resolved.path() && a.grant.covers(&op));
         if covered {
             tracing::info!(
                 "{method} outside the roots ({}) covered by the user's answer to the agent's request",
@@ -324,8 +438,38 @@ impl Owner {
         Ok(())
     }
 
+    /// The user allowed the agent's own request for a tool call of `kind` naming `paths`:
+    /// remembers them, canonical now, for the rest of the turn.
+    pub(super) fn approve_paths(&mut self, paths: Vec<PathBuf>, kind: Option<acp::ToolKind>) {
+        let Some(grant) = Grant::of(kind) else {
+            return;
+        };
+        for p in paths {
+            // A path that cannot be resolved (a loop, a relative path) covers nothing.
+            if let Ok(r) = self.roots.resolve(&p) {
+                self.approved_paths.push(Approved {
+                    path: r.path().to_path_buf(),
+                    grant,
+                });
+            }
+        }
+    }
+
+    /// The folder to offer adding to the session for `op`, or why none is offered.
+    fn folder_offer(&self, op: &ClientOp) -> Result<FolderOffer, &'static str> {
+        let folder = op.folder().ok_or("it has no folder")?;
+        let id = FolderId::of(folder).ok_or("its folder does not exist (yet)")?;
+        if let Some(why) = too_broad(folder, self.roots.roots(), home_folder().as_deref()) {
+            return Err(why);
+        }
+        Ok(FolderOffer {
+            path: folder.to_path_buf(),
+            id,
+        })
+    }
+
     /// Parks the request and emits our own `agent-prompt` about it.
-    async fn ask_access(&mut self, id: &RequestId, op: ClientOp, method: &str) {
+    async fn ask_access(&mut self, id: &RequestId, mut op: ClientOp, method: &str) {
         self.permission_counter += 1;
         let path = op.resolved().path().to_path_buf();
         let target = self
@@ -351,25 +495,38 @@ impl Owner {
                 "method": method, "path": shown, "bytes": content.len(),
             }),
         };
-        let options = vec![
-            acp::PermissionOption::new(
-                OPT_ALLOW_ONCE,
-                "Allow once",
-                acp::PermissionOptionKind::AllowOnce,
-            ),
-            acp::PermissionOption::new(
-                OPT_ADD_FOLDER,
-                "Add this folder to the session",
-                acp::PermissionOptionKind::AllowAlways,
-            ),
-            acp::PermissionOption::new(OPT_REJECT, "Reject", acp::PermissionOptionKind::RejectOnce),
-        ];
+        let offer = self.folder_offer(&op);
+        let mut options = vec![acp::PermissionOption::new(
+            OPT_ALLOW_ONCE,
+            "Allow once",
+            acp::PermissionOptionKind::AllowOnce,
+        )];
+        let folder_note = match &offer {
+            Ok(o) => {
+                let folder = o.path.display();
+                options.push(acp::PermissionOption::new(
+                    OPT_ADD_FOLDER,
+                    format!("Add {folder} to the session"),
+                    acp::PermissionOptionKind::AllowAlways,
+                ));
+                format!(
+                    " \"Add {folder} to the session\" lets the agent read and write everything in `{folder}`, and run commands there, until the session ends."
+                )
+            }
+            Err(why) => format!(" Adding its folder to the session is not offered: {why}."),
+        };
+        options.push(acp::PermissionOption::new(
+            OPT_REJECT,
+            "Reject",
+            acp::PermissionOptionKind::RejectOnce,
+        ));
+        op.set_offer(offer.ok());
         let prompt = AgentPromptEvent {
             session_id: self.id.clone(),
             tool_call_id: correlation.clone(),
             options: options.clone(),
             text: Some(format!(
-                "Allow the agent to {verb} `{shown}`? It is outside this session's folders."
+                "Allow the agent to {verb} `{shown}`? It is outside this session's folders.{folder_note}"
             )),
             tool_name: Some(format!("Access outside the session's folders: {shown}")),
             raw_input: Some(raw_input),
@@ -407,9 +564,19 @@ impl Owner {
                 op.with_resolved(r)
             }
             Some(acp::PermissionOptionKind::AllowAlways) => {
-                let added = op.folder().map(|f| (self.roots.add_root(&f), f));
+                // Exactly the folder the question named, if it is still that folder; never
+                // "approved anyway": the user allowed adding a folder, not this access alone.
+                let added = match op.offer() {
+                    Some(o) => self
+                        .roots
+                        .add_checked_root(&o.path, o.id)
+                        .map(|()| o.path.clone()),
+                    None => Err(FsError::OutsideRoots {
+                        path: op.resolved().path().to_path_buf(),
+                    }),
+                };
                 match added {
-                    Some((Ok(()), folder)) => {
+                    Ok(folder) => {
                         tracing::info!("folder {} added to the session", folder.display());
                         self.notice(
                             NoticeSeverity::Info,
@@ -421,15 +588,31 @@ impl Owner {
                         )
                         .await;
                     }
-                    Some((Err(e), _)) => tracing::warn!("could not add the folder: {e}"),
-                    None => {}
+                    Err(e) => {
+                        tracing::warn!("could not add the folder: {e}");
+                        self.notice(
+                            NoticeSeverity::Warning,
+                            format!("The folder for `{path}` was not added to this session; the agent's request was refused."),
+                            Some(e.to_string()),
+                        )
+                        .await;
+                        self.reply::<()>(&id, Err(e.to_acp_error()));
+                        return;
+                    }
                 }
-                // Resolved again: inside the new root now (approved anyway if adding failed).
+                // Resolved again: inside the new root now, unless its path changed meanwhile.
                 match self.roots.resolve(op.resolved().requested()) {
                     Ok(r) if r.is_inside() => op.with_resolved(r),
-                    _ => {
-                        let r = op.resolved().clone().approved_by_user();
-                        op.with_resolved(r)
+                    Ok(r) => {
+                        let e = FsError::OutsideRoots {
+                            path: r.path().to_path_buf(),
+                        };
+                        self.reply::<()>(&id, Err(e.to_acp_error()));
+                        return;
+                    }
+                    Err(e) => {
+                        self.reply::<()>(&id, Err(e.to_acp_error()));
+                        return;
                     }
                 }
             }
@@ -469,6 +652,7 @@ impl Owner {
                 resolved,
                 line,
                 limit,
+                ..
             } => {
                 self.check_in_flight()?;
                 let compat = self.compat;
@@ -479,7 +663,9 @@ impl Owner {
                 });
                 Ok(())
             }
-            ClientOp::Write { resolved, content } => {
+            ClientOp::Write {
+                resolved, content, ..
+            } => {
                 self.check_in_flight()?;
                 let rid = id.clone();
                 self.spawn_io(id, move || Done::Write {
@@ -488,7 +674,7 @@ impl Owner {
                 });
                 Ok(())
             }
-            ClientOp::Terminal { req, cwd } => {
+            ClientOp::Terminal { req, cwd, .. } => {
                 let limit = req
                     .output_byte_limit
                     .map(|l| usize::try_from(l).unwrap_or(usize::MAX))
