@@ -189,6 +189,20 @@ async fn terminal_scenario_limit_kill_release_and_a_shell_line() {
     assert_eq!(term1.last().unwrap().2.as_ref().unwrap().exit_code, Some(0));
     assert_eq!(term1.last().unwrap().3, Some(true));
     assert_eq!(term1.iter().filter(|o| o.2.is_some()).count(), 1);
+    // The terminal's first event, and only it, carries its limit.
+    let limits: Vec<Option<u64>> = evs
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::TerminalOutput {
+                terminal_id,
+                output_byte_limit,
+                ..
+            } if terminal_id == "term-1" => Some(*output_byte_limit),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(limits[0], Some(200));
+    assert!(limits[1..].iter().all(Option::is_none));
     let term2_exit = outs
         .iter()
         .find(|o| o.0 == "term-2" && o.2.is_some())
@@ -708,4 +722,29 @@ async fn a_symlink_planted_at_an_approved_name_is_asked_about() {
         "the read through the link is asked about"
     );
     assert_no_failed_check(&t);
+}
+
+#[tokio::test]
+async fn terminals_not_released_are_capped() {
+    // 32 terminals left unreleased, then one more.
+    let mut steps: Vec<serde_json::Value> = (0..32)
+        .map(|_| json!({"terminal": {"command": "true"}}))
+        .collect();
+    steps.push(json!({"terminal": {"command": "true", "expect_error": -32603}}));
+    let scenarios = scenario_dir(&[("many-terminals", &["many-terminals"], json!(steps))]);
+    let flags = ["--scenario-dir", scenarios.path().to_str().unwrap()];
+    let (h, rx, _dir) = session(&flags).await;
+    let collect = tokio::spawn(rx.all());
+    let outcome = finish(spawn_prompt(&h, "many-terminals")).await;
+    assert_eq!(outcome.reason, TurnEndReason::Completed);
+    h.close().await;
+    drop(h);
+    let t = text(&collect.await.unwrap());
+    assert_no_failed_check(&t);
+    assert!(
+        t.contains("too many terminals (32 were created and not released)"),
+        "{t}"
+    );
+    assert!(t.contains("terminal/release"), "{t}");
+    assert_eq!(t.matches(" - the expected error").count(), 1, "{t}");
 }

@@ -27,6 +27,12 @@ use crate::terminal::{
 /// it keeps threads and memory bounded. Real agents have one or two at a time.
 pub(super) const MAX_IN_FLIGHT: usize = 64;
 
+/// Terminals a session may hold at once (created and not released). Each is a process tree, a
+/// pty, two threads and up to its output limit of memory; an agent past this is leaking
+/// terminals (real agents release each when done, and run a few at a time), and refusing it
+/// keeps processes and memory bounded.
+pub(super) const MAX_LIVE_TERMINALS: usize = 32;
+
 #[cfg(test)]
 #[path = "services_tests.rs"]
 mod tests;
@@ -224,6 +230,8 @@ pub(super) struct TermState {
     limit: usize,
     total: usize,
     pub(super) running: bool,
+    /// Its first `terminal-output` went out (it carries the limit).
+    announced: bool,
 }
 
 fn parse<T: serde::de::DeserializeOwned>(params: Option<&RawValue>) -> Result<T, acp::Error> {
@@ -302,6 +310,18 @@ impl Owner {
         }
     }
 
+    fn check_terminal_count(&self) -> Result<(), acp::Error> {
+        if self.term_state.len() >= MAX_LIVE_TERMINALS {
+            return Err(acp::Error::new(
+                codes::INTERNAL_ERROR,
+                format!(
+                    "too many terminals ({MAX_LIVE_TERMINALS} were created and not released); release the ones you no longer need (terminal/release), then retry"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     fn check_in_flight(&self) -> Result<(), acp::Error> {
         if self.in_flight >= MAX_IN_FLIGHT {
             return Err(acp::Error::new(
@@ -360,6 +380,8 @@ impl Owner {
     ) -> Result<(), acp::Error> {
         let req: acp::CreateTerminalRequest = parse(params)?;
         self.check_session(&req.session_id)?;
+        // Before asking anyone: a request over the cap would be refused anyway.
+        self.check_terminal_count()?;
         // No cwd: the session's folder (claude-code-acp sends none).
         let cwd = req.cwd.clone().unwrap_or_else(|| self.opts.cwd.clone());
         let cwd = self.roots.resolve(&cwd).map_err(|e| e.to_acp_error())?;
@@ -675,6 +697,8 @@ impl Owner {
                 Ok(())
             }
             ClientOp::Terminal { req, cwd, .. } => {
+                // Again: others may have been created while the user was asked.
+                self.check_terminal_count()?;
                 let limit = req
                     .output_byte_limit
                     .map(|l| usize::try_from(l).unwrap_or(usize::MAX))
@@ -690,6 +714,7 @@ impl Owner {
                         limit,
                         total: 0,
                         running: true,
+                        announced: false,
                     },
                 );
                 self.reply(id, Ok(acp::CreateTerminalResponse::new(tid)));
@@ -763,6 +788,8 @@ impl Owner {
         };
         st.total = st.total.saturating_add(data.len());
         let truncated = (st.total > st.limit).then_some(true);
+        let output_byte_limit = (!std::mem::replace(&mut st.announced, true))
+            .then(|| u64::try_from(st.limit).unwrap_or(u64::MAX));
         if exit_status.is_some() {
             st.running = false;
             if let Some(t) = self.turn.as_mut() {
@@ -776,6 +803,7 @@ impl Owner {
             data,
             exit_status,
             truncated,
+            output_byte_limit,
         };
         self.emit(ev).await;
     }
