@@ -748,3 +748,68 @@ async fn terminals_not_released_are_capped() {
     assert!(t.contains("terminal/release"), "{t}");
     assert_eq!(t.matches(" - the expected error").count(), 1, "{t}");
 }
+
+#[tokio::test]
+async fn many_exit_waits_neither_fail_nor_starve_file_reads() {
+    // 100 waits on one running command (more than the 64 file requests allowed in flight),
+    // and a read sent after them: the read is answered while they wait, and every wait gets
+    // the exit status.
+    let scenarios = scenario_dir(&[(
+        "many-waits",
+        &["many-waits"],
+        json!([
+            {"terminal": {"command": "sleep", "args": ["2"],
+                          "then": [{"wait_many": {"count": 100, "read": "notes.txt"}}, "wait", "release"],
+                          "expect_exit_code": 0}}
+        ]),
+    )]);
+    let flags = ["--scenario-dir", scenarios.path().to_str().unwrap()];
+    let (h, rx, dir) = session(&flags).await;
+    std::fs::write(dir.path().join("notes.txt"), "n\n").unwrap();
+    let collect = tokio::spawn(rx.all());
+    let outcome = finish(spawn_prompt(&h, "many-waits")).await;
+    assert_eq!(outcome.reason, TurnEndReason::Completed);
+    h.close().await;
+    drop(h);
+    let t = text(&collect.await.unwrap());
+    assert_no_failed_check(&t);
+    assert!(
+        t.contains("notes.txt: ok, answered while the waits waited"),
+        "{t}"
+    );
+    assert!(
+        t.contains("x100: 100 answered, 0 errors, 0 unanswered"),
+        "{t}"
+    );
+    // A wait after the exit is answered at once, from the recorded status.
+    assert!(
+        t.contains("terminal/wait_for_exit term-1: exited with code 0"),
+        "{t}"
+    );
+}
+
+#[tokio::test]
+async fn waits_on_a_terminal_released_meanwhile_get_the_kill_status() {
+    let scenarios = scenario_dir(&[(
+        "release-waited",
+        &["release-waited"],
+        json!([
+            {"terminal": {"command": "sleep", "args": ["30"],
+                          "then": [{"wait_many": {"count": 3, "release": true}}]}}
+        ]),
+    )]);
+    let flags = ["--scenario-dir", scenarios.path().to_str().unwrap()];
+    let (h, rx, _dir) = session(&flags).await;
+    let collect = tokio::spawn(rx.all());
+    let outcome = finish(spawn_prompt(&h, "release-waited")).await;
+    assert_eq!(outcome.reason, TurnEndReason::Completed);
+    h.close().await;
+    drop(h);
+    let t = text(&collect.await.unwrap());
+    assert_no_failed_check(&t);
+    assert!(t.contains("terminal/release term-1: ok"), "{t}");
+    assert!(
+        t.contains("x3: 3 answered, 0 errors, 0 unanswered; killed by SIG"),
+        "{t}"
+    );
+}

@@ -2,9 +2,10 @@
 //! `fs/write_text_file` and `terminal/*`, and the permission the client asks on its own for
 //! access outside the session's folders.
 //!
-//! The owner never waits here: file IO runs on the blocking pool and `terminal/wait_for_exit`
-//! on a task of its own; each sends a [`Done`] back to the owner, which answers the agent then
-//! (answers may go out in another order than the requests came, as JSON-RPC allows). A request
+//! The owner never waits here: file IO runs on the blocking pool and sends a [`Done`] back to
+//! the owner, which answers the agent then (answers may go out in another order than the
+//! requests came, as JSON-RPC allows). `terminal/wait_for_exit` joins its terminal's list of
+//! waiters, all answered when the terminal's exit event arrives (not counted with file IO). A request
 //! for a path outside the roots is parked like the agent's own permission requests, as an
 //! `agent-prompt` with our three options, and carried out (or refused) when it is settled.
 
@@ -22,10 +23,16 @@ use crate::terminal::{
     DEFAULT_OUTPUT_BYTE_LIMIT, ExitStatus, MAX_OUTPUT_BYTE_LIMIT, TerminalEvent, TerminalRequest,
 };
 
-/// File requests and exit waits in flight at once. Each holds a blocking-pool thread (file IO)
-/// or a small task (a wait); an agent with more than this outstanding is looping, and refusing
-/// it keeps threads and memory bounded. Real agents have one or two at a time.
+/// File requests in flight at once. Each holds a blocking-pool thread; an agent with more than
+/// this outstanding is looping, and refusing it keeps threads and memory bounded. Real agents
+/// have one or two at a time. Exit waits are not counted here (a long build must not starve
+/// reads): they are a list per terminal, see [`MAX_WAITERS_PER_TERMINAL`].
 pub(super) const MAX_IN_FLIGHT: usize = 64;
+
+/// `terminal/wait_for_exit` requests waiting on one terminal at once. A wait costs only its
+/// request id in the terminal's list (answered when the terminal's exit event arrives; no task
+/// or thread), so this is generous; it bounds memory against an agent that loops on waits.
+const MAX_WAITERS_PER_TERMINAL: usize = 1024;
 
 /// Terminals a session may hold at once (created and not released). Each is a process tree, a
 /// pty, two threads and up to its output limit of memory; an agent past this is leaking
@@ -65,15 +72,13 @@ pub(super) enum Done {
         id: RequestId,
         result: Result<WriteRecord, FsError>,
     },
+    /// A released terminal ended: the waits that were waiting on it.
     Exit {
-        id: RequestId,
+        ids: Vec<RequestId>,
         status: ExitStatus,
     },
     /// The work itself failed (a panic on the blocking pool).
-    Failed {
-        id: RequestId,
-        message: String,
-    },
+    Failed { id: RequestId, message: String },
 }
 
 /// What a parked outside-the-roots request does once the user allows it.
@@ -232,6 +237,10 @@ pub(super) struct TermState {
     pub(super) running: bool,
     /// Its first `terminal-output` went out (it carries the limit).
     announced: bool,
+    /// Its exit status, once its exit event came.
+    exit: Option<ExitStatus>,
+    /// `terminal/wait_for_exit` requests waiting for that event.
+    waiters: Vec<RequestId>,
 }
 
 fn parse<T: serde::de::DeserializeOwned>(params: Option<&RawValue>) -> Result<T, acp::Error> {
@@ -285,10 +294,36 @@ impl Owner {
             }),
             "terminal/release" => parse::<acp::ReleaseTerminalRequest>(params).and_then(|req| {
                 self.check_session(&req.session_id)?;
+                // Waits still waiting get the exit status of the kill that release does; a
+                // released terminal sends no exit event, so its own exit future answers them.
+                let waiting = self
+                    .term_state
+                    .get_mut(&req.terminal_id)
+                    .map(|st| std::mem::take(&mut st.waiters))
+                    .unwrap_or_default();
+                let exit = if waiting.is_empty() {
+                    None
+                } else {
+                    Some(
+                        self.terminals
+                            .wait_for_exit(&req.terminal_id)
+                            .map_err(terminal_error)?,
+                    )
+                };
                 self.terminals
                     .release(&req.terminal_id)
                     .map_err(terminal_error)?;
                 self.term_state.remove(&req.terminal_id);
+                if let Some(exit) = exit {
+                    let tx = self.done_tx.clone();
+                    tokio::spawn(async move {
+                        let status = exit.await;
+                        let _ = tx.send(Done::Exit {
+                            ids: waiting,
+                            status,
+                        });
+                    });
+                }
                 self.reply(id, Ok(acp::ReleaseTerminalResponse::new()));
                 Ok(())
             }),
@@ -400,18 +435,27 @@ impl Owner {
     ) -> Result<(), acp::Error> {
         let req: acp::WaitForTerminalExitRequest = parse(params)?;
         self.check_session(&req.session_id)?;
-        self.check_in_flight()?;
-        let wait = self
-            .terminals
-            .wait_for_exit(&req.terminal_id)
-            .map_err(terminal_error)?;
-        self.in_flight += 1;
-        let tx = self.done_tx.clone();
-        let id = id.clone();
-        tokio::spawn(async move {
-            let status = wait.await;
-            let _ = tx.send(Done::Exit { id, status });
-        });
+        // The session's list of terminals mirrors `Terminals` (created, not yet released).
+        let Some(st) = self.term_state.get_mut(&req.terminal_id) else {
+            return Err(terminal_error(crate::terminal::TerminalError::Unknown {
+                id: req.terminal_id.to_string(),
+            }));
+        };
+        if let Some(status) = st.exit.clone() {
+            self.reply(id, Ok(acp::WaitForTerminalExitResponse::new(status)));
+            return Ok(());
+        }
+        if st.waiters.len() >= MAX_WAITERS_PER_TERMINAL {
+            return Err(acp::Error::new(
+                codes::INTERNAL_ERROR,
+                format!(
+                    "too many waits on terminal `{}` ({MAX_WAITERS_PER_TERMINAL} are waiting); wait for their answers",
+                    req.terminal_id
+                ),
+            ));
+        }
+        // Answered when its exit event arrives (`on_terminal_event`).
+        st.waiters.push(id.clone());
         Ok(())
     }
 
@@ -715,6 +759,8 @@ impl Owner {
                         total: 0,
                         running: true,
                         announced: false,
+                        exit: None,
+                        waiters: Vec::new(),
                     },
                 );
                 self.reply(id, Ok(acp::CreateTerminalResponse::new(tid)));
@@ -740,7 +786,10 @@ impl Owner {
     }
 
     pub(super) async fn on_done(&mut self, done: Done) {
-        self.in_flight = self.in_flight.saturating_sub(1);
+        if !matches!(done, Done::Exit { .. }) {
+            // Only file IO counts against `MAX_IN_FLIGHT`.
+            self.in_flight = self.in_flight.saturating_sub(1);
+        }
         match done {
             Done::Read { id, result } => {
                 let r = result
@@ -761,8 +810,11 @@ impl Owner {
                 }
                 Err(e) => self.reply::<()>(&id, Err(e.to_acp_error())),
             },
-            Done::Exit { id, status } => {
-                self.reply(&id, Ok(acp::WaitForTerminalExitResponse::new(status)));
+            Done::Exit { ids, status } => {
+                for id in ids {
+                    let r = acp::WaitForTerminalExitResponse::new(status.clone());
+                    self.reply(&id, Ok(r));
+                }
             }
             Done::Failed { id, message } => {
                 self.reply::<()>(&id, Err(acp::Error::new(codes::INTERNAL_ERROR, message)));
@@ -790,13 +842,17 @@ impl Owner {
         let truncated = (st.total > st.limit).then_some(true);
         let output_byte_limit = (!std::mem::replace(&mut st.announced, true))
             .then(|| u64::try_from(st.limit).unwrap_or(u64::MAX));
-        if exit_status.is_some() {
+        let mut waiters = Vec::new();
+        if let Some(status) = &exit_status {
             st.running = false;
+            st.exit = Some(status.clone());
+            waiters = std::mem::take(&mut st.waiters);
             if let Some(t) = self.turn.as_mut() {
                 // Idle time starts when the command ends, not when it started.
                 t.last_activity = tokio::time::Instant::now();
             }
         }
+        let ev_status = exit_status.clone();
         let ev = StreamEvent::TerminalOutput {
             session_id: self.id.clone(),
             terminal_id: terminal_id.to_string(),
@@ -806,6 +862,12 @@ impl Owner {
             output_byte_limit,
         };
         self.emit(ev).await;
+        if let Some(status) = ev_status {
+            for id in waiters {
+                let r = acp::WaitForTerminalExitResponse::new(status.clone());
+                self.reply(&id, Ok(r));
+            }
+        }
     }
 
     /// Whether a terminal of the session is running (the watchdog waits for it).
