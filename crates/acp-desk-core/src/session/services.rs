@@ -2,8 +2,8 @@
 //! `fs/write_text_file` and `terminal/*`, and the permission the client asks on its own for
 //! access outside the session's folders.
 //!
-//! The owner never waits here: file IO runs on the blocking pool and sends a [`Done`] back to
-//! the owner, which answers the agent then (answers may go out in another order than the
+//! The owner never waits here: path resolution, file IO and starting a terminal's command run
+//! on the blocking pool and send a [`Done`] back to the owner, which answers the agent then (answers may go out in another order than the
 //! requests came, as JSON-RPC allows). `terminal/wait_for_exit` joins its terminal's list of
 //! waiters, all answered when the terminal's exit event arrives (not counted with file IO). A request
 //! for a path outside the roots is parked like the agent's own permission requests, as an
@@ -20,7 +20,8 @@ use crate::events::{AgentPromptEvent, NoticeSeverity, SettledBy, StreamEvent};
 use crate::fs::{self, FolderId, FsError, Resolved, WriteRecord};
 use crate::jsonrpc::codes;
 use crate::terminal::{
-    DEFAULT_OUTPUT_BYTE_LIMIT, ExitStatus, MAX_OUTPUT_BYTE_LIMIT, TerminalEvent, TerminalRequest,
+    DEFAULT_OUTPUT_BYTE_LIMIT, ExitStatus, MAX_OUTPUT_BYTE_LIMIT, Started, TerminalError,
+    TerminalEvent, TerminalRequest, Terminals,
 };
 
 /// File requests in flight at once. Each holds a blocking-pool thread; an agent with more than
@@ -76,6 +77,19 @@ pub(super) enum Done {
     Exit {
         ids: Vec<RequestId>,
         status: ExitStatus,
+    },
+    /// A request's path resolved off the owner (symlinks, canonical form: file system calls
+    /// that can hang on a stale network mount): the operation to check and carry out.
+    Resolved {
+        id: RequestId,
+        method: &'static str,
+        result: Result<ClientOp, acp::Error>,
+    },
+    /// A terminal's command started off the owner (or not), for the reserved `terminal` id.
+    Started {
+        id: RequestId,
+        terminal: acp::TerminalId,
+        result: Result<Started, TerminalError>,
     },
     /// The work itself failed (a panic on the blocking pool).
     Failed { id: RequestId, message: String },
@@ -376,17 +390,38 @@ impl Owner {
     ) -> Result<(), acp::Error> {
         let req: acp::ReadTextFileRequest = parse(params)?;
         self.check_session(&req.session_id)?;
-        let resolved = self
-            .roots
-            .resolve(&req.path)
-            .map_err(|e| e.to_acp_error())?;
-        let op = ClientOp::Read {
-            resolved,
-            line: req.line,
-            limit: req.limit,
-            offer: None,
-        };
-        self.access(id, op, "fs/read_text_file").await
+        let (line, limit) = (req.line, req.limit);
+        self.resolve_then_access(id, "fs/read_text_file", req.path, move |resolved| {
+            ClientOp::Read {
+                resolved,
+                line,
+                limit,
+                offer: None,
+            }
+        })
+    }
+
+    /// Resolves `path` on the blocking pool, then (back on the owner, [`Done::Resolved`])
+    /// checks and carries out the operation `build` makes of it.
+    fn resolve_then_access(
+        &mut self,
+        id: &RequestId,
+        method: &'static str,
+        path: PathBuf,
+        build: impl FnOnce(Resolved) -> ClientOp + Send + 'static,
+    ) -> Result<(), acp::Error> {
+        self.check_in_flight()?;
+        let roots = self.roots.clone();
+        let rid = id.clone();
+        self.spawn_io(id, move || Done::Resolved {
+            id: rid,
+            method,
+            result: roots
+                .resolve(&path)
+                .map(build)
+                .map_err(|e| e.to_acp_error()),
+        });
+        Ok(())
     }
 
     async fn fs_write(
@@ -396,16 +431,14 @@ impl Owner {
     ) -> Result<(), acp::Error> {
         let req: acp::WriteTextFileRequest = parse(params)?;
         self.check_session(&req.session_id)?;
-        let resolved = self
-            .roots
-            .resolve(&req.path)
-            .map_err(|e| e.to_acp_error())?;
-        let op = ClientOp::Write {
-            resolved,
-            content: req.content,
-            offer: None,
-        };
-        self.access(id, op, "fs/write_text_file").await
+        let content = req.content;
+        self.resolve_then_access(id, "fs/write_text_file", req.path, move |resolved| {
+            ClientOp::Write {
+                resolved,
+                content,
+                offer: None,
+            }
+        })
     }
 
     async fn terminal_create(
@@ -419,13 +452,11 @@ impl Owner {
         self.check_terminal_count()?;
         // No cwd: the session's folder (claude-code-acp sends none).
         let cwd = req.cwd.clone().unwrap_or_else(|| self.opts.cwd.clone());
-        let cwd = self.roots.resolve(&cwd).map_err(|e| e.to_acp_error())?;
-        let op = ClientOp::Terminal {
+        self.resolve_then_access(id, "terminal/create", cwd, move |cwd| ClientOp::Terminal {
             req: Box::new(req),
             cwd,
             offer: None,
-        };
-        self.access(id, op, "terminal/create").await
+        })
     }
 
     fn terminal_wait(
@@ -743,15 +774,36 @@ impl Owner {
             ClientOp::Terminal { req, cwd, .. } => {
                 // Again: others may have been created while the user was asked.
                 self.check_terminal_count()?;
+                self.check_in_flight()?;
                 let limit = req
                     .output_byte_limit
                     .map(|l| usize::try_from(l).unwrap_or(usize::MAX))
                     .unwrap_or(DEFAULT_OUTPUT_BYTE_LIMIT)
                     .min(MAX_OUTPUT_BYTE_LIMIT);
                 let treq = TerminalRequest::from_acp(*req, cwd.path().to_path_buf());
+                // Started on the blocking pool (folder checks, PATH search, pty, fork/exec);
+                // its id is reserved and its state kept now, so it counts toward the cap (and
+                // as running, for the watchdog) while it starts. `Done::Started` finishes it.
+                let tid = self.terminals.reserve_id();
+                let opts = self.terminals.options().clone();
+                let (rid, terminal) = (id.clone(), tid.clone());
                 let command = treq.command.clone();
-                let tid = self.terminals.create(treq).map_err(terminal_error)?;
-                tracing::info!(terminal = %tid, "terminal created for the agent: {command}");
+                self.spawn_io(id, move || {
+                    // A panic must still come back as `Started`, or the reserved state would
+                    // hold a cap slot (and keep the watchdog waiting) for good.
+                    let start = std::panic::AssertUnwindSafe(|| Terminals::start(treq, &opts));
+                    let result = std::panic::catch_unwind(start).unwrap_or_else(|_| {
+                        Err(TerminalError::Spawn {
+                            command,
+                            message: "starting it failed unexpectedly (a panic)".into(),
+                        })
+                    });
+                    Done::Started {
+                        id: rid,
+                        terminal,
+                        result,
+                    }
+                });
                 self.term_state.insert(
                     tid.clone(),
                     TermState {
@@ -763,7 +815,6 @@ impl Owner {
                         waiters: Vec::new(),
                     },
                 );
-                self.reply(id, Ok(acp::CreateTerminalResponse::new(tid)));
                 Ok(())
             }
         }
@@ -814,6 +865,41 @@ impl Owner {
                 for id in ids {
                     let r = acp::WaitForTerminalExitResponse::new(status.clone());
                     self.reply(&id, Ok(r));
+                }
+            }
+            Done::Resolved { id, method, result } => {
+                let r = match result {
+                    Ok(op) => self.access(&id, op, method).await,
+                    Err(e) => Err(e),
+                };
+                if let Err(e) = r {
+                    self.reply::<()>(&id, Err(e));
+                }
+            }
+            Done::Started {
+                id,
+                terminal,
+                result,
+            } => {
+                if !self.term_state.contains_key(&terminal) {
+                    // The session's terminals were closed while it started: dropping it ends
+                    // the command.
+                    let err = acp::Error::new(
+                        codes::INTERNAL_ERROR,
+                        "the session's terminals were closed while this one started",
+                    );
+                    self.reply::<()>(&id, Err(err));
+                } else {
+                    match result.and_then(|s| self.terminals.adopt(terminal.clone(), s)) {
+                        Ok(tid) => {
+                            tracing::info!(terminal = %tid, "terminal created for the agent");
+                            self.reply(&id, Ok(acp::CreateTerminalResponse::new(tid)));
+                        }
+                        Err(e) => {
+                            self.term_state.remove(&terminal);
+                            self.reply::<()>(&id, Err(terminal_error(e)));
+                        }
+                    }
                 }
             }
             Done::Failed { id, message } => {
