@@ -746,6 +746,14 @@ fn plan_command(req: &TerminalRequest) -> Result<(PathBuf, Vec<String>), Termina
         .find(|(k, _)| k == "PATH")
         .map(|(_, v)| v.as_str());
     if req.args.is_empty() && req.command.contains(SHELL_SYNTAX) {
+        // A path to a program whose name has spaces (`/opt/My Tools/run`) is that program, not
+        // a shell line that would split it.
+        if req.command.contains('/') {
+            let program = req.cwd.join(&req.command);
+            if is_executable_file(&program) {
+                return Ok((program, Vec::new()));
+            }
+        }
         let shell =
             resolve("bash", &req.cwd, path_override).unwrap_or_else(|_| PathBuf::from("/bin/sh"));
         return Ok((shell, vec!["-c".into(), req.command.clone()]));
@@ -754,6 +762,20 @@ fn plan_command(req: &TerminalRequest) -> Result<(PathBuf, Vec<String>), Termina
         resolve(&req.command, &req.cwd, path_override)?,
         req.args.clone(),
     ))
+}
+
+/// Whether `p` is a regular file (symlinks followed) that may be executed.
+fn is_executable_file(p: &Path) -> bool {
+    let Ok(meta) = std::fs::metadata(p) else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        meta.is_file() && meta.permissions().mode() & 0o111 != 0
+    }
+    #[cfg(not(unix))]
+    meta.is_file()
 }
 
 /// `process::resolve_command`, in the request's `PATH` when it sets one.
