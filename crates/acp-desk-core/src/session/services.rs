@@ -646,7 +646,7 @@ impl Owner {
     }
 
     /// A parked outside-the-roots request was settled: carry it out, adding the folder to the
-    /// session first for "Add this folder", or refuse it.
+    /// session first for "Add FOLDER to the session", or refuse it.
     pub(super) async fn access_answered(
         &mut self,
         id: RequestId,
