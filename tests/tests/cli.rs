@@ -550,7 +550,8 @@ fn json_mode_prints_terminal_output_and_file_changes() {
         .filter(|e| e["kind"] == "terminal-output")
         .collect();
     assert!(!outs.is_empty());
-    // DESIGN.md's shape: {sessionId, terminalId, data, exitStatus?, truncated?}.
+    // DESIGN.md's shape: {sessionId, terminalId, data, exitStatus?, truncated?}, plus our
+    // additive outputByteLimit on a terminal's first event (events::ADDITIONS).
     for e in &outs {
         let keys: Vec<&str> = e.as_object().unwrap().keys().map(String::as_str).collect();
         for k in &keys {
@@ -561,7 +562,8 @@ fn json_mode_prints_terminal_output_and_file_changes() {
                     "terminalId",
                     "data",
                     "exitStatus",
-                    "truncated"
+                    "truncated",
+                    "outputByteLimit"
                 ]
                 .contains(k),
                 "unexpected field {k} in {e}"

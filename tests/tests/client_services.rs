@@ -189,6 +189,20 @@ async fn terminal_scenario_limit_kill_release_and_a_shell_line() {
     assert_eq!(term1.last().unwrap().2.as_ref().unwrap().exit_code, Some(0));
     assert_eq!(term1.last().unwrap().3, Some(true));
     assert_eq!(term1.iter().filter(|o| o.2.is_some()).count(), 1);
+    // The terminal's first event, and only it, carries its limit.
+    let limits: Vec<Option<u64>> = evs
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::TerminalOutput {
+                terminal_id,
+                output_byte_limit,
+                ..
+            } if terminal_id == "term-1" => Some(*output_byte_limit),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(limits[0], Some(200));
+    assert!(limits[1..].iter().all(Option::is_none));
     let term2_exit = outs
         .iter()
         .find(|o| o.0 == "term-2" && o.2.is_some())
@@ -277,7 +291,14 @@ async fn outside_read_asks_allow_once_serves_once_reject_refuses() {
     // Our own ask: the three options by kind, the path as its location, a synthetic target.
     let kinds: Vec<_> = p.options.iter().map(|o| o.kind).collect();
     assert_eq!(kinds, [K::AllowOnce, K::AllowAlways, K::RejectOnce]);
-    assert_eq!(p.options[1].name, "Add this folder to the session");
+    // The folder offered is named, in the option and in the question.
+    let folder = Path::new(&p.locations.as_ref().unwrap()[0].path)
+        .parent()
+        .unwrap()
+        .display()
+        .to_string();
+    assert_eq!(p.options[1].name, format!("Add {folder} to the session"));
+    assert!(p.text.as_ref().unwrap().contains(&folder), "{:?}", p.text);
     assert!(p.target_tool_call_id.starts_with("acpdesk-access-"));
     assert_eq!(p.tool_kind, Some(acp::ToolKind::Read));
     assert!(p.locations.as_ref().unwrap()[0].path.ends_with("a.txt"));
@@ -487,4 +508,308 @@ async fn closing_the_session_ends_its_terminals() {
     collect.await.unwrap();
     let left = wait_gone(&running(), Duration::from_secs(10)).await;
     assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+fn option_kinds(p: &acp_desk_core::events::AgentPromptEvent) -> Vec<acp::PermissionOptionKind> {
+    p.options.iter().map(|o| o.kind).collect()
+}
+
+#[tokio::test]
+async fn adding_a_folder_is_not_offered_for_the_root_or_a_missing_folder() {
+    use acp::PermissionOptionKind as K;
+    // A terminal in `/`, a write into a folder that does not exist yet, a read in `/etc`.
+    let steps = json!([
+        {"terminal": {"command": "true", "cwd": "/", "expect_error": -32603}},
+        {"write_file": {"path": "OUTSIDE/missing/deeper/x.txt", "content": "x\n", "expect_error": -32603}},
+        {"read_file": {"path": "/etc/hostname", "expect_error": -32603}}
+    ]);
+    let evs = outside_turn(steps, &[Some(K::RejectOnce); 3]).await;
+    let asks = prompts(&evs);
+    assert_eq!(asks.len(), 3);
+    for p in &asks {
+        assert_eq!(
+            option_kinds(p),
+            [K::AllowOnce, K::RejectOnce],
+            "{:?}",
+            p.text
+        );
+        assert!(
+            p.text.as_ref().unwrap().contains("is not offered"),
+            "{:?}",
+            p.text
+        );
+    }
+    assert!(asks[1].text.as_ref().unwrap().contains("does not exist"));
+    assert_no_failed_check(&text(&evs));
+}
+
+/// Asks to read `OUTSIDE/sub/a.txt`; `swap` runs while the question is open, then the user
+/// picks "Add … to the session". Returns the events.
+async fn answer_add_folder_after(swap: impl FnOnce(&Path)) -> Vec<StreamEvent> {
+    let outside = tempfile::tempdir().unwrap();
+    let sub = outside.path().join("sub");
+    std::fs::create_dir(&sub).unwrap();
+    std::fs::write(sub.join("a.txt"), "original\n").unwrap();
+    let steps = json!([{"read_file": {"path": format!("{}/a.txt", sub.display())}}]);
+    let scenarios = scenario_dir(&[("outside-test", &["read-outside"], steps)]);
+    let flags = ["--scenario-dir", scenarios.path().to_str().unwrap()];
+    let (h, mut rx, _dir) = session(&flags).await;
+    let turn = spawn_prompt(&h, "read-outside");
+    let mut seen = Vec::new();
+    let StreamEvent::AgentPrompt(p) = rx
+        .until(&mut seen, |e| matches!(e, StreamEvent::AgentPrompt(_)))
+        .await
+    else {
+        unreachable!()
+    };
+    let canonical = sub.canonicalize().unwrap();
+    assert_eq!(
+        p.options[1].name,
+        format!("Add {} to the session", canonical.display())
+    );
+    swap(outside.path());
+    let add = option_of(&p, acp::PermissionOptionKind::AllowAlways);
+    h.respond_permission(&p.tool_call_id, PermissionResolution::selected(add))
+        .await
+        .unwrap();
+    let drain = tokio::spawn(rx.all());
+    assert_eq!(finish(turn).await.reason, TurnEndReason::Completed);
+    h.close().await;
+    drop(h);
+    seen.extend(drain.await.unwrap());
+    seen
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_folder_swapped_for_a_symlink_while_asked_is_not_added() {
+    let evs = answer_add_folder_after(|outside| {
+        let elsewhere = outside.join("elsewhere");
+        std::fs::create_dir(&elsewhere).unwrap();
+        std::fs::write(elsewhere.join("a.txt"), "secret\n").unwrap();
+        std::fs::rename(outside.join("sub"), outside.join("sub-old")).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, outside.join("sub")).unwrap();
+    })
+    .await;
+    let t = text(&evs);
+    assert!(!t.contains("secret"), "{t}");
+    assert!(t.contains("a.txt: error -32603"), "{t}");
+    assert!(t.contains("changed while the user was asked"), "{t}");
+    assert!(evs.iter().any(|e| matches!(
+        e,
+        StreamEvent::Notice { title, .. } if title.contains("was not added to this session")
+    )));
+    assert!(!evs.iter().any(|e| matches!(
+        e,
+        StreamEvent::Notice { title, .. } if title.contains("was added to this session")
+    )));
+}
+
+#[tokio::test]
+async fn a_folder_replaced_by_another_while_asked_is_not_added() {
+    let evs = answer_add_folder_after(|outside| {
+        std::fs::rename(outside.join("sub"), outside.join("sub-old")).unwrap();
+        std::fs::create_dir(outside.join("sub")).unwrap();
+        std::fs::write(outside.join("sub/a.txt"), "replaced\n").unwrap();
+    })
+    .await;
+    let t = text(&evs);
+    assert!(t.contains("a.txt: error -32603"), "{t}");
+    assert!(t.contains("changed while the user was asked"), "{t}");
+}
+
+#[tokio::test]
+async fn the_folder_unchanged_is_added_as_named() {
+    let evs = answer_add_folder_after(|_| {}).await;
+    let t = text(&evs);
+    assert!(t.contains("a.txt: ok, 1 lines: \"original\\n\""), "{t}");
+}
+
+/// The agent's own request for a tool call of `kind`, with `fields` (locations, rawInput),
+/// allowed by the user, then `then` as the allowed branch.
+fn allowed_call(
+    kind: &str,
+    fields: serde_json::Value,
+    then: serde_json::Value,
+) -> serde_json::Value {
+    let mut call =
+        json!({"toolCallId": "c1", "title": "A call", "kind": kind, "status": "pending"});
+    for (k, v) in fields.as_object().unwrap() {
+        call[k] = v.clone();
+    }
+    json!([
+        {"tool_call": call},
+        {"permission": {
+            "tool_call": {"toolCallId": "c1"},
+            "options": [
+                {"optionId": "yes", "name": "Yes", "kind": "allow_once"},
+                {"optionId": "no", "name": "No", "kind": "reject_once"}
+            ],
+            "on_allow": then,
+            "on_reject": []
+        }}
+    ])
+}
+
+#[tokio::test]
+async fn an_allowed_read_does_not_cover_a_write_of_the_same_path() {
+    use acp::PermissionOptionKind as K;
+    let steps = allowed_call(
+        "read",
+        json!({"locations": [{"path": "OUTSIDE/a.txt"}]}),
+        json!([
+            {"read_file": {"path": "OUTSIDE/a.txt"}},
+            {"write_file": {"path": "OUTSIDE/a.txt", "content": "overwritten\n", "expect_error": -32603}}
+        ]),
+    );
+    let evs = outside_turn(steps, &[Some(K::AllowOnce), Some(K::RejectOnce)]).await;
+    let t = text(&evs);
+    assert!(t.contains("a.txt: ok"), "the read is covered: {t}");
+    let asks = prompts(&evs);
+    assert_eq!(asks.len(), 2, "the write is asked about");
+    assert_eq!(asks[1].tool_kind, Some(acp::ToolKind::Edit));
+    assert_no_failed_check(&t);
+
+    // An edit call covers both.
+    let steps = allowed_call(
+        "edit",
+        json!({"rawInput": {"file_path": "OUTSIDE/a.txt"}}),
+        json!([
+            {"read_file": {"path": "OUTSIDE/a.txt"}},
+            {"write_file": {"path": "OUTSIDE/a.txt", "content": "edited\n"}}
+        ]),
+    );
+    let evs = outside_turn(steps, &[Some(K::AllowOnce)]).await;
+    assert_eq!(prompts(&evs).len(), 1);
+    assert_no_failed_check(&text(&evs));
+}
+
+#[tokio::test]
+async fn a_path_mentioned_only_in_a_file_body_is_not_covered() {
+    use acp::PermissionOptionKind as K;
+    let steps = allowed_call(
+        "edit",
+        json!({"rawInput": {"file_path": "/nonexistent-dir/notes.md",
+                            "content": "see OUTSIDE/a.txt", "new_string": "OUTSIDE/a.txt"}}),
+        json!([{"read_file": {"path": "OUTSIDE/a.txt", "expect_error": -32603}}]),
+    );
+    let evs = outside_turn(steps, &[Some(K::AllowOnce), Some(K::RejectOnce)]).await;
+    assert_eq!(prompts(&evs).len(), 2, "the read is asked about");
+    assert_no_failed_check(&text(&evs));
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_symlink_planted_at_an_approved_name_is_asked_about() {
+    use acp::PermissionOptionKind as K;
+    // link.txt does not exist when the user allows the call; a command inside the session
+    // then plants it, pointing at b.txt.
+    let steps = allowed_call(
+        "read",
+        json!({"locations": [{"path": "OUTSIDE/link.txt"}]}),
+        json!([
+            {"terminal": {"command": "ln", "args": ["-s", "OUTSIDE/b.txt", "OUTSIDE/link.txt"],
+                          "then": ["wait", "release"], "expect_exit_code": 0}},
+            {"read_file": {"path": "OUTSIDE/link.txt", "expect_error": -32603}}
+        ]),
+    );
+    let evs = outside_turn(steps, &[Some(K::AllowOnce), Some(K::RejectOnce)]).await;
+    let t = text(&evs);
+    assert!(!t.contains("outside b"), "{t}");
+    assert_eq!(
+        prompts(&evs).len(),
+        2,
+        "the read through the link is asked about"
+    );
+    assert_no_failed_check(&t);
+}
+
+#[tokio::test]
+async fn terminals_not_released_are_capped() {
+    // 32 terminals left unreleased, then one more.
+    let mut steps: Vec<serde_json::Value> = (0..32)
+        .map(|_| json!({"terminal": {"command": "true"}}))
+        .collect();
+    steps.push(json!({"terminal": {"command": "true", "expect_error": -32603}}));
+    let scenarios = scenario_dir(&[("many-terminals", &["many-terminals"], json!(steps))]);
+    let flags = ["--scenario-dir", scenarios.path().to_str().unwrap()];
+    let (h, rx, _dir) = session(&flags).await;
+    let collect = tokio::spawn(rx.all());
+    let outcome = finish(spawn_prompt(&h, "many-terminals")).await;
+    assert_eq!(outcome.reason, TurnEndReason::Completed);
+    h.close().await;
+    drop(h);
+    let t = text(&collect.await.unwrap());
+    assert_no_failed_check(&t);
+    assert!(
+        t.contains("too many terminals (32 were created and not released)"),
+        "{t}"
+    );
+    assert!(t.contains("terminal/release"), "{t}");
+    assert_eq!(t.matches(" - the expected error").count(), 1, "{t}");
+}
+
+#[tokio::test]
+async fn many_exit_waits_neither_fail_nor_starve_file_reads() {
+    // 100 waits on one running command (more than the 64 file requests allowed in flight),
+    // and a read sent after them: the read is answered while they wait, and every wait gets
+    // the exit status.
+    let scenarios = scenario_dir(&[(
+        "many-waits",
+        &["many-waits"],
+        json!([
+            {"terminal": {"command": "sleep", "args": ["2"],
+                          "then": [{"wait_many": {"count": 100, "read": "notes.txt"}}, "wait", "release"],
+                          "expect_exit_code": 0}}
+        ]),
+    )]);
+    let flags = ["--scenario-dir", scenarios.path().to_str().unwrap()];
+    let (h, rx, dir) = session(&flags).await;
+    std::fs::write(dir.path().join("notes.txt"), "n\n").unwrap();
+    let collect = tokio::spawn(rx.all());
+    let outcome = finish(spawn_prompt(&h, "many-waits")).await;
+    assert_eq!(outcome.reason, TurnEndReason::Completed);
+    h.close().await;
+    drop(h);
+    let t = text(&collect.await.unwrap());
+    assert_no_failed_check(&t);
+    assert!(
+        t.contains("notes.txt: ok, answered while the waits waited"),
+        "{t}"
+    );
+    assert!(
+        t.contains("x100: 100 answered, 0 errors, 0 unanswered"),
+        "{t}"
+    );
+    // A wait after the exit is answered at once, from the recorded status.
+    assert!(
+        t.contains("terminal/wait_for_exit term-1: exited with code 0"),
+        "{t}"
+    );
+}
+
+#[tokio::test]
+async fn waits_on_a_terminal_released_meanwhile_get_the_kill_status() {
+    let scenarios = scenario_dir(&[(
+        "release-waited",
+        &["release-waited"],
+        json!([
+            {"terminal": {"command": "sleep", "args": ["30"],
+                          "then": [{"wait_many": {"count": 3, "release": true}}]}}
+        ]),
+    )]);
+    let flags = ["--scenario-dir", scenarios.path().to_str().unwrap()];
+    let (h, rx, _dir) = session(&flags).await;
+    let collect = tokio::spawn(rx.all());
+    let outcome = finish(spawn_prompt(&h, "release-waited")).await;
+    assert_eq!(outcome.reason, TurnEndReason::Completed);
+    h.close().await;
+    drop(h);
+    let t = text(&collect.await.unwrap());
+    assert_no_failed_check(&t);
+    assert!(t.contains("terminal/release term-1: ok"), "{t}");
+    assert!(
+        t.contains("x3: 3 answered, 0 errors, 0 unanswered; killed by SIG"),
+        "{t}"
+    );
 }

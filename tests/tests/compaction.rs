@@ -287,6 +287,7 @@ fn term(id: &str, data: &str) -> StreamEvent {
         data: data.into(),
         exit_status: None,
         truncated: None,
+        output_byte_limit: None,
     }
 }
 
@@ -332,4 +333,60 @@ fn merged_terminal_output_is_bounded_and_cut_at_a_character_boundary() {
     assert!(data.len() > TERMINAL_KEEP_BYTES - 4);
     assert!(whole.ends_with(data.as_str()));
     assert_eq!(*truncated, Some(true));
+}
+
+#[test]
+fn a_terminal_keeps_its_own_limit_and_a_flood_stays_bounded() {
+    const LIMIT: usize = 1024 * 1024;
+    const DELTA: usize = 64 * 1024;
+    // 100 MB through a terminal whose limit is 1 MiB.
+    const DELTAS: usize = 100 * 1024 * 1024 / DELTA;
+    let delta = |i: usize| {
+        let tag = format!("<{i:07}>");
+        tag.repeat(DELTA / tag.len())
+    };
+    let mut c = Compactor::new();
+    let mut first = term("t", "start\n");
+    if let StreamEvent::TerminalOutput {
+        output_byte_limit, ..
+    } = &mut first
+    {
+        *output_byte_limit = Some(LIMIT as u64);
+    }
+    c.apply(&first);
+    for i in 0..DELTAS {
+        c.apply(&term("t", &delta(i)));
+        assert!(
+            c.terminal_bytes() <= 2 * LIMIT + DELTA,
+            "{} bytes held after delta {i}",
+            c.terminal_bytes()
+        );
+    }
+    // The tail: the last deltas, cut to the limit.
+    let mut tail = String::new();
+    for i in (0..DELTAS).rev() {
+        tail.insert_str(0, &delta(i));
+        if tail.len() >= LIMIT {
+            break;
+        }
+    }
+    cut_start(&mut tail, LIMIT);
+    let snap = c.snapshot();
+    let StreamEvent::TerminalOutput {
+        data,
+        truncated,
+        output_byte_limit,
+        ..
+    } = &snap[0]
+    else {
+        panic!("not a terminal event")
+    };
+    assert_eq!(data.len(), LIMIT);
+    assert!(*data == tail, "the snapshot is not the output's tail");
+    assert_eq!(*truncated, Some(true));
+    assert_eq!(
+        *output_byte_limit,
+        Some(LIMIT as u64),
+        "the limit stays on the event"
+    );
 }

@@ -16,11 +16,26 @@ use serde_json::Value;
 use crate::events::{StreamEvent, ToolCallEvent};
 use crate::terminal::MAX_OUTPUT_BYTE_LIMIT;
 
-/// Most output kept per terminal in a snapshot: the largest limit a terminal can have. A view
-/// keeps at most its terminal's own limit (never more than this), cut from the start, so the
-/// last `TERMINAL_KEEP_BYTES` of the merged output rebuild exactly what it shows live. A smaller
-/// bound would save memory only by making attached views differ from live ones.
+/// Most output kept per terminal in a snapshot when its first event does not carry the
+/// terminal's `outputByteLimit`: the largest limit a terminal can have. A view keeps at most its
+/// terminal's own limit, cut from the start, so the last `limit` bytes of the merged output
+/// rebuild exactly what it shows live; a smaller bound would make attached views differ.
 pub const TERMINAL_KEEP_BYTES: usize = MAX_OUTPUT_BYTE_LIMIT;
+
+/// How far past its limit a terminal's merged output may grow before its start is cut (back to
+/// the limit): cutting on every delta would move the whole kept text each time once full; with
+/// this slack, each byte is moved at most about once. Snapshots are cut to the limit exactly.
+const TERMINAL_SLACK_FACTOR: usize = 2;
+
+/// What a terminal's merged output keeps: its own limit when its first event says it, never
+/// more than [`TERMINAL_KEEP_BYTES`].
+fn terminal_keep(output_byte_limit: Option<u64>) -> usize {
+    output_byte_limit
+        .map_or(TERMINAL_KEEP_BYTES, |l| {
+            usize::try_from(l).unwrap_or(usize::MAX)
+        })
+        .min(TERMINAL_KEEP_BYTES)
+}
 
 /// Kinds of which only the latest event matters: each replaces the previous whole.
 fn latest_only(ev: &StreamEvent) -> Option<&'static str> {
@@ -63,7 +78,34 @@ impl Compactor {
     }
 
     pub fn snapshot(&self) -> Vec<StreamEvent> {
-        self.events.iter().flatten().cloned().collect()
+        let mut out: Vec<StreamEvent> = self.events.iter().flatten().cloned().collect();
+        for ev in &mut out {
+            // Kept with slack between cuts: the snapshot holds exactly the limit's worth.
+            if let StreamEvent::TerminalOutput {
+                data,
+                truncated,
+                output_byte_limit,
+                ..
+            } = ev
+                && cut_start(data, terminal_keep(*output_byte_limit))
+            {
+                *truncated = Some(true);
+            }
+        }
+        out
+    }
+
+    /// Bytes of terminal output held (for tests and memory checks): at most about
+    /// twice each terminal's limit.
+    pub fn terminal_bytes(&self) -> usize {
+        self.events
+            .iter()
+            .flatten()
+            .map(|ev| match ev {
+                StreamEvent::TerminalOutput { data, .. } => data.len(),
+                _ => 0,
+            })
+            .sum()
     }
 
     pub fn apply(&mut self, ev: &StreamEvent) {
@@ -102,9 +144,12 @@ impl Compactor {
                 .insert(terminal_id.clone(), self.events.len());
             let mut ev = ev;
             if let StreamEvent::TerminalOutput {
-                data, truncated, ..
+                data,
+                truncated,
+                output_byte_limit,
+                ..
             } = &mut ev
-                && cut_start(data, TERMINAL_KEEP_BYTES)
+                && cut_amortised(data, terminal_keep(*output_byte_limit))
             {
                 *truncated = Some(true);
             }
@@ -231,14 +276,16 @@ fn merge_tool_call(first: &mut ToolCallEvent, u: &ToolCallEvent) {
     }
 }
 
-/// Appends a terminal's later event to its first: data appended (the start cut beyond
-/// [`TERMINAL_KEEP_BYTES`]), exit status and `truncated` kept once set.
+/// Appends a terminal's later event to its first: data appended (the start cut beyond the
+/// terminal's limit, with slack), exit status and `truncated` kept once set; the first event's
+/// `outputByteLimit` stays (a later event does not carry it).
 fn merge_terminal(first: &mut StreamEvent, later: &StreamEvent) {
     let (
         StreamEvent::TerminalOutput {
             data,
             exit_status,
             truncated,
+            output_byte_limit,
             ..
         },
         StreamEvent::TerminalOutput {
@@ -255,9 +302,18 @@ fn merge_terminal(first: &mut StreamEvent, later: &StreamEvent) {
     if exit.is_some() {
         exit_status.clone_from(exit);
     }
-    if cut_start(data, TERMINAL_KEEP_BYTES) || *cut == Some(true) {
+    if cut_amortised(data, terminal_keep(*output_byte_limit)) || *cut == Some(true) {
         *truncated = Some(true);
     }
+}
+
+/// Cuts `s` back to `max` bytes only once it holds more than [`TERMINAL_SLACK_FACTOR`] times
+/// that (amortised: see there). Returns whether anything was dropped.
+fn cut_amortised(s: &mut String, max: usize) -> bool {
+    if s.len() <= max.saturating_mul(TERMINAL_SLACK_FACTOR) {
+        return false;
+    }
+    cut_start(s, max)
 }
 
 /// Drops the start of `s` so that at most `max` bytes remain, cutting at a character boundary

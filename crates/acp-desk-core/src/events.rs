@@ -63,7 +63,7 @@ pub const ADDITIONS: &[(&str, &str)] = &[
     ),
     (
         "terminal-output",
-        "new kind: a terminal's new output (a delta, never resent) and, last, its exit status",
+        "new kind: a terminal's new output (a delta, never resent) and, last, its exit status; outputByteLimit on its first event",
     ),
     (
         "file-changed",
@@ -265,7 +265,8 @@ pub enum StreamEvent {
     },
     /// A terminal the agent created (`terminal/create`): output as it comes, then one event
     /// with `exitStatus` (and empty `data`) when the command has exited. Consumers append
-    /// `data` and keep at most the terminal's output limit, cut from the start.
+    /// `data` and keep at most the terminal's output limit (`outputByteLimit`, on the
+    /// terminal's first event), cut from the start.
     #[serde(rename = "terminal-output")]
     TerminalOutput {
         session_id: String,
@@ -277,6 +278,10 @@ pub enum StreamEvent {
         /// `true` once more output came than the terminal keeps: its start was dropped.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         truncated: Option<bool>,
+        /// The most output the terminal keeps, in bytes (the agent's `outputByteLimit`, or our
+        /// default, capped): on the terminal's first event only.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output_byte_limit: Option<u64>,
     },
     /// A file changed during the turn: written through `fs/write_text_file`, or changed on disk
     /// while the turn ran (the agent's own tools), as the folder watcher saw it. The entry is in

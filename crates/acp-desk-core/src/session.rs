@@ -36,7 +36,7 @@ use crate::rules::{RuleStore, Subject};
 use crate::terminal::{TerminalEvent, TerminalOptions, Terminals};
 use crate::thread::{self, Thread};
 use crate::watch::{ReadTracker, RootWatcher, WatchError, WatchEvent};
-use services::{ClientOp, Done, TermState};
+use services::{Approved, ClientOp, Done, TermState};
 
 /// Events travel to consumers in batches: one per burst of agent messages (one read of its
 /// output), so a flood costs one wake-up per batch rather than per event.
@@ -442,11 +442,12 @@ struct Parked {
 }
 
 enum ParkedKind {
-    /// The agent's `session/request_permission`, with the paths its tool call names (an
-    /// answer by the user allowing it covers client access to those paths for the turn) and
-    /// what rules match it on.
+    /// The agent's `session/request_permission`, with the paths its tool call names and its
+    /// kind (an answer by the user allowing it covers the access that kind implies to those
+    /// paths for the turn), and what rules match it on.
     Agent {
         paths: Vec<PathBuf>,
+        kind: Option<acp::ToolKind>,
         subject: Box<Subject>,
     },
     /// A request of the agent for a path outside the roots, waiting for the user.
@@ -494,9 +495,9 @@ struct Owner {
     done_tx: mpsc::UnboundedSender<Done>,
     done_rx: mpsc::UnboundedReceiver<Done>,
     in_flight: usize,
-    /// Paths named by tool calls the user allowed this turn: client access to them needs no
-    /// second question.
-    approved_paths: Vec<PathBuf>,
+    /// Paths named by tool calls the user allowed this turn (canonical, with what the call's
+    /// kind lets the client do there): such client access needs no second question.
+    approved_paths: Vec<Approved>,
     /// Remembered answers; `None` when the session keeps none.
     rules: Option<Arc<tokio::sync::Mutex<RuleStore>>>,
     /// A problem with the rules file, shown once the session is ready.
@@ -917,6 +918,7 @@ impl Owner {
             prompt.raw_input.as_ref(),
         );
         let subject = Box::new(Subject::from_prompt(&prompt, Some(&self.opts.cwd)));
+        let kind = prompt.tool_kind;
         self.audit.permission_asked(
             &correlation,
             &prompt.target_tool_call_id,
@@ -930,7 +932,11 @@ impl Owner {
             Parked {
                 request: id,
                 options,
-                kind: ParkedKind::Agent { paths, subject },
+                kind: ParkedKind::Agent {
+                    paths,
+                    kind,
+                    subject,
+                },
             },
         );
         self.after_park(&correlation).await;
@@ -1066,7 +1072,11 @@ impl Owner {
         self.audit
             .permission_answered(correlation, by, &resolution, &parked.options);
         match parked.kind {
-            ParkedKind::Agent { paths, subject } => {
+            ParkedKind::Agent {
+                paths,
+                kind,
+                subject,
+            } => {
                 if by == SettledBy::User {
                     self.remember(&subject, selected_kind).await;
                 }
@@ -1085,7 +1095,7 @@ impl Owner {
                     )
                 );
                 if allowed && by == SettledBy::User {
-                    self.approved_paths.extend(paths);
+                    self.approve_paths(paths, kind);
                 }
             }
             ParkedKind::Client(op) => {

@@ -290,9 +290,30 @@ impl Terminals {
         }
     }
 
-    /// Starts the command and returns at once; output and exit arrive as events.
+    /// Starts the command and returns at once; output and exit arrive as events. Blocks on the
+    /// file system and on starting the process: a caller that must not block runs
+    /// [`Terminals::start`] on the blocking pool and [`Terminals::adopt`]s its result.
     pub fn create(&mut self, req: TerminalRequest) -> Result<acp::TerminalId, TerminalError> {
-        let handle = tokio::runtime::Handle::try_current().map_err(|_| TerminalError::NoRuntime)?;
+        let id = self.reserve_id();
+        let started = Self::start(req, &self.opts)?;
+        self.adopt(id, started)
+    }
+
+    /// The options terminals start with (for [`Terminals::start`] off the session's task).
+    pub fn options(&self) -> &TerminalOptions {
+        &self.opts
+    }
+
+    /// A fresh id for a terminal about to be started.
+    pub fn reserve_id(&mut self) -> acp::TerminalId {
+        self.next_id += 1;
+        acp::TerminalId::new(format!("term-{}", self.next_id))
+    }
+
+    /// The blocking part of creating a terminal: checks the working folder, finds the program,
+    /// opens the pty and starts the command. Dropping the result (never adopted) closes the pty,
+    /// which ends the command.
+    pub fn start(req: TerminalRequest, opts: &TerminalOptions) -> Result<Started, TerminalError> {
         if !req.cwd.is_absolute() {
             return Err(TerminalError::BadCwd {
                 cwd: req.cwd,
@@ -311,10 +332,31 @@ impl Terminals {
             .unwrap_or(DEFAULT_OUTPUT_BYTE_LIMIT)
             .min(MAX_OUTPUT_BYTE_LIMIT);
         let (program, args) = plan_command(&req)?;
-        let spawned = spawn(&program, &args, &req, &self.opts)?;
+        let spawned = spawn(&program, &args, &req, opts)?;
+        Ok(Started {
+            req,
+            program,
+            args,
+            limit,
+            spawned,
+        })
+    }
 
-        self.next_id += 1;
-        let id = acp::TerminalId::new(format!("term-{}", self.next_id));
+    /// Makes a started command the session's terminal `id` (from [`Terminals::reserve_id`]):
+    /// its output and exit now arrive as events. Does not block.
+    pub fn adopt(
+        &mut self,
+        id: acp::TerminalId,
+        started: Started,
+    ) -> Result<acp::TerminalId, TerminalError> {
+        let handle = tokio::runtime::Handle::try_current().map_err(|_| TerminalError::NoRuntime)?;
+        let Started {
+            req,
+            program,
+            args,
+            limit,
+            spawned,
+        } = started;
         let (exit_tx, exit_rx) = watch::channel(None);
         let (released, released_rx) = watch::channel(false);
         let shared = Arc::new(Shared {
@@ -352,7 +394,7 @@ impl Terminals {
         let master = spawned.master;
         let reader = spawned.reader;
         std::thread::Builder::new()
-            .name(format!("terminal-read-{}", self.next_id))
+            .name(format!("terminal-read-{id}"))
             .spawn(move || read_loop(reader, master, reader_shared, reader_outbox))
             .map_err(|e| spawn_error(&req.command, e))?;
         let waiter_shared = shared.clone();
@@ -361,7 +403,7 @@ impl Terminals {
         #[cfg(not(unix))]
         let child = spawned.child;
         let waited = std::thread::Builder::new()
-            .name(format!("terminal-wait-{}", self.next_id))
+            .name(format!("terminal-wait-{id}"))
             .spawn(move || wait_loop(child, waiter_shared, outbox));
         if let Err(e) = waited {
             // The reader is running; without a waiter nothing would ever report the exit.
@@ -704,6 +746,14 @@ fn plan_command(req: &TerminalRequest) -> Result<(PathBuf, Vec<String>), Termina
         .find(|(k, _)| k == "PATH")
         .map(|(_, v)| v.as_str());
     if req.args.is_empty() && req.command.contains(SHELL_SYNTAX) {
+        // A path to a program whose name has spaces (`/opt/My Tools/run`) is that program, not
+        // a shell line that would split it.
+        if req.command.contains('/') {
+            let program = req.cwd.join(&req.command);
+            if is_executable_file(&program) {
+                return Ok((program, Vec::new()));
+            }
+        }
         let shell =
             resolve("bash", &req.cwd, path_override).unwrap_or_else(|_| PathBuf::from("/bin/sh"));
         return Ok((shell, vec!["-c".into(), req.command.clone()]));
@@ -712,6 +762,20 @@ fn plan_command(req: &TerminalRequest) -> Result<(PathBuf, Vec<String>), Termina
         resolve(&req.command, &req.cwd, path_override)?,
         req.args.clone(),
     ))
+}
+
+/// Whether `p` is a regular file (symlinks followed) that may be executed.
+fn is_executable_file(p: &Path) -> bool {
+    let Ok(meta) = std::fs::metadata(p) else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        meta.is_file() && meta.permissions().mode() & 0o111 != 0
+    }
+    #[cfg(not(unix))]
+    meta.is_file()
 }
 
 /// `process::resolve_command`, in the request's `PATH` when it sets one.
@@ -735,6 +799,15 @@ fn resolve(command: &str, cwd: &Path, path: Option<&str>) -> Result<PathBuf, Ter
         .filter_map(|dir| dir.join(command).to_str().map(str::to_owned))
         .find_map(|candidate| process::resolve_command(&candidate, cwd).ok())
         .ok_or_else(|| not_found(" on the PATH the agent gave"))
+}
+
+/// A command started by [`Terminals::start`], waiting to be [`Terminals::adopt`]ed.
+pub struct Started {
+    req: TerminalRequest,
+    program: PathBuf,
+    args: Vec<String>,
+    limit: usize,
+    spawned: Spawned,
 }
 
 struct Spawned {

@@ -425,32 +425,38 @@ impl Thread {
 /// with thousands of path-like words is not worth scanning further.
 const MAX_NAMED_PATHS: usize = 64;
 
-/// The absolute paths a tool call names: its locations, and in its raw input every string
-/// that is an absolute path or, in a command line, a word that is one (`cat /etc/hostname`).
+/// Keys of a tool call's raw input whose string value is a path the call acts on, as the
+/// agents we know spell them (claude-code-acp `file_path`/`notebook_path`/`path`, Zed's
+/// `abs_path`, a terminal's `cwd`). Free text (`content`, `new_string`, `command`, ...) is never
+/// read for paths: a file body that mentions `/etc/shadow` must not make it "named".
+const PATH_KEYS: &[&str] = &["file_path", "path", "abs_path", "notebook_path", "cwd"];
+
+/// Key of a raw-input array whose strings are each a path the call acts on.
+const PATHS_KEY: &str = "paths";
+
+/// The absolute paths a tool call names: its locations, and in its raw input the top-level
+/// values of the known path keys ([`PATH_KEYS`], and the strings of a `paths` array). Nothing
+/// is taken from free text: no words of a command line, no paths inside file bodies.
 pub fn paths_named(locations: &[acp::ToolCallLocation], raw_input: Option<&Value>) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = locations
         .iter()
         .map(|l| l.path.clone())
         .filter(|p| p.is_absolute())
         .collect();
-    let mut stack: Vec<&Value> = raw_input.into_iter().collect();
-    while let Some(v) = stack.pop() {
-        if out.len() >= MAX_NAMED_PATHS {
-            break;
-        }
-        match v {
-            Value::String(s) => {
-                let words = std::iter::once(s.as_str()).chain(s.split_whitespace());
-                for w in words {
-                    let w = w.trim_matches(|c| c == '"' || c == '\'' || c == ';');
-                    if Path::new(w).is_absolute() && !w.contains('\n') {
-                        out.push(PathBuf::from(w));
-                    }
-                }
+    if let Some(Value::Object(o)) = raw_input {
+        let single = PATH_KEYS.iter().filter_map(|k| o.get(*k));
+        let listed = o
+            .get(PATHS_KEY)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten();
+        for v in single.chain(listed) {
+            if let Some(s) = v.as_str()
+                && Path::new(s).is_absolute()
+                && !s.contains('\n')
+            {
+                out.push(PathBuf::from(s));
             }
-            Value::Array(a) => stack.extend(a.iter()),
-            Value::Object(o) => stack.extend(o.values()),
-            _ => {}
         }
     }
     out.truncate(MAX_NAMED_PATHS);

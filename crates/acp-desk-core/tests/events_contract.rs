@@ -190,6 +190,7 @@ fn all_events() -> Vec<StreamEvent> {
             data: "ok\n".into(),
             exit_status: Some(acp::TerminalExitStatus::new().exit_code(0)),
             truncated: Some(true),
+            output_byte_limit: Some(1024),
         },
         StreamEvent::FileChanged {
             session_id: sid(),
@@ -591,10 +592,25 @@ fn terminal_output_is_spelled_as_design_md_defines_it() {
         data: "é\n".into(),
         exit_status: None,
         truncated: None,
+        output_byte_limit: None,
     };
     assert_eq!(
         serde_json::to_value(&ev).unwrap(),
         json!({"kind": "terminal-output", "sessionId": "s1", "terminalId": "term-1", "data": "é\n"})
+    );
+    // The terminal's first event carries its limit.
+    let first = StreamEvent::TerminalOutput {
+        session_id: "s1".into(),
+        terminal_id: "term-1".into(),
+        data: String::new(),
+        exit_status: None,
+        truncated: None,
+        output_byte_limit: Some(200),
+    };
+    assert_eq!(
+        serde_json::to_value(&first).unwrap(),
+        json!({"kind": "terminal-output", "sessionId": "s1", "terminalId": "term-1", "data": "",
+               "outputByteLimit": 200})
     );
     let last = StreamEvent::TerminalOutput {
         session_id: "s1".into(),
@@ -602,6 +618,7 @@ fn terminal_output_is_spelled_as_design_md_defines_it() {
         data: String::new(),
         exit_status: Some(acp::TerminalExitStatus::new().signal("SIGTERM".to_string())),
         truncated: Some(true),
+        output_byte_limit: None,
     };
     assert_eq!(
         serde_json::to_value(&last).unwrap(),

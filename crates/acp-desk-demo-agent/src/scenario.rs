@@ -165,7 +165,7 @@ pub struct TerminalStep {
 }
 
 /// What to do with a created terminal: `"wait"`, `"output"`, `"kill"`, `"release"`,
-/// `{"sleep": ms}`.
+/// `{"sleep": ms}`, `{"wait_many": {"count": 100, "read": "notes.txt"}}`.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TermAction {
@@ -174,6 +174,19 @@ pub enum TermAction {
     Kill,
     Release,
     Sleep(u64),
+    WaitMany(WaitManyAction),
+}
+
+/// `count` `terminal/wait_for_exit` requests sent at once, and, while they wait, an
+/// `fs/read_text_file` of `read` (relative: against the session's cwd), then with `release`
+/// a `terminal/release` of the terminal (the waits then get the kill's status).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WaitManyAction {
+    pub count: usize,
+    pub read: Option<String>,
+    #[serde(default)]
+    pub release: bool,
 }
 
 #[derive(Debug, Deserialize)]

@@ -25,8 +25,13 @@ use crate::log;
 use crate::out::Out;
 use crate::scenario::{
     DEFAULT_CHUNK_CHARS, DEFAULT_DELAY_MS, FloodStep, PermissionStep, ReadFileStep, Step,
-    TermAction, TerminalStep, TextStep, WriteDirectlyStep, WriteFileStep, split_chunks,
+    TermAction, TerminalStep, TextStep, WaitManyAction, WriteDirectlyStep, WriteFileStep,
+    split_chunks,
 };
+
+/// Longest a `wait_many` waits for all its answers: far past any scenario's command, short
+/// enough that a client that never answers fails the test instead of hanging it.
+const WAIT_MANY_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Characters of file or terminal text quoted in a report line: enough to see what came back.
 const PREVIEW_CHARS: usize = 200;
@@ -494,6 +499,7 @@ impl<'a> Turn<'a> {
                 TermAction::Sleep(ms) => {
                     self.wait(Duration::from_millis(*ms));
                 }
+                TermAction::WaitMany(w) => self.terminal_wait_many(&id, w)?,
             }
         }
         if let Some(call) = &t.tool_call_id {
@@ -519,6 +525,115 @@ impl<'a> Turn<'a> {
             }
             Err((code, message)) => format!("terminal/wait_for_exit {id}: error {code}: {message}"),
         };
+        self.report(line)?;
+        Ok(())
+    }
+
+    /// Sends all the waits (and the read) before reading any answer, as an agent running
+    /// several tools at once does; reports how many waits were answered, and whether the read
+    /// was answered while they still waited.
+    fn terminal_wait_many(&mut self, id: &TerminalId, w: &WaitManyAction) -> anyhow::Result<()> {
+        let send = |this: &Self, method: &str, params: Value| -> io::Result<u64> {
+            let rid = this.shared.next_request_id.fetch_add(1, Ordering::Relaxed);
+            lock(&this.shared.pending).insert(rid, this.tx.clone());
+            this.out().request(rid, method, params)?;
+            Ok(rid)
+        };
+        let req = serde_json::to_value(WaitForTerminalExitRequest::new(
+            self.session_id.clone(),
+            id.clone(),
+        ))?;
+        let mut waits = std::collections::HashSet::new();
+        for _ in 0..w.count {
+            waits.insert(send(self, "terminal/wait_for_exit", req.clone())?);
+        }
+        let read = match &w.read {
+            Some(p) => {
+                let path = self.resolve(p, false);
+                let req = ReadTextFileRequest::new(self.session_id.clone(), path.clone());
+                let rid = send(self, "fs/read_text_file", serde_json::to_value(req)?)?;
+                Some((rid, path))
+            }
+            None => None,
+        };
+        let mut release = if w.release {
+            let req = ReleaseTerminalRequest::new(self.session_id.clone(), id.clone());
+            Some(send(self, "terminal/release", serde_json::to_value(req)?)?)
+        } else {
+            None
+        };
+        let (mut answered, mut errors) = (0usize, Vec::new());
+        let mut statuses = std::collections::BTreeSet::new();
+        let mut read_report = None;
+        let deadline = Instant::now() + WAIT_MANY_TIMEOUT;
+        while !waits.is_empty() || (read.is_some() && read_report.is_none()) || release.is_some() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let Ok(event) = self.rx.recv_timeout(left) else {
+                break;
+            };
+            let TurnEvent::Response { id: got, message } = event else {
+                self.cancelled = true;
+                break;
+            };
+            lock(&self.shared.pending).remove(&got);
+            let error = message.get("error").map(|e| {
+                let code = e.get("code").and_then(Value::as_i64).unwrap_or(0);
+                let text = e.get("message").and_then(Value::as_str).unwrap_or_default();
+                format!("error {code}: {text}")
+            });
+            if waits.remove(&got) {
+                match error {
+                    Some(e) => errors.push(e),
+                    None => {
+                        answered += 1;
+                        let status = message
+                            .get("result")
+                            .cloned()
+                            .and_then(|v| serde_json::from_value(v).ok())
+                            .map_or_else(
+                                || "no status".to_owned(),
+                                |r: WaitForTerminalExitResponse| exit_text(&r.exit_status),
+                            );
+                        statuses.insert(status);
+                    }
+                }
+            } else if release == Some(got) {
+                release = None;
+                let r = error.map_or_else(|| "ok".to_owned(), |e| format!("{e} - UNEXPECTED"));
+                self.report(format!("terminal/release {id}: {r}"))?;
+            } else if let Some((rid, path)) = &read
+                && *rid == got
+            {
+                let when = if waits.is_empty() {
+                    "UNEXPECTED: answered only after the waits"
+                } else {
+                    "answered while the waits waited"
+                };
+                read_report = Some(match error {
+                    Some(e) => format!("fs/read_text_file {}: {e} - UNEXPECTED", path.display()),
+                    None => format!("fs/read_text_file {}: ok, {when}", path.display()),
+                });
+            }
+        }
+        for rid in &waits {
+            lock(&self.shared.pending).remove(rid);
+        }
+        if let Some(r) = read_report {
+            self.report(r)?;
+        }
+        let statuses: Vec<String> = statuses.into_iter().collect();
+        let mut line = format!(
+            "terminal/wait_for_exit {id} x{}: {answered} answered, {} errors, {} unanswered; {}",
+            w.count,
+            errors.len(),
+            waits.len(),
+            statuses.join(" / ")
+        );
+        if let Some(e) = errors.first() {
+            line.push_str(&format!(" (first: {e}) - UNEXPECTED"));
+        } else if !waits.is_empty() {
+            line.push_str(" - UNEXPECTED");
+        }
         self.report(line)?;
         Ok(())
     }

@@ -66,6 +66,13 @@ pub enum FsError {
     )]
     SymlinkSwapped { path: PathBuf },
 
+    /// The folder the user was asked to add to the session is no longer the one shown (a part
+    /// of its path was replaced, e.g. by a symbolic link, while the question was open).
+    #[error(
+        "`{path}` changed while the user was asked to add it to the session (it was replaced, perhaps by a symbolic link), so it was not added; ask again if it is still needed"
+    )]
+    FolderChanged { path: PathBuf },
+
     #[error(
         "the disk is full: `{path}` could not be written and was left unchanged; free space and retry"
     )]
@@ -160,6 +167,7 @@ impl FsError {
             | FsError::TooLarge { path, .. }
             | FsError::ReadOnly { path }
             | FsError::SymlinkSwapped { path }
+            | FsError::FolderChanged { path }
             | FsError::DiskFull { path }
             | FsError::WriteFailed { path, .. }
             | FsError::Io { path, .. } => path,

@@ -38,7 +38,7 @@ pub use changes::{Change, ChangeSet, ChangeSource};
 pub use compat::Compat;
 pub use error::{FsError, RESOURCE_NOT_FOUND};
 pub use read::{MAX_READ_BYTES, SNIFF_BYTES, read_text_file};
-pub use roots::{Resolved, Roots};
+pub use roots::{FolderId, Resolved, Roots};
 pub use write::{
     ContentHash, MAX_BEFORE_BYTES, TEMP_MARKER, WriteRecord, is_temp_file_name, write_text_file,
 };

@@ -69,6 +69,24 @@ impl Roots {
         Ok(())
     }
 
+    /// Adds `folder` as the user saw it when asked: it must still be canonical (no part of it
+    /// replaced by a symbolic link since) and still the same folder (`id`, from
+    /// [`FolderId::of`] at asking time). Otherwise [`FsError::FolderChanged`], and nothing is
+    /// added: adding whatever the path leads to now would grant a folder nobody was asked about.
+    pub fn add_checked_root(&mut self, folder: &Path, id: FolderId) -> Result<(), FsError> {
+        let changed = || FsError::FolderChanged {
+            path: folder.to_owned(),
+        };
+        let canonical = std::fs::canonicalize(folder).map_err(|_| changed())?;
+        if canonical != folder || FolderId::of(folder) != Some(id) {
+            return Err(changed());
+        }
+        if !self.roots.contains(&canonical) {
+            self.roots.push(canonical);
+        }
+        Ok(())
+    }
+
     /// The canonical roots, `cwd` first.
     pub fn roots(&self) -> &[PathBuf] {
         &self.roots
@@ -100,6 +118,37 @@ impl Roots {
             root,
             approved_outside: false,
         })
+    }
+}
+
+/// Which folder a path is, as the file system knows it (device and inode on unix), so a folder
+/// swapped for another (or for a symlink) under the same name is told apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FolderId {
+    #[cfg(unix)]
+    dev: u64,
+    #[cfg(unix)]
+    ino: u64,
+}
+
+impl FolderId {
+    /// `None` unless `path` is a folder itself (a symlink to one is not: it is not followed).
+    pub fn of(path: &Path) -> Option<FolderId> {
+        let meta = std::fs::symlink_metadata(path).ok()?;
+        if !meta.is_dir() {
+            return None;
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            Some(FolderId {
+                dev: meta.dev(),
+                ino: meta.ino(),
+            })
+        }
+        // Elsewhere only the canonical-path check of `add_checked_root` applies.
+        #[cfg(not(unix))]
+        Some(FolderId {})
     }
 }
 

@@ -102,7 +102,20 @@ impl Dir {
                     ) {
                         // Someone else made it first: fine, open whatever is there now
                         // (a symlink is still refused by the open).
-                        Ok(()) | Err(Errno::EXIST) => made = true,
+                        Ok(()) => {
+                            made = true;
+                            // The new folder's entry is in this folder: fsync it, or a crash
+                            // could lose the folder (and the file the write then puts in it)
+                            // after the write reported success.
+                            rustix::fs::fsync(&self.fd).map_err(|e| {
+                                write_error(
+                                    "record the new folder on disk (fsync)",
+                                    &path,
+                                    e.into(),
+                                )
+                            })?;
+                        }
+                        Err(Errno::EXIST) => made = true,
                         Err(e) => return Err(write_error("create the folder", &path, e.into())),
                     }
                 }
@@ -204,6 +217,11 @@ impl Dir {
             Ok(st) if FileType::from_raw_mode(st.st_mode) == FileType::Symlink => {
                 FsError::SymlinkSwapped { path }
             }
+            // A file where the path needs a folder (`notes.txt/x`): the agent's path is wrong.
+            Ok(_) if e == Errno::NOTDIR => FsError::InvalidPath {
+                path,
+                reason: "a part of it is a file, not a folder; check the path",
+            },
             _ => FsError::io(op, path, e.into()),
         }
     }

@@ -994,3 +994,33 @@ fn sigkill_leaves_the_old_or_the_new_text() {
         "the child made progress in only {progressed} rounds"
     );
 }
+
+#[test]
+fn a_path_through_a_file_is_invalid_params_not_an_internal_error() {
+    let f = fixture();
+    std::fs::write(f.root.join("file.txt"), "x").unwrap();
+    let r = f.roots.resolve(f.root.join("file.txt/x")).unwrap();
+    let e = read_text_file(&r, None, None).unwrap_err();
+    assert_eq!(e.jsonrpc_code(), -32602, "{e:?}");
+    assert!(e.to_string().contains("is a file, not a folder"), "{e}");
+    let r = f.roots.resolve(f.root.join("file.txt/x/y.txt")).unwrap();
+    let e = write_text_file(&r, "y").unwrap_err();
+    assert_eq!(e.jsonrpc_code(), -32602, "{e:?}");
+    assert_eq!(
+        std::fs::read_to_string(f.root.join("file.txt")).unwrap(),
+        "x"
+    );
+}
+
+#[test]
+fn a_write_creating_folders_makes_them() {
+    // The folders a write creates are fsynced into their parents (not observable here beyond
+    // the write succeeding; the fsync's failure path is the same as mkdir's).
+    let f = fixture();
+    let r = f.roots.resolve(f.root.join("a/b/c.txt")).unwrap();
+    write_text_file(&r, "c").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(f.root.join("a/b/c.txt")).unwrap(),
+        "c"
+    );
+}

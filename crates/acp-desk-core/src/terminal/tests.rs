@@ -146,6 +146,28 @@ async fn shell_line_without_args_runs_in_a_shell() {
     assert!(deltas.concat().contains("no-such-command-acp-desk"));
 }
 
+#[cfg(unix)]
+#[tokio::test]
+async fn a_lone_path_with_spaces_to_a_program_runs_that_program() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("My Tools");
+    std::fs::create_dir(&folder).unwrap();
+    let program = folder.join("say hi");
+    std::fs::write(&program, "#!/bin/sh\necho hi-from-the-program\n").unwrap();
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (mut terms, mut rx) = terminals(16);
+    let id = terms.create(req(program.to_str().unwrap(), &[])).unwrap();
+    let (deltas, status) = run_to_exit(&mut rx, &id).await;
+    assert_eq!(deltas.concat(), "hi-from-the-program\r\n");
+    assert_eq!(status.exit_code, Some(0));
+    // Not executable: still a shell line (which then fails to find `/…/My`).
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let id = terms.create(req(program.to_str().unwrap(), &[])).unwrap();
+    let (_, status) = run_to_exit(&mut rx, &id).await;
+    assert_ne!(status.exit_code, Some(0));
+}
+
 #[tokio::test]
 async fn multibyte_characters_split_across_reads_stay_whole() {
     let (mut terms, mut rx) = terminals(16);
