@@ -722,3 +722,61 @@ async fn a_rule_revoked_while_a_session_runs_stops_applying_at_its_next_turn() {
     assert_eq!(by, SettledBy::User);
     h.close().await;
 }
+
+/// The audit log with the client services' newer flows: paths resolved off the owner, a
+/// terminal started off the owner, exit waits answered from the terminal's exit event, and
+/// waits on a terminal released meanwhile.
+#[tokio::test]
+async fn commands_waited_on_and_writes_resolved_off_the_owner_are_audited() {
+    let home = home();
+    std::fs::write(home.project.join("notes.txt"), "before\n").unwrap();
+    let steps = json!([
+        {"read_file": {"path": "notes.txt", "expect": "before\n"}},
+        {"write_file": {"path": "notes.txt", "content": "after\n"}},
+        {"terminal": {"command": "sh", "args": ["-c", "exit 3"],
+                      "then": [{"wait_many": {"count": 3}}, "release"]}},
+        {"terminal": {"command": "sleep", "args": ["30"],
+                      "then": [{"wait_many": {"count": 3, "release": true}}]}}
+    ]);
+    let scenarios = scenario_dir(&[("audited", &["audited-waits"], steps)]);
+    let flags = ["--scenario-dir", scenarios.path().to_str().unwrap()];
+    let mut o = home.opts(&home.project);
+    o.audit = acp_desk_core::audit::AuditKind::On;
+    o.audit_dir = home.data.join("audit");
+    let (h, rx) = open(demo(&flags), o).await;
+    let rest = tokio::spawn(rx.all());
+    h.prompt(vec![acp_desk_core::text_block("audited-waits")])
+        .await
+        .unwrap();
+    h.close().await;
+    let said = text(&rest.await.unwrap());
+    for bad in ["UNEXPECTED", "MISMATCH"] {
+        assert!(!said.contains(bad), "a check failed:\n{said}");
+    }
+    assert!(said.contains("x3: 3 answered, 0 errors"), "{said}");
+    let lines = audit_lines(&home.data);
+    let notes = home.project.join("notes.txt");
+    let writes: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["event"] == "file-written" && l["path"] == notes.to_str().unwrap())
+        .collect();
+    assert_eq!(writes.len(), 1, "{lines:?}");
+    assert_eq!(writes[0]["via"], "fs-write");
+    let before = acp_desk_core::fs::ContentHash::of(b"before\n").to_hex();
+    assert_eq!(writes[0]["beforeHash"], before.as_str());
+    let commands: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["event"] == "command-run")
+        .collect();
+    assert_eq!(commands.len(), 2, "one line per terminal: {commands:?}");
+    let exited = commands.iter().find(|c| c["command"] == "sh").unwrap();
+    assert_eq!(exited["exitCode"], 3, "{exited:?}");
+    assert_eq!(exited["terminalId"], "term-1");
+    let released = commands.iter().find(|c| c["command"] == "sleep").unwrap();
+    assert_eq!(released["terminalId"], "term-2");
+    assert_eq!(released["args"], json!(["30"]));
+    assert!(
+        released.get("exitCode").is_none(),
+        "released before it exited: {released:?}"
+    );
+}
