@@ -61,9 +61,21 @@ pub struct Compactor {
     info: Option<usize>,
     /// Each terminal's one event (its output merged, at its first appearance).
     terminals: HashMap<String, usize>,
+    /// Folding live events into a frame (the hub) rather than a snapshot: a call announced in
+    /// an earlier frame stays `isUpdate: true`.
+    keep_updates: bool,
 }
 
 impl Compactor {
+    /// For live frames: events merged the same way, but a tool call's first event in the frame
+    /// keeps its `isUpdate` (the view may have seen the call in an earlier frame).
+    pub fn for_frames() -> Self {
+        Self {
+            keep_updates: true,
+            ..Self::default()
+        }
+    }
+
     pub fn new() -> Self {
         Self::default()
     }
@@ -127,7 +139,9 @@ impl Compactor {
                 return;
             }
             // In a snapshot the first event of a call announces it.
-            tc.is_update = false;
+            if !self.keep_updates {
+                tc.is_update = false;
+            }
             self.tools
                 .insert(tc.tool_call_id.clone(), self.events.len());
             self.events.push(Some(ev));

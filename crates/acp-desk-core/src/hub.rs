@@ -44,11 +44,20 @@ pub trait FrameSink: Send {
     fn send(&self, frame: StreamFrame) -> bool;
 }
 
-#[derive(Default)]
 pub struct Hub {
     thread: Compactor,
     pending: Compactor,
     views: Vec<Box<dyn FrameSink>>,
+}
+
+impl Default for Hub {
+    fn default() -> Self {
+        Self {
+            thread: Compactor::new(),
+            pending: Compactor::for_frames(),
+            views: Vec::new(),
+        }
+    }
 }
 
 impl Hub {
@@ -73,7 +82,7 @@ impl Hub {
         if self.pending.is_empty() {
             return;
         }
-        let events = std::mem::take(&mut self.pending).snapshot();
+        let events = std::mem::replace(&mut self.pending, Compactor::for_frames()).snapshot();
         let frame = StreamFrame {
             snapshot: false,
             events,
@@ -221,6 +230,54 @@ mod tests {
             late[0].events,
             vec![status(SessionState::Ready), text("he")]
         );
+    }
+
+    #[test]
+    fn a_known_call_stays_an_update_in_later_frames() {
+        use crate::events::ToolCallEvent;
+        let call = |is_update: bool, status| {
+            StreamEvent::ToolCall(Box::new(ToolCallEvent {
+                session_id: "s".into(),
+                tool_call_id: "c1".into(),
+                tool_name: if is_update {
+                    String::new()
+                } else {
+                    "Read".into()
+                },
+                arguments: serde_json::Value::Null,
+                is_update,
+                tool_kind: None,
+                status: Some(status),
+                content: None,
+                locations: None,
+                raw_output: None,
+                meta: None,
+            }))
+        };
+        let mut hub = Hub::new();
+        let view = Recorder::default();
+        hub.attach(Box::new(view.clone()));
+        hub.push(&[call(
+            false,
+            agent_client_protocol_schema::v1::ToolCallStatus::Pending,
+        )]);
+        hub.flush();
+        hub.push(&[call(
+            true,
+            agent_client_protocol_schema::v1::ToolCallStatus::Completed,
+        )]);
+        hub.flush();
+        let frames = view.0.lock().unwrap().clone();
+        let is_update = |f: &StreamFrame| match &f.events[0] {
+            StreamEvent::ToolCall(tc) => tc.is_update,
+            other => panic!("{other:?}"),
+        };
+        assert!(!is_update(&frames[1]));
+        assert!(is_update(&frames[2]), "a later frame's update must say so");
+        // A view attaching now gets the call announced (isUpdate false) in its snapshot.
+        let late = Recorder::default();
+        hub.attach(Box::new(late.clone()));
+        assert!(!is_update(&late.0.lock().unwrap()[0]));
     }
 
     #[test]

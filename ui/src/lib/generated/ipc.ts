@@ -195,6 +195,11 @@ export type StreamEvent =
        * `true` once more output came than the terminal keeps: its start was dropped.
        */
       truncated?: boolean | null;
+      /**
+       * The most output the terminal keeps, in bytes (the agent's `outputByteLimit`, or our
+       * default, capped): on the terminal's first event only.
+       */
+      outputByteLimit?: number | null;
     }
   | {
       kind: 'file-changed';
