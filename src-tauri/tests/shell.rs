@@ -150,6 +150,14 @@ fn every_command_is_granted_to_the_main_window() {
     }
 }
 
+#[test]
+fn the_app_and_the_cli_share_one_identifier() {
+    let conf = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../tauri.conf.json"))
+        .unwrap();
+    let conf: Value = serde_json::from_str(&conf).unwrap();
+    assert_eq!(conf["identifier"], acp_desk_core::paths::APP_IDENTIFIER);
+}
+
 #[derive(Clone, Default)]
 struct View(Arc<Mutex<Vec<StreamFrame>>>);
 

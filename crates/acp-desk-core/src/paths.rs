@@ -8,7 +8,8 @@
 
 use std::path::PathBuf;
 
-pub const APP_IDENTIFIER: &str = "dev.acpdesk.app";
+// Not `….app`: the tauri bundler warns that it clashes with macOS's application bundle extension.
+pub const APP_IDENTIFIER: &str = "dev.acpdesk.desk";
 
 pub fn config_dir() -> PathBuf {
     if let Some(p) = std::env::var_os("ACP_DESK_CONFIG_DIR") {
