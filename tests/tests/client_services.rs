@@ -45,6 +45,23 @@ fn option_of(
         .to_string()
 }
 
+/// One turn of `prompt` in a fresh demo-agent session with `flags`, after `prepare` ran on the
+/// session's folder; the turn must complete. Every event, the session closed.
+async fn completed_turn(
+    flags: &[&str],
+    prompt: &str,
+    prepare: impl FnOnce(&Path),
+) -> Vec<StreamEvent> {
+    let (h, rx, dir) = session(flags).await;
+    prepare(dir.path());
+    let collect = tokio::spawn(rx.all());
+    let outcome = finish(spawn_prompt(&h, prompt)).await;
+    assert_eq!(outcome.reason, TurnEndReason::Completed);
+    h.close().await;
+    drop(h);
+    collect.await.unwrap()
+}
+
 #[tokio::test]
 async fn files_scenario_reads_windows_writes_and_records_the_change_set() {
     let (h, rx, dir) = session(&[]).await;
@@ -121,13 +138,7 @@ async fn a_new_turn_starts_a_new_change_set() {
 
 #[tokio::test]
 async fn terminal_scenario_limit_kill_release_and_a_shell_line() {
-    let (h, rx, _dir) = session(&[]).await;
-    let collect = tokio::spawn(rx.all());
-    let outcome = finish(spawn_prompt(&h, "terminal")).await;
-    assert_eq!(outcome.reason, TurnEndReason::Completed);
-    h.close().await;
-    drop(h);
-    let evs = collect.await.unwrap();
+    let evs = completed_turn(&[], "terminal", |_| ()).await;
     let t = text(&evs);
     assert_no_failed_check(&t);
     // The limit: 50 lines of 20 bytes through a 200-byte limit, the end kept.
@@ -743,13 +754,7 @@ async fn terminals_not_released_are_capped() {
     steps.push(json!({"terminal": {"command": "true", "expect_error": -32603}}));
     let scenarios = scenario_dir(&[("many-terminals", &["many-terminals"], json!(steps))]);
     let flags = ["--scenario-dir", scenarios.path().to_str().unwrap()];
-    let (h, rx, _dir) = session(&flags).await;
-    let collect = tokio::spawn(rx.all());
-    let outcome = finish(spawn_prompt(&h, "many-terminals")).await;
-    assert_eq!(outcome.reason, TurnEndReason::Completed);
-    h.close().await;
-    drop(h);
-    let t = text(&collect.await.unwrap());
+    let t = text(&completed_turn(&flags, "many-terminals", |_| ()).await);
     assert_no_failed_check(&t);
     assert!(
         t.contains("too many terminals (32 were created and not released)"),
@@ -774,14 +779,12 @@ async fn many_exit_waits_neither_fail_nor_starve_file_reads() {
         ]),
     )]);
     let flags = ["--scenario-dir", scenarios.path().to_str().unwrap()];
-    let (h, rx, dir) = session(&flags).await;
-    std::fs::write(dir.path().join("notes.txt"), "n\n").unwrap();
-    let collect = tokio::spawn(rx.all());
-    let outcome = finish(spawn_prompt(&h, "many-waits")).await;
-    assert_eq!(outcome.reason, TurnEndReason::Completed);
-    h.close().await;
-    drop(h);
-    let t = text(&collect.await.unwrap());
+    let t = text(
+        &completed_turn(&flags, "many-waits", |dir| {
+            std::fs::write(dir.join("notes.txt"), "n\n").unwrap()
+        })
+        .await,
+    );
     assert_no_failed_check(&t);
     assert!(
         t.contains("notes.txt: ok, answered while the waits waited"),
@@ -809,13 +812,7 @@ async fn waits_on_a_terminal_released_meanwhile_get_the_kill_status() {
         ]),
     )]);
     let flags = ["--scenario-dir", scenarios.path().to_str().unwrap()];
-    let (h, rx, _dir) = session(&flags).await;
-    let collect = tokio::spawn(rx.all());
-    let outcome = finish(spawn_prompt(&h, "release-waited")).await;
-    assert_eq!(outcome.reason, TurnEndReason::Completed);
-    h.close().await;
-    drop(h);
-    let t = text(&collect.await.unwrap());
+    let t = text(&completed_turn(&flags, "release-waited", |_| ()).await);
     assert_no_failed_check(&t);
     assert!(t.contains("terminal/release term-1: ok"), "{t}");
     assert!(

@@ -237,25 +237,12 @@ impl<'a> Turn<'a> {
     }
 
     fn permission(&mut self, p: &PermissionStep) -> anyhow::Result<Flow> {
-        let id = self.shared.next_request_id.fetch_add(1, Ordering::Relaxed);
-        lock(&self.shared.pending).insert(id, self.tx.clone());
         let request = RequestPermissionRequest::new(
             self.session_id.clone(),
             p.tool_call.clone(),
             p.options.clone(),
         );
-        let sent = self
-            .out()
-            .request(id, "session/request_permission", &request);
-        let answer = match sent {
-            Ok(()) => self.await_response(id),
-            Err(e) => {
-                lock(&self.shared.pending).remove(&id);
-                return Err(e.into());
-            }
-        };
-        lock(&self.shared.pending).remove(&id);
-
+        let (id, answer) = self.request("session/request_permission", &request)?;
         let Some(message) = answer else {
             log!("the client did not answer permission request {id} after session/cancel");
             return Ok(Flow::Stop(StopReason::Cancelled));
@@ -310,13 +297,13 @@ impl<'a> Turn<'a> {
         }
     }
 
-    /// Sends one of the client methods and waits for its answer: the result, or the error's
-    /// code and message.
-    fn call<P: serde::Serialize>(
+    /// Sends a request to the client and waits for the answer message (`None`: none came before
+    /// the turn was cancelled). Returns the request's id with it.
+    fn request<P: serde::Serialize>(
         &mut self,
         method: &str,
         params: &P,
-    ) -> anyhow::Result<Result<Value, (i64, String)>> {
+    ) -> anyhow::Result<(u64, Option<Value>)> {
         let id = self.shared.next_request_id.fetch_add(1, Ordering::Relaxed);
         lock(&self.shared.pending).insert(id, self.tx.clone());
         let sent = self.out().request(id, method, params);
@@ -328,6 +315,17 @@ impl<'a> Turn<'a> {
             }
         };
         lock(&self.shared.pending).remove(&id);
+        Ok((id, answer))
+    }
+
+    /// Sends one of the client methods and waits for its answer: the result, or the error's
+    /// code and message.
+    fn call<P: serde::Serialize>(
+        &mut self,
+        method: &str,
+        params: &P,
+    ) -> anyhow::Result<Result<Value, (i64, String)>> {
+        let (_, answer) = self.request(method, params)?;
         let Some(message) = answer else {
             return Ok(Err((
                 -32800,
