@@ -37,27 +37,28 @@ export interface Backend {
   onDragHover(cb: (e: DragHover) => void): Promise<Unsubscribe>;
 }
 
-const IPC_CODES = new Set<string>([
-  'folder-missing',
-  'not-a-folder',
-  'folder-unreadable',
-  'agent-unknown',
-  'agent-unavailable',
-  'agent-failed',
-  'auth-required',
-  'session-unknown',
-  'session-starting',
-  'session-ended',
-  'turn-in-progress',
-  'permission-unknown',
-  'invalid-input',
-] satisfies IpcError['code'][]);
+// A Record, so the compiler fails when the Rust side adds a code this list lacks.
+const IPC_CODES: Record<IpcError['code'], true> = {
+  'folder-missing': true,
+  'not-a-folder': true,
+  'folder-unreadable': true,
+  'agent-unknown': true,
+  'agent-unavailable': true,
+  'agent-failed': true,
+  'auth-required': true,
+  'session-unknown': true,
+  'session-starting': true,
+  'session-ended': true,
+  'turn-in-progress': true,
+  'permission-unknown': true,
+  'invalid-input': true,
+};
 
 /** Whatever a command rejected with, as a UiError. */
 export function toUiError(e: unknown): UiError {
   if (typeof e === 'object' && e !== null && 'code' in e && 'message' in e) {
     const { code, message } = e as { code: unknown; message: unknown };
-    if (typeof code === 'string' && typeof message === 'string' && IPC_CODES.has(code)) {
+    if (typeof code === 'string' && typeof message === 'string' && Object.hasOwn(IPC_CODES, code)) {
       return { code, message } as IpcError;
     }
   }
