@@ -47,7 +47,7 @@ describe('App', () => {
     await fireEvent.keyDown(box, { key: 'Enter', shiftKey: true });
     expect(backend.called('prompt')).toEqual([]);
     await fireEvent.keyDown(box, { key: 'Enter' });
-    expect(backend.called('prompt')).toEqual([['s1', 'line one']]);
+    expect(backend.called('prompt')).toEqual([['s1', [{ type: 'text', text: 'line one' }]]]);
     expect(box.value).toBe('');
 
     backend.frame(

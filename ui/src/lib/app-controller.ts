@@ -1,6 +1,7 @@
 // The window's logic, without Svelte: opening folders (menu, command line and drops all come
-// through `openFolder`), the current session, prompting, stopping, answering permissions.
-import type { Backend, UiError, Unsubscribe } from './backend-types';
+// through `openFolder`), the open sessions and which one is shown, prompting, stopping,
+// answering permissions, drafts.
+import type { Backend, ProjectFiles, PromptPart, UiError, Unsubscribe } from './backend-types';
 import { toUiError } from './backend-types';
 import type {
   AgentListing,
@@ -14,12 +15,23 @@ import { SessionStore } from './session-store';
 export interface AppView {
   ready: boolean;
   agents: AgentListing | null;
+  /** The agent new sessions start with. */
   agent: string;
-  session: SessionInfo | null;
+  /** Open sessions, in the order they were opened (the sidebar's order). */
+  sessions: SessionInfo[];
+  /** The session shown, if any. */
+  active: string | null;
   /** The last error to show in the banner, until dismissed or replaced. */
   error: UiError | null;
   dragging: boolean;
   opening: boolean;
+}
+
+/** What the composer held for a session when the user left it. */
+export interface Draft {
+  text: string;
+  /** Files and images attached but not sent yet. */
+  parts: PromptPart[];
 }
 
 /** Runs `fn` before the next paint; tests pass one that runs at once. */
@@ -31,24 +43,30 @@ export const animationFrame: Scheduler = (fn) => {
 
 type Listener = (v: AppView) => void;
 
+/** How long the `@` picker's file list is reused before it is listed again. */
+const FILES_TTL_MS = 30_000;
+
 export class AppController {
-  readonly store = new SessionStore();
   private view: AppView = {
     ready: false,
     agents: null,
     agent: 'demo',
-    session: null,
+    sessions: [],
+    active: null,
     error: null,
     dragging: false,
     opening: false,
   };
   private listeners = new Set<Listener>();
   private unsubscribers: Unsubscribe[] = [];
+  private stores = new Map<string, SessionStore>();
+  /** Stores with frames applied but not yet announced (once per animation frame). */
+  private dirty = new Set<SessionStore>();
   private scheduled = false;
   /** Permission requests answered from this window (a second click is not sent again). */
   private answered = new Set<string>();
-  /** Frames for sessions other than the current one are dropped (a replaced session). */
-  private attachedTo: string | null = null;
+  private drafts = new Map<string, Draft>();
+  private files = new Map<string, { at: number; list: Promise<ProjectFiles> }>();
 
   constructor(
     private backend: Backend,
@@ -70,6 +88,15 @@ export class AppController {
   private set(patch: Partial<AppView>): void {
     this.view = { ...this.view, ...patch };
     for (const fn of this.listeners) fn(this.view);
+  }
+
+  /** The thread of an open session (a fresh empty one for an unknown id). */
+  store(id: string): SessionStore {
+    return this.stores.get(id) ?? new SessionStore();
+  }
+
+  get activeSession(): SessionInfo | null {
+    return this.view.sessions.find((s) => s.id === this.view.active) ?? null;
   }
 
   async start(): Promise<void> {
@@ -100,6 +127,10 @@ export class AppController {
     this.set({ error: null });
   }
 
+  showError(error: UiError): void {
+    this.set({ error });
+  }
+
   async pickFolder(): Promise<void> {
     try {
       await this.backend.pickFolder();
@@ -108,19 +139,37 @@ export class AppController {
     }
   }
 
-  /** Drops: a folder anywhere opens it; over the composer, files will attach (not yet). */
+  /** Shows another open session; its draft comes back with it. */
+  select(id: string): void {
+    if (this.stores.has(id)) this.set({ active: id });
+  }
+
+  /** Drops: a folder anywhere opens it; over the composer, files are mentioned in the draft. */
   async dropped(paths: string[], x: number, y: number): Promise<void> {
     this.set({ dragging: false });
     const [first] = paths;
     if (first === undefined) return;
-    if (this.view.session && this.overComposer(x, y)) {
-      this.set({
-        error: {
-          code: 'invalid-input',
-          message:
-            'Attaching dropped files to a prompt is not supported yet. Mention the file by name instead.',
-        },
-      });
+    const session = this.activeSession;
+    if (session && this.overComposer(x, y)) {
+      const inside = paths.filter((p) => isInside(p, session.folder));
+      const outside = paths.length - inside.length;
+      if (inside.length > 0) {
+        const draft = this.draft(session.id);
+        const have = new Set(draft.parts.flatMap((p) => (p.type === 'file' ? [p.path] : [])));
+        const added = inside
+          .map((p) => relativeTo(p, session.folder))
+          .filter((p) => p !== '' && !have.has(p))
+          .map((path): PromptPart => ({ type: 'file', path }));
+        this.saveDraft(session.id, { ...draft, parts: [...draft.parts, ...added] });
+      }
+      if (outside > 0) {
+        this.set({
+          error: {
+            code: 'invalid-input',
+            message: `${outside === 1 ? 'That item is' : `${outside} items are`} outside ${session.folder}; only files inside the project can be attached.`,
+          },
+        });
+      }
       return;
     }
     if (paths.length > 1) {
@@ -136,7 +185,7 @@ export class AppController {
   }
 
   /** The one way a session opens: from the menu's dialog, the command line or a drop. */
-  async openFolder(folder: string): Promise<void> {
+  async openFolder(folder: string, replacing?: string): Promise<void> {
     if (this.view.opening) {
       this.set({
         error: {
@@ -151,22 +200,24 @@ export class AppController {
     try {
       opened = await this.backend.openSession(folder, this.view.agent);
       const info = opened;
-      const previous = this.view.session;
-      this.attachedTo = info.id;
-      this.store.applyAll([{ snapshot: true, events: [] }]);
-      this.answered.clear();
-      this.set({ session: info });
-      await this.backend.attach(info.id, (frame) => this.onFrame(info.id, frame));
-      if (previous) {
-        // One session per window for now: the new folder replaces the old one.
-        void this.backend.closeSession(previous.id).catch(() => undefined);
+      const store = new SessionStore();
+      this.stores.set(info.id, store);
+      const sessions = [...this.view.sessions];
+      const at = replacing ? sessions.findIndex((s) => s.id === replacing) : -1;
+      if (at >= 0) sessions.splice(at, 1, info);
+      else sessions.push(info);
+      if (replacing) {
+        const draft = this.drafts.get(replacing);
+        if (draft) this.drafts.set(info.id, draft);
+        this.forget(replacing);
       }
+      this.set({ sessions, active: info.id });
+      await this.backend.attach(info.id, (frame) => this.onFrame(info.id, frame));
     } catch (e) {
-      if (opened && this.view.session?.id === opened.id) {
+      if (opened && this.stores.has(opened.id)) {
         // Opened but not attached: it could never be shown, so do not leave it running.
         void this.backend.closeSession(opened.id).catch(() => undefined);
-        this.attachedTo = null;
-        this.set({ session: null });
+        this.remove(opened.id);
       }
       this.set({ error: toUiError(e) });
     } finally {
@@ -174,34 +225,104 @@ export class AppController {
     }
   }
 
+  /** A new session in the same folder, in the ended one's place. */
+  async restart(id: string): Promise<void> {
+    const old = this.view.sessions.find((s) => s.id === id);
+    if (!old) return;
+    await this.openFolder(old.folder, id);
+    if (!this.stores.has(id)) void this.backend.closeSession(id).catch(() => undefined);
+  }
+
+  /** Ends a session (its agent too) and removes it from the window. */
+  async close(id: string): Promise<void> {
+    this.remove(id);
+    try {
+      await this.backend.closeSession(id);
+    } catch (e) {
+      const err = toUiError(e);
+      if (err.code !== 'session-unknown' && err.code !== 'session-ended') this.set({ error: err });
+    }
+  }
+
+  private remove(id: string): void {
+    const sessions = this.view.sessions.filter((s) => s.id !== id);
+    let active = this.view.active;
+    if (active === id) {
+      const at = this.view.sessions.findIndex((s) => s.id === id);
+      active = (sessions[Math.min(at, sessions.length - 1)] ?? null)?.id ?? null;
+    }
+    this.forget(id);
+    this.set({ sessions, active });
+  }
+
+  private forget(id: string): void {
+    const store = this.stores.get(id);
+    if (store) this.dirty.delete(store);
+    this.stores.delete(id);
+    this.drafts.delete(id);
+    this.files.delete(id);
+  }
+
   private onFrame(session: string, frame: StreamFrame): void {
-    if (session !== this.attachedTo) return;
-    this.store.applyQuietly([frame]);
+    const store = this.stores.get(session);
+    if (!store) return;
+    store.applyQuietly([frame]);
+    if (frame.events.some((e) => e.kind === 'file-changed' && e.created))
+      this.files.delete(session);
+    this.dirty.add(store);
     if (this.scheduled) return;
     this.scheduled = true;
     this.schedule(() => {
       this.scheduled = false;
-      this.store.notify();
+      const stores = [...this.dirty];
+      this.dirty.clear();
+      for (const s of stores) s.notify();
     });
   }
 
+  draft(id: string): Draft {
+    return this.drafts.get(id) ?? { text: '', parts: [] };
+  }
+
+  saveDraft(id: string, draft: Draft): void {
+    if (!this.stores.has(id)) return;
+    if (draft.text === '' && draft.parts.length === 0) this.drafts.delete(id);
+    else this.drafts.set(id, draft);
+    // Listeners re-read drafts (a drop over the composer changes the shown one).
+    this.set({});
+  }
+
+  /** The project's files for the `@` picker; listed once and reused for a while. */
+  listFiles(id: string): Promise<ProjectFiles> {
+    const cached = this.files.get(id);
+    if (cached && Date.now() - cached.at < FILES_TTL_MS) return cached.list;
+    const list = this.backend.listFiles(id);
+    this.files.set(id, { at: Date.now(), list });
+    list.catch(() => this.files.delete(id));
+    return list;
+  }
+
   /**
-   * Sends a prompt. Resolves false when it was refused (nothing to send, no session, or the
-   * command failed before the turn started), so the composer can give the draft back.
+   * Sends a prompt to the shown session. Resolves false when it was refused (nothing to send,
+   * no session, or the command failed before the turn started), so the composer can give the
+   * draft back.
    */
-  async send(text: string): Promise<boolean> {
-    const session = this.view.session;
-    if (!session || text.trim() === '') return false;
+  async send(parts: PromptPart[]): Promise<boolean> {
+    const session = this.activeSession;
+    const store = session ? this.stores.get(session.id) : undefined;
+    const meaningful = parts.some((p) => p.type !== 'text' || p.text.trim() !== '');
+    if (!session || !store || !meaningful) return false;
+    this.drafts.delete(session.id);
     // The command resolves when the turn ends; its events show the progress. What matters
     // here is whether it was refused before the turn started.
     const refused = new Promise<boolean>((resolve) => {
-      const unsubscribe = this.store.subscribe((v) => {
+      const unsubscribe = store.subscribe((v) => {
         if (v.turnRunning) {
           resolve(false);
           queueMicrotask(() => unsubscribe());
         }
       });
-      this.backend.prompt(session.id, text).then(
+      this.backend.prompt(session.id, parts).then(
         () => {
           resolve(false);
           unsubscribe();
@@ -217,21 +338,58 @@ export class AppController {
   }
 
   async stopTurn(): Promise<void> {
-    const session = this.view.session;
+    const session = this.activeSession;
     if (!session) return;
+    await this.run(() => this.backend.cancel(session.id));
+  }
+
+  async setMode(modeId: string): Promise<void> {
+    const session = this.activeSession;
+    if (!session) return;
+    await this.run(() => this.backend.setMode(session.id, modeId));
+  }
+
+  async setConfigOption(configId: string, value: string | boolean): Promise<void> {
+    const session = this.activeSession;
+    if (!session) return;
+    await this.run(() => this.backend.setConfigOption(session.id, configId, value));
+  }
+
+  /** Opens a file the agent named (a tool call's location) in the user's app for it. */
+  async openPath(path: string, line?: number | null): Promise<void> {
+    const session = this.activeSession;
+    if (!session) return;
+    await this.run(() => this.backend.openPath(session.id, path, line ?? null));
+  }
+
+  async revealPath(path: string): Promise<void> {
+    const session = this.activeSession;
+    if (!session) return;
+    await this.run(() => this.backend.revealPath(session.id, path));
+  }
+
+  /** A link in agent text, clicked: the system browser opens it (never this window). */
+  async openUrl(url: string): Promise<void> {
+    await this.run(() => this.backend.openUrl(url));
+  }
+
+  private async run(command: () => Promise<void>): Promise<void> {
     try {
-      await this.backend.cancel(session.id);
+      await command();
     } catch (e) {
       this.set({ error: toUiError(e) });
     }
   }
 
   async answer(req: AgentPromptEvent, resolution: PermissionResolution): Promise<void> {
-    const session = this.view.session;
-    if (!session || this.answered.has(req.toolCallId)) return;
+    const session = this.view.sessions.find((s) =>
+      this.stores.get(s.id)?.state.pending.includes(req),
+    );
+    const id = session?.id ?? this.view.active;
+    if (!id || this.answered.has(req.toolCallId)) return;
     this.answered.add(req.toolCallId);
     try {
-      await this.backend.respondPermission(session.id, req.toolCallId, resolution);
+      await this.backend.respondPermission(id, req.toolCallId, resolution);
     } catch (e) {
       const err = toUiError(e);
       // Settled elsewhere in the meantime (Stop, a rule, the agent): nothing to say.
@@ -240,4 +398,19 @@ export class AppController {
       this.set({ error: err });
     }
   }
+}
+
+/** Whether `path` is `folder` or inside it (both absolute, as the shell gives them). */
+export function isInside(path: string, folder: string): boolean {
+  const f = folder.replace(/[\\/]+$/, '');
+  return path === f || path.startsWith(`${f}/`) || path.startsWith(`${f}\\`);
+}
+
+/** `path` relative to `folder`, `/`-separated; '' for the folder itself. */
+export function relativeTo(path: string, folder: string): string {
+  const f = folder.replace(/[\\/]+$/, '');
+  return path
+    .slice(f.length)
+    .replace(/^[\\/]+/, '')
+    .replaceAll('\\', '/');
 }

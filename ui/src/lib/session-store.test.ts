@@ -146,4 +146,195 @@ describe('SessionStore', () => {
     });
     expect(store.state.entries[0]).toMatchObject({ type: 'user', text: 'go' });
   });
+
+  it('folds tool-call updates: content replaced whole, rawOutput kept when content is empty', () => {
+    const store = new SessionStore();
+    const base = { sessionId: sid, toolCallId: 't1', toolName: '', arguments: {}, isUpdate: true };
+    store.applyAll([
+      live({
+        ...base,
+        kind: 'tool-call',
+        toolName: 'Edit src/a.rs',
+        toolKind: 'edit',
+        status: 'pending',
+        isUpdate: false,
+        arguments: { path: 'src/a.rs' },
+        locations: [{ path: '/p/src/a.rs', line: 3 }],
+      }),
+      live({
+        ...base,
+        kind: 'tool-call',
+        status: 'in_progress',
+        content: [{ type: 'diff', path: '/p/src/a.rs', oldText: 'a', newText: 'b' }],
+      }),
+      live({ ...base, kind: 'tool-call', rawOutput: { stdout: 'ok' } }),
+      live({ kind: 'tool-result', sessionId: sid, toolCallId: 't1', result: {}, isError: false }),
+    ]);
+    expect(store.state.entries).toHaveLength(1);
+    expect(store.state.entries[0]).toMatchObject({
+      type: 'tool',
+      title: 'Edit src/a.rs',
+      kind: 'edit',
+      status: 'completed',
+      rawInput: { path: 'src/a.rs' },
+      rawOutput: { stdout: 'ok' },
+      locations: [{ path: '/p/src/a.rs', line: 3 }],
+      content: [{ type: 'diff', newText: 'b' }],
+    });
+  });
+
+  it('takes content and rawOutput from the result when the updates had none; a failure stays failed', () => {
+    const store = new SessionStore();
+    const call = {
+      kind: 'tool-call' as const,
+      sessionId: sid,
+      toolName: 'Run',
+      arguments: {},
+      isUpdate: false,
+    };
+    store.applyAll([
+      live(
+        { ...call, toolCallId: 'a' },
+        { ...call, toolCallId: 'b', status: 'failed' },
+        {
+          kind: 'tool-result',
+          sessionId: sid,
+          toolCallId: 'a',
+          result: {
+            content: [{ type: 'content', content: { type: 'text', text: 'out' } }],
+            rawOutput: 'raw',
+          },
+        },
+        { kind: 'tool-result', sessionId: sid, toolCallId: 'b', result: {}, isError: false },
+      ),
+    ]);
+    const [a, b] = store.state.entries;
+    expect(a).toMatchObject({ status: 'completed', rawOutput: 'raw' });
+    expect(a?.type === 'tool' && a.content).toHaveLength(1);
+    expect(b).toMatchObject({ status: 'failed' });
+  });
+
+  it('keeps terminal output per terminal, capped from the start, with its exit status', () => {
+    const store = new SessionStore();
+    const out = (data: string, extra: Partial<StreamEvent> = {}): StreamEvent =>
+      ({
+        kind: 'terminal-output',
+        sessionId: sid,
+        terminalId: 'term',
+        data,
+        ...extra,
+      }) as StreamEvent;
+    store.applyAll([live(out('abcdefghijk', { outputByteLimit: 8 } as Partial<StreamEvent>))]);
+    let t = store.state.terminals['term'];
+    expect(t).toMatchObject({ text: 'defghijk', dropped: 3, limit: 8, exitStatus: null });
+    store.applyAll([live(out('12', { exitStatus: { exitCode: 0 } } as Partial<StreamEvent>))]);
+    t = store.state.terminals['term'];
+    // Within the slack (a quarter of the limit): nothing trimmed yet.
+    expect(t).toMatchObject({ text: 'defghijk12', dropped: 3, exitStatus: { exitCode: 0 } });
+    // A view that had written everything so far continues with exactly the new text.
+    const written = 13;
+    store.applyAll([live(out('xyz'))]);
+    t = store.state.terminals['term'];
+    expect(t?.text.slice(written - (t?.dropped ?? 0))).toBe('xyz');
+    expect(t?.exitStatus).toEqual({ exitCode: 0 });
+  });
+
+  it('keeps usage, commands, modes, config options and background tasks up to date', () => {
+    const store = new SessionStore();
+    store.applyAll([
+      live(
+        {
+          kind: 'usage_update',
+          sessionId: sid,
+          used: 10,
+          size: 100,
+          cost: { amount: 0.5, currency: 'USD' },
+        },
+        { kind: 'usage_update', sessionId: sid, used: 20, size: 100 },
+        {
+          kind: 'available-commands',
+          sessionId: sid,
+          commands: [{ name: 'help', description: 'Help' }],
+        },
+        {
+          kind: 'modes',
+          sessionId: sid,
+          currentModeId: 'ask',
+          availableModes: [
+            { id: 'ask', name: 'Ask' },
+            { id: 'code', name: 'Code' },
+          ],
+        },
+        { kind: 'current-mode', sessionId: sid, currentModeId: 'code' },
+        {
+          kind: 'config-options',
+          sessionId: sid,
+          configOptions: [
+            {
+              id: 'model',
+              name: 'Model',
+              type: 'select',
+              currentValue: 'a',
+              options: [{ value: 'a', name: 'A' }],
+            },
+          ],
+        },
+        {
+          kind: 'background-task',
+          sessionId: sid,
+          phase: 'started',
+          task: { taskId: 'bg', description: 'Build', status: 'running' },
+        },
+        {
+          kind: 'background-task',
+          sessionId: sid,
+          phase: 'settled',
+          task: { taskId: 'bg', status: 'completed', description: null },
+        },
+        {
+          kind: 'plan',
+          sessionId: sid,
+          entries: [{ content: 'one', priority: 'high', status: 'pending' }],
+        },
+        {
+          kind: 'plan',
+          sessionId: sid,
+          entries: [{ content: 'two', priority: 'low', status: 'completed' }],
+        },
+      ),
+    ]);
+    const v = store.state;
+    expect(v.usage).toMatchObject({ used: 20, size: 100, cost: { amount: 0.5 } });
+    expect(v.commands.map((c) => c.name)).toEqual(['help']);
+    expect(v.modes?.current).toBe('code');
+    expect(v.configOptions[0]?.id).toBe('model');
+    expect(v.tasks).toEqual([{ taskId: 'bg', description: 'Build', status: 'completed' }]);
+    // Replaced whole, not merged.
+    expect(v.plan).toEqual([{ content: 'two', priority: 'low', status: 'completed' }]);
+  });
+
+  it("shows a prompt's attachments as chips", () => {
+    const store = new SessionStore();
+    store.applyAll([
+      live({
+        kind: 'turn-start',
+        sessionId: sid,
+        prompt: [
+          { type: 'text', text: 'look at ' },
+          { type: 'resource_link', name: 'a.rs', uri: 'file:///p/a.rs' },
+          { type: 'resource', resource: { uri: 'file:///p/b.rs', text: 'fn b() {}' } },
+          { type: 'image', data: 'AAAA', mimeType: 'image/png' },
+        ],
+      }),
+    ]);
+    expect(store.state.entries[0]).toMatchObject({
+      type: 'user',
+      text: 'look at ',
+      attachments: [
+        { kind: 'file', name: 'a.rs' },
+        { kind: 'resource', name: 'b.rs' },
+        { kind: 'image', name: 'image/png' },
+      ],
+    });
+  });
 });

@@ -4,30 +4,76 @@
 import type {
   AgentIdentity,
   AgentPromptEvent,
+  BackgroundTaskInfo,
+  CommandInfo,
   ContentBlock,
+  Cost,
   NoticeSeverity,
   PlanEntry,
+  SessionConfigOption,
+  SessionMode,
   SessionState,
   StopReason,
   StreamEvent,
   StreamFrame,
+  TerminalExitStatus,
+  ToolCallContent,
+  ToolCallLocation,
   ToolCallStatus,
   ToolKind,
   TurnEndReason,
 } from './generated/ipc';
 
+/** Something attached to a user message, shown as a chip. */
+export interface Attachment {
+  kind: 'file' | 'image' | 'resource' | 'audio';
+  name: string;
+  /** The file's URI or path, when it has one. */
+  uri: string | null;
+}
+
+export interface ToolEntry {
+  type: 'tool';
+  key: number;
+  toolCallId: string;
+  title: string;
+  kind: ToolKind | null;
+  status: ToolCallStatus | null;
+  /** Replaced whole when an update carries content (ACP: content is a full replacement). */
+  content: ToolCallContent[];
+  locations: ToolCallLocation[];
+  rawInput: unknown;
+  /** `undefined`: none yet. Codex puts command output here and leaves `content` empty. */
+  rawOutput: unknown;
+}
+
+/** A client terminal's output as the store keeps it (capped, like the engine's). */
+export interface TerminalState {
+  /** The kept output: at most `limit` characters, the oldest dropped first. */
+  text: string;
+  /** Characters dropped from the start so far: a view that wrote up to offset N (counted
+   * from the very first character) continues at `text.slice(N - dropped)`. */
+  dropped: number;
+  exitStatus: TerminalExitStatus | null;
+  /** The engine dropped output before it reached us. */
+  truncated: boolean;
+  limit: number;
+}
+
+export interface UsageInfo {
+  used: number;
+  size: number;
+  cost: Cost | null;
+  tokensIn: number | null;
+  tokensOut: number | null;
+  model: string | null;
+}
+
 export type Entry =
-  | { type: 'user'; key: number; text: string }
+  | { type: 'user'; key: number; text: string; attachments: Attachment[] }
   | { type: 'agent'; key: number; text: string; messageId: string | null }
   | { type: 'thought'; key: number; text: string; messageId: string | null }
-  | {
-      type: 'tool';
-      key: number;
-      toolCallId: string;
-      title: string;
-      kind: ToolKind | null;
-      status: ToolCallStatus | null;
-    }
+  | ToolEntry
   | { type: 'turn-end'; key: number; reason: TurnEndReason; stopReason: StopReason | null }
   | { type: 'error'; key: number; message: string }
   | {
@@ -49,8 +95,21 @@ export interface SessionView {
   /** Permission requests waiting for the user, oldest first. */
   pending: AgentPromptEvent[];
   turnRunning: boolean;
+  /** The latest plan, replaced whole on each update; kept after the turn ends. */
   plan: PlanEntry[];
+  planTitle: string | null;
+  usage: UsageInfo | null;
+  /** The agent's slash commands. */
+  commands: CommandInfo[];
+  modes: { current: string; available: SessionMode[] } | null;
+  configOptions: SessionConfigOption[];
+  /** Background tasks by id, in the order they started. */
+  tasks: BackgroundTaskInfo[];
+  terminals: Record<string, TerminalState>;
 }
+
+/** Kept output per terminal when the engine did not say (its default cap). */
+const DEFAULT_TERMINAL_LIMIT = 1024 * 1024;
 
 function emptyView(): SessionView {
   return {
@@ -62,7 +121,29 @@ function emptyView(): SessionView {
     pending: [],
     turnRunning: false,
     plan: [],
+    planTitle: null,
+    usage: null,
+    commands: [],
+    modes: null,
+    configOptions: [],
+    tasks: [],
+    terminals: {},
   };
+}
+
+/** Chips for a prompt's non-text blocks. */
+export function attachmentsOf(blocks: ContentBlock[]): Attachment[] {
+  const out: Attachment[] = [];
+  for (const b of blocks) {
+    if (b.type === 'resource_link') out.push({ kind: 'file', name: b.title ?? b.name, uri: b.uri });
+    else if (b.type === 'resource') {
+      const uri = b.resource.uri;
+      out.push({ kind: 'resource', name: uri.split('/').at(-1) || uri, uri });
+    } else if (b.type === 'image')
+      out.push({ kind: 'image', name: b.uri ?? b.mimeType, uri: b.uri ?? null });
+    else if (b.type === 'audio') out.push({ kind: 'audio', name: b.mimeType, uri: null });
+  }
+  return out;
 }
 
 /** Text of a prompt's or message's blocks, for display. Non-text blocks show what they are. */
@@ -144,7 +225,12 @@ export class SessionStore {
         v = emptyView();
         this.tools.clear();
       }
-      v = { ...v, entries: [...v.entries], pending: [...v.pending] };
+      v = {
+        ...v,
+        entries: [...v.entries],
+        pending: [...v.pending],
+        terminals: { ...v.terminals },
+      };
       for (const ev of frame.events) this.applyOne(v, ev);
     }
     this.view = v;
@@ -186,13 +272,18 @@ export class SessionStore {
         if (last && last.type === 'user') {
           v.entries[v.entries.length - 1] = { ...last, text: last.text + ev.text };
         } else {
-          this.push(v, { type: 'user', key: this.nextKey++, text: ev.text });
+          this.push(v, { type: 'user', key: this.nextKey++, text: ev.text, attachments: [] });
         }
         break;
       }
       case 'turn-start':
         v.turnRunning = true;
-        this.push(v, { type: 'user', key: this.nextKey++, text: blocksText(ev.prompt) });
+        this.push(v, {
+          type: 'user',
+          key: this.nextKey++,
+          text: ev.prompt.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join(''),
+          attachments: attachmentsOf(ev.prompt),
+        });
         break;
       case 'turn-end':
         v.turnRunning = false;
@@ -212,6 +303,13 @@ export class SessionStore {
             title: ev.toolName || existing.title,
             kind: ev.toolKind ?? existing.kind,
             status: ev.status ?? existing.status,
+            content: ev.content ?? existing.content,
+            locations: ev.locations ?? existing.locations,
+            rawInput: hasKeys(ev.arguments) ? ev.arguments : existing.rawInput,
+            rawOutput:
+              ev.rawOutput !== undefined && ev.rawOutput !== null
+                ? ev.rawOutput
+                : existing.rawOutput,
           };
         } else {
           this.tools.set(ev.toolCallId, v.entries.length);
@@ -222,6 +320,10 @@ export class SessionStore {
             title: ev.toolName || 'Tool call',
             kind: ev.toolKind ?? null,
             status: ev.status ?? null,
+            content: ev.content ?? [],
+            locations: ev.locations ?? [],
+            rawInput: hasKeys(ev.arguments) ? ev.arguments : undefined,
+            rawOutput: ev.rawOutput ?? undefined,
           });
         }
         break;
@@ -229,9 +331,42 @@ export class SessionStore {
       case 'tool-result': {
         const at = this.tools.get(ev.toolCallId);
         const existing = at === undefined ? undefined : v.entries[at];
-        if (existing && existing.type === 'tool' && existing.status !== 'failed') {
-          v.entries[at as number] = { ...existing, status: ev.isError ? 'failed' : 'completed' };
+        if (existing && existing.type === 'tool') {
+          const result = ev.result;
+          const content = Array.isArray(result['content'])
+            ? (result['content'] as ToolCallContent[])
+            : [];
+          const rawOutput = result['rawOutput'];
+          v.entries[at as number] = {
+            ...existing,
+            status: existing.status === 'failed' || ev.isError ? 'failed' : 'completed',
+            content: existing.content.length > 0 ? existing.content : content,
+            rawOutput:
+              existing.rawOutput === undefined && rawOutput !== undefined && rawOutput !== null
+                ? rawOutput
+                : existing.rawOutput,
+          };
         }
+        break;
+      }
+      case 'terminal-output': {
+        const prev = v.terminals[ev.terminalId];
+        const limit = prev?.limit ?? ev.outputByteLimit ?? DEFAULT_TERMINAL_LIMIT;
+        let text = (prev?.text ?? '') + ev.data;
+        let dropped = prev?.dropped ?? 0;
+        // Trim in steps, not on every chunk: slicing a long string each time is quadratic.
+        if (text.length > limit + limit / 4) {
+          const cut = text.length - limit;
+          text = text.slice(cut);
+          dropped += cut;
+        }
+        v.terminals[ev.terminalId] = {
+          text,
+          dropped,
+          limit,
+          exitStatus: ev.exitStatus ?? prev?.exitStatus ?? null,
+          truncated: (prev?.truncated ?? false) || !!ev.truncated,
+        };
         break;
       }
       case 'agent-prompt':
@@ -269,15 +404,57 @@ export class SessionStore {
         break;
       case 'plan':
         v.plan = ev.entries;
+        v.planTitle = ev.title ?? null;
         break;
+      case 'usage_update':
+        v.usage = {
+          used: ev.used,
+          size: ev.size,
+          cost: ev.cost ?? v.usage?.cost ?? null,
+          tokensIn: ev.tokensIn ?? v.usage?.tokensIn ?? null,
+          tokensOut: ev.tokensOut ?? v.usage?.tokensOut ?? null,
+          model: ev.model ?? v.usage?.model ?? null,
+        };
+        break;
+      case 'available-commands':
+        v.commands = ev.commands;
+        break;
+      case 'modes':
+        v.modes = { current: ev.currentModeId, available: ev.availableModes };
+        break;
+      case 'current-mode':
+        if (v.modes) v.modes = { ...v.modes, current: ev.currentModeId };
+        break;
+      case 'config-options':
+        v.configOptions = ev.configOptions;
+        break;
+      case 'background-task': {
+        const i = v.tasks.findIndex((t) => t.taskId === ev.task.taskId);
+        const tasks = [...v.tasks];
+        if (i < 0) tasks.push(ev.task);
+        else tasks[i] = { ...(tasks[i] as BackgroundTaskInfo), ...definedOnly(ev.task) };
+        v.tasks = tasks;
+        break;
+      }
       case 'file-changed':
         this.push(v, { type: 'file', key: this.nextKey++, path: ev.path, created: ev.created });
         break;
-      default:
-        // Usage, commands, modes and the rest come with the full conversation UI.
+      case 'unknown-update':
+        // An update this client does not know: nothing to show (the audit log keeps it).
         break;
     }
   }
+}
+
+function hasKeys(o: Record<string, unknown> | null | undefined): o is Record<string, unknown> {
+  return !!o && Object.keys(o).length > 0;
+}
+
+/** The fields of an update that it sets (absent and null leave the old value). */
+function definedOnly<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(
+    Object.entries(o).filter(([, val]) => val !== undefined && val !== null),
+  ) as Partial<T>;
 }
 
 function settledText(

@@ -1,6 +1,6 @@
 // A Backend for tests: records calls, lets the test push frames and app events, and answers
 // commands with what the test set up.
-import type { Backend, Unsubscribe } from '../lib/backend-types';
+import type { Backend, ProjectFiles, PromptPart, Unsubscribe } from '../lib/backend-types';
 import type {
   AppInfo,
   DragHover,
@@ -67,9 +67,33 @@ export class FakeBackend implements Backend {
     this.frameHandlers.set(session, onFrame);
     onFrame({ snapshot: true, events: [] });
   }
-  prompt(session: string, text: string): Promise<TurnEnd> {
-    this.calls.push(['prompt', session, text]);
+  prompt(session: string, parts: PromptPart[]): Promise<TurnEnd> {
+    this.calls.push(['prompt', session, parts]);
     return this.promptResult;
+  }
+  /** What listFiles answers. */
+  projectFiles: ProjectFiles = {
+    files: ['README.md', 'src/main.rs', 'src/lib.rs'],
+    truncated: false,
+  };
+  async listFiles(session: string): Promise<ProjectFiles> {
+    this.calls.push(['listFiles', session]);
+    return this.projectFiles;
+  }
+  async setMode(session: string, modeId: string): Promise<void> {
+    this.calls.push(['setMode', session, modeId]);
+  }
+  async setConfigOption(session: string, configId: string, value: string | boolean): Promise<void> {
+    this.calls.push(['setConfigOption', session, configId, value]);
+  }
+  async openPath(session: string, path: string, line?: number | null): Promise<void> {
+    this.calls.push(['openPath', session, path, line ?? null]);
+  }
+  async revealPath(session: string, path: string): Promise<void> {
+    this.calls.push(['revealPath', session, path]);
+  }
+  async openUrl(url: string): Promise<void> {
+    this.calls.push(['openUrl', url]);
   }
   async cancel(session: string): Promise<void> {
     this.calls.push(['cancel', session]);
