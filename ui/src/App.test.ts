@@ -1,4 +1,4 @@
-import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/svelte';
+import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
 import { afterEach, describe, expect, it } from 'vitest';
 import App from './App.svelte';
 import type { StreamEvent } from './lib/generated/ipc';
@@ -15,12 +15,15 @@ const ready: StreamEvent = {
 
 afterEach(() => cleanup());
 
+/** The shown session's header (the sidebar repeats some of what it says). */
+const header = () => document.querySelector('.session-header') as HTMLElement;
+
 async function openWithFolder(backend: FakeBackend) {
   backend.info = appInfo({ initialFolder: '/proj' });
   render(App, { backend, schedule: now });
   await waitFor(() => expect(backend.called('attach')).toEqual([['s1']]));
   backend.frame('s1', live(ready));
-  await screen.findByText('Ready');
+  await waitFor(() => expect(within(header()).getByText('Ready')).toBeTruthy());
 }
 
 describe('App', () => {
@@ -39,8 +42,8 @@ describe('App', () => {
     const backend = new FakeBackend();
     await openWithFolder(backend);
     expect(backend.called('openSession')).toEqual([['/proj', 'demo']]);
-    expect(screen.getByText('/proj')).toBeTruthy();
-    expect(screen.getByText('ACP Desk demo agent')).toBeTruthy();
+    expect(within(header()).getByText('/proj')).toBeTruthy();
+    expect(within(header()).getByText('ACP Desk demo agent')).toBeTruthy();
 
     const box = screen.getByLabelText('Prompt') as HTMLTextAreaElement;
     await fireEvent.input(box, { target: { value: 'line one' } });
@@ -91,8 +94,17 @@ describe('App', () => {
     const dialog = await screen.findByRole('dialog');
     expect(dialog.textContent).toContain('rm -rf build');
     // Allow comes first whatever order the agent sent.
-    const buttons = [...dialog.querySelectorAll('.choices button')].map((b) => b.textContent);
-    expect(buttons).toEqual(['Allow once', 'Reject', 'Dismiss']);
+    const buttons = [...dialog.querySelectorAll('.choices button')];
+    expect(buttons.map((b) => b.getAttribute('data-kind'))).toEqual([
+      'allow_once',
+      'reject_once',
+      'cancelled',
+    ]);
+    expect(buttons.map((b) => b.querySelector('.choice-label')?.textContent ?? 'Dismiss')).toEqual([
+      'Allow once',
+      'Reject',
+      'Dismiss',
+    ]);
     await fireEvent.input(dialog.querySelector('textarea') as HTMLTextAreaElement, {
       target: { value: 'use make clean' },
     });
@@ -132,11 +144,11 @@ describe('App', () => {
     );
     const dialog = await screen.findByRole('dialog');
     await waitFor(() => expect(document.activeElement).toBe(dialog));
-    const allow = screen.getByText('Allow once');
+    const allow = screen.getByText('Allow once').closest('button') as HTMLButtonElement;
     await fireEvent.click(allow);
     await fireEvent.click(allow);
     expect(backend.called('respondPermission')).toHaveLength(1);
-    await waitFor(() => expect((allow as HTMLButtonElement).disabled).toBe(true));
+    await waitFor(() => expect(allow.disabled).toBe(true));
     expect(screen.queryByRole('alert')).toBeNull();
   });
 
