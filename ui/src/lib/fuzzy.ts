@@ -1,10 +1,12 @@
 // The `@` file picker's matching: fuzzysort over the project's paths (prepared once per listing).
-import fuzzysort, { type Result, type Snapshot } from 'fuzzysort';
+import fuzzysort, { type Snapshot } from 'fuzzysort';
 
 /** A piece of a matched path: `hit` pieces are the characters that matched the query. */
 export interface Segment {
   text: string;
   hit: boolean;
+  /** Part of the folders before the file's name (shown dimmer). */
+  dir: boolean;
 }
 
 export interface FileMatch {
@@ -30,24 +32,24 @@ export class FileIndex {
   search(query: string, limit = MAX_SHOWN): FileMatch[] {
     const q = query.trim();
     if (q === '') {
-      return this.files
-        .slice(0, limit)
-        .map((path) => ({ path, segments: [{ text: path, hit: false }] }));
+      return this.files.slice(0, limit).map((path) => ({ path, segments: split(path, new Set()) }));
     }
     const results = fuzzysort.go(q, this.snapshot, { limit, threshold: 0 });
-    return results.map((r) => ({ path: r.target, segments: segmentsOf(r) }));
+    return results.map((r) => ({ path: r.target, segments: split(r.target, new Set(r.indexes)) }));
   }
 }
 
-function segmentsOf(r: Result): Segment[] {
+/** `path` in runs of matched / unmatched characters, cut where the file name starts. */
+function split(path: string, hits: Set<number>): Segment[] {
   const out: Segment[] = [];
-  const hits = new Set(r.indexes);
-  for (let i = 0; i < r.target.length; i++) {
+  const nameAt = path.lastIndexOf('/') + 1;
+  for (let i = 0; i < path.length; i++) {
     const hit = hits.has(i);
+    const dir = i < nameAt;
     const last = out.at(-1);
-    const ch = r.target[i] as string;
-    if (last && last.hit === hit) last.text += ch;
-    else out.push({ text: ch, hit });
+    const ch = path[i] as string;
+    if (last && last.hit === hit && last.dir === dir) last.text += ch;
+    else out.push({ text: ch, hit, dir });
   }
   return out;
 }

@@ -19,7 +19,7 @@ export function formatCost(amount: number, currency: string): string {
       style: 'currency',
       currency,
       minimumFractionDigits: 2,
-      maximumFractionDigits: amount < 1 ? 4 : 2,
+      maximumFractionDigits: amount > 0 && amount < 0.01 ? 4 : 2,
     }).format(amount);
   } catch {
     // Not an ISO 4217 code: say it as the agent did.

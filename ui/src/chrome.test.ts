@@ -1,0 +1,713 @@
+// The window's chrome through the App: sidebar, header pickers, usage, plan, composer menus and
+// attachments, and the permission dialog's details, queue and keys.
+import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
+import { afterEach, describe, expect, it } from 'vitest';
+import App from './App.svelte';
+import type { AgentPromptEvent, StreamEvent } from './lib/generated/ipc';
+import { FakeBackend, appInfo } from './test/fake-backend';
+
+const now = (fn: () => void) => fn();
+const live = (...events: StreamEvent[]) => ({ snapshot: false, events });
+const ready = (agent: Record<string, unknown> = {}): StreamEvent => ({
+  kind: 'session-status',
+  sessionId: 'e1',
+  status: 'ready',
+  agent: { launchName: 'demo', title: 'ACP Desk demo agent', ...agent },
+});
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+afterEach(() => cleanup());
+
+const header = () => document.querySelector('.session-header') as HTMLElement;
+const box = () => screen.getByLabelText('Prompt') as HTMLTextAreaElement;
+/** The element once it is there. */
+const found = (selector: string) =>
+  waitFor(() => {
+    const el = document.querySelector(selector);
+    if (!el) throw new Error(`no ${selector} yet`);
+    return el as HTMLElement;
+  });
+const item = (id: string) => document.querySelector(`[data-session="${id}"]`) as HTMLElement;
+
+async function open(backend: FakeBackend, agent: Record<string, unknown> = {}) {
+  backend.info = appInfo({ initialFolder: '/proj' });
+  render(App, { backend, schedule: now });
+  await waitFor(() => expect(backend.called('attach')).toEqual([['s1']]));
+  backend.frame('s1', live(ready(agent)));
+  await waitFor(() => expect(within(header()).getByText('Ready')).toBeTruthy());
+}
+
+/** Types into the composer as a user would: the value, the caret at its end, an input event. */
+async function type(text: string) {
+  const b = box();
+  b.focus();
+  await fireEvent.input(b, { target: { value: text, selectionStart: text.length } });
+}
+
+function request(id: string, over: Partial<AgentPromptEvent> = {}): StreamEvent {
+  return {
+    kind: 'agent-prompt',
+    sessionId: 'e1',
+    toolCallId: id,
+    targetToolCallId: id.split('#')[0] as string,
+    toolName: `Tool ${id}`,
+    options: [
+      { optionId: 'no', name: 'Reject', kind: 'reject_once' },
+      { optionId: 'yes', name: 'Allow once', kind: 'allow_once' },
+      { optionId: 'always', name: 'Always', kind: 'allow_always' },
+      { optionId: 'never', name: 'Never', kind: 'reject_always' },
+    ],
+    ...over,
+  } as StreamEvent;
+}
+
+describe('sidebar', () => {
+  it('lists sessions with their status and pending count, and keeps each one’s draft', async () => {
+    const backend = new FakeBackend();
+    await open(backend);
+    backend.chooseFolder('/home/me/web');
+    await waitFor(() => expect(backend.called('attach')).toEqual([['s1'], ['s2']]));
+    const list = document.querySelector('[data-session-list]') as HTMLElement;
+    expect(list.querySelectorAll('.session-item')).toHaveLength(2);
+    expect(within(item('s2')).getByText('web')).toBeTruthy();
+    expect(item('s2').querySelector('.session-select')?.getAttribute('title')).toBe('/home/me/web');
+    expect(item('s2').querySelector('.session-select')?.getAttribute('aria-current')).toBe('true');
+    expect(item('s1').querySelector('.status')?.getAttribute('data-status')).toBe('ready');
+    expect(item('s2').querySelector('.status')?.getAttribute('data-status')).toBe('opening');
+
+    await type('draft for web');
+    await fireEvent.click(item('s1').querySelector('.session-select') as HTMLElement);
+    await waitFor(() => expect(within(header()).getByText('/proj')).toBeTruthy());
+    expect(box().value).toBe('');
+    await type('draft for proj');
+
+    // A request in the session not shown: its badge counts it, its status says so.
+    backend.frame('s2', live(request('r1#1'), request('r2#1')));
+    await waitFor(() =>
+      expect(item('s2').querySelector('.pending-badge')?.textContent?.trim()).toBe('2'),
+    );
+    expect(item('s2').querySelector('.status')?.getAttribute('data-status')).toBe('waiting');
+    expect(item('s2').querySelector('.status')?.textContent).toContain('Waiting for you');
+    expect(screen.queryByRole('dialog')).toBeNull();
+
+    await fireEvent.click(item('s2').querySelector('.session-select') as HTMLElement);
+    await waitFor(() => expect(box().value).toBe('draft for web'));
+    // Its requests show now, and the header says it waits.
+    await screen.findByRole('dialog');
+    expect(header().querySelector('.status')?.getAttribute('data-status')).toBe('waiting');
+    await fireEvent.keyDown(screen.getByRole('dialog'), { key: 'Escape' });
+    backend.frame(
+      's2',
+      live(
+        {
+          kind: 'agent-prompt-settled',
+          sessionId: 'e1',
+          toolCallId: 'r1#1',
+          outcome: { cancelled: true },
+          by: 'user',
+        },
+        {
+          kind: 'agent-prompt-settled',
+          sessionId: 'e1',
+          toolCallId: 'r2#1',
+          outcome: { cancelled: true },
+          by: 'stop',
+        },
+      ),
+    );
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
+    await fireEvent.click(item('s1').querySelector('.session-select') as HTMLElement);
+    await waitFor(() => expect(box().value).toBe('draft for proj'));
+  });
+
+  it('asks before closing a session that is working, and closes an idle one at once', async () => {
+    const backend = new FakeBackend();
+    await open(backend);
+    backend.frame(
+      's1',
+      live({ kind: 'turn-start', sessionId: 'e1', prompt: [{ type: 'text', text: 'go' }] }),
+    );
+    await waitFor(() =>
+      expect(item('s1').querySelector('.status')?.getAttribute('data-status')).toBe('working'),
+    );
+    await fireEvent.click(screen.getByLabelText('Close proj'));
+    expect(backend.called('closeSession')).toEqual([]);
+    await fireEvent.click(within(item('s1')).getByText('Keep'));
+    expect(backend.called('closeSession')).toEqual([]);
+    await fireEvent.click(screen.getByLabelText('Close proj'));
+    await fireEvent.click(within(item('s1')).getByText('Close'));
+    await waitFor(() => expect(backend.called('closeSession')).toEqual([['s1']]));
+    expect(await screen.findByText('Drop a folder here, or File → Open Folder')).toBeTruthy();
+  });
+});
+
+describe('session header', () => {
+  it('shows the mode and config pickers, model first, and they call the backend', async () => {
+    const backend = new FakeBackend();
+    await open(backend);
+    backend.frame(
+      's1',
+      live(
+        {
+          kind: 'modes',
+          sessionId: 'e1',
+          currentModeId: 'ask',
+          availableModes: [
+            { id: 'ask', name: 'Ask' },
+            { id: 'plan', name: 'Plan' },
+          ],
+        },
+        {
+          kind: 'config-options',
+          sessionId: 'e1',
+          configOptions: [
+            {
+              id: 'effort',
+              name: 'Effort',
+              category: 'thought_level',
+              type: 'boolean',
+              currentValue: true,
+            },
+            {
+              id: 'model',
+              name: 'Model',
+              category: 'model',
+              type: 'select',
+              currentValue: 'sonnet',
+              options: [
+                {
+                  group: 'a',
+                  name: 'Anthropic',
+                  options: [
+                    { value: 'sonnet', name: 'Sonnet' },
+                    { value: 'opus', name: 'Opus' },
+                  ],
+                },
+                { group: 'b', name: 'Other', options: [{ value: 'haiku', name: 'Haiku' }] },
+              ],
+            },
+          ],
+        },
+      ),
+    );
+    const mode = (await screen.findByLabelText('Mode')) as HTMLSelectElement;
+    expect(mode.value).toBe('ask');
+    await fireEvent.change(mode, { target: { value: 'plan' } });
+    expect(backend.called('setMode')).toEqual([['s1', 'plan']]);
+
+    const pickers = [...header().querySelectorAll('[data-config-option]')].map((e) =>
+      e.getAttribute('data-config-option'),
+    );
+    expect(pickers).toEqual(['model', 'effort']);
+    const model = screen.getByLabelText('Model') as HTMLSelectElement;
+    expect([...model.querySelectorAll('optgroup')].map((g) => g.label)).toEqual([
+      'Anthropic',
+      'Other',
+    ]);
+    await fireEvent.change(model, { target: { value: 'opus' } });
+    const effort = header().querySelector('[data-config-option="effort"]') as HTMLInputElement;
+    expect(effort.checked).toBe(true);
+    await fireEvent.click(effort);
+    expect(backend.called('setConfigOption')).toEqual([
+      ['s1', 'model', 'opus'],
+      ['s1', 'effort', false],
+    ]);
+  });
+
+  it('meters the context, the cost and the tokens, and lists background tasks', async () => {
+    const backend = new FakeBackend();
+    await open(backend);
+    backend.frame(
+      's1',
+      live(
+        {
+          kind: 'usage_update',
+          sessionId: 'e1',
+          used: 50_000,
+          size: 200_000,
+          cost: { amount: 0.42, currency: 'USD' },
+          tokensIn: 41_200,
+          tokensOut: 7_010,
+        },
+        {
+          kind: 'background-task',
+          sessionId: 'e1',
+          phase: 'started',
+          task: { taskId: 't1', description: 'cargo test', status: 'running' },
+        },
+        {
+          kind: 'background-task',
+          sessionId: 'e1',
+          phase: 'settled',
+          task: { taskId: 't2', description: 'npm run build', status: 'completed', summary: 'ok' },
+        },
+      ),
+    );
+    const usage = await found('.session-header [data-usage]');
+    expect(usage.textContent).toContain('25%');
+    expect(usage.textContent).toContain('$0.42');
+    expect(usage.textContent).toContain('41.2k in · 7k out');
+    expect(usage.getAttribute('title')).toContain('Context: 50,000 of 200,000 tokens (25%)');
+    expect((usage.querySelector('.usage-fill') as HTMLElement).style.width).toBe('25%');
+
+    const tasks = header().querySelector('[data-tasks]') as HTMLElement;
+    expect(tasks.textContent).toContain('1 running');
+    await fireEvent.click(tasks);
+    const pop = screen.getByRole('region', { name: 'Background tasks' });
+    expect(pop.textContent).toContain('cargo test');
+    expect(pop.textContent).toContain('npm run build');
+    expect(pop.textContent).toContain('ok');
+  });
+});
+
+describe('plan panel', () => {
+  it('shows the plan while the turn runs, replaces it whole, and folds to a summary after', async () => {
+    const backend = new FakeBackend();
+    await open(backend);
+    backend.frame(
+      's1',
+      live(
+        { kind: 'turn-start', sessionId: 'e1', prompt: [{ type: 'text', text: 'go' }] },
+        {
+          kind: 'plan',
+          sessionId: 'e1',
+          entries: [
+            { content: 'Read', priority: 'high', status: 'completed' },
+            { content: 'Edit', priority: 'medium', status: 'in_progress' },
+            { content: 'Test', priority: 'low', status: 'pending' },
+          ],
+        },
+      ),
+    );
+    const plan = await found('[data-plan]');
+    const entries = () =>
+      [...plan.querySelectorAll('[data-plan-entry]')].map((e) => [
+        e.textContent?.replace(/\s+/g, ' ').trim(),
+        e.getAttribute('data-status'),
+        e.getAttribute('data-priority'),
+      ]);
+    expect(entries()).toEqual([
+      ['✓ Read high', 'completed', 'high'],
+      ['◐ Edit', 'in_progress', 'medium'],
+      ['○ Test low', 'pending', 'low'],
+    ]);
+    expect(plan.textContent).toContain('Plan 1/3');
+    backend.frame(
+      's1',
+      live({
+        kind: 'plan',
+        sessionId: 'e1',
+        entries: [
+          { content: 'Edit', priority: 'medium', status: 'completed' },
+          { content: 'Test', priority: 'medium', status: 'in_progress' },
+        ],
+      }),
+    );
+    await waitFor(() => expect(entries().map((e) => e[0])).toEqual(['✓ Edit', '◐ Test']));
+    backend.frame(
+      's1',
+      live({ kind: 'turn-end', sessionId: 'e1', reason: 'completed', stopReason: 'end_turn' }),
+    );
+    await waitFor(() => expect(plan.querySelectorAll('[data-plan-entry]')).toHaveLength(0));
+    const summary = plan.querySelector('.plan-summary') as HTMLElement;
+    expect(summary.textContent).toContain('Plan 1/2');
+    expect(summary.getAttribute('aria-expanded')).toBe('false');
+    await fireEvent.click(summary);
+    expect(plan.querySelectorAll('[data-plan-entry]')).toHaveLength(2);
+  });
+});
+
+describe('composer', () => {
+  it('grows, sends on Enter, adds a line on Shift+Enter, and Esc closes a menu before it stops', async () => {
+    const backend = new FakeBackend();
+    await open(backend);
+    expect(box().placeholder).toBe(
+      'Message the agent — Enter to send, Shift+Enter for a new line, / for commands, @ to mention a file',
+    );
+    await type('one');
+    await fireEvent.keyDown(box(), { key: 'Enter', shiftKey: true });
+    expect(backend.called('prompt')).toEqual([]);
+    await fireEvent.keyDown(box(), { key: 'Enter' });
+    expect(backend.called('prompt')).toEqual([['s1', [{ type: 'text', text: 'one' }]]]);
+    backend.frame(
+      's1',
+      live({ kind: 'turn-start', sessionId: 'e1', prompt: [{ type: 'text', text: 'one' }] }),
+    );
+    await screen.findByText('Stop');
+    await type('@');
+    await waitFor(() => expect(document.querySelector('[data-file-picker]')).not.toBeNull());
+    await fireEvent.keyDown(box(), { key: 'Escape' });
+    expect(document.querySelector('[data-file-picker]')).toBeNull();
+    expect(backend.called('cancel')).toEqual([]);
+    await fireEvent.keyDown(box(), { key: 'Escape' });
+    expect(backend.called('cancel')).toEqual([['s1']]);
+  });
+
+  it('completes the agent’s commands after `/`', async () => {
+    const backend = new FakeBackend();
+    await open(backend);
+    backend.frame(
+      's1',
+      live({
+        kind: 'available-commands',
+        sessionId: 'e1',
+        commands: [
+          { name: 'init', description: 'Write AGENTS.md' },
+          { name: 'review', description: 'Review changes', input: { hint: 'what to look at' } },
+          { name: 'pr-review', description: 'Review a pull request' },
+        ],
+      }),
+    );
+    await type('/');
+    const menu = await found('[data-command-menu]');
+    expect(menu.querySelectorAll('[role="option"]')).toHaveLength(3);
+    await type('/rev');
+    const names = () =>
+      [...document.querySelectorAll('[data-command-menu] [role="option"]')].map((o) =>
+        o.getAttribute('data-command'),
+      );
+    expect(names()).toEqual(['review', 'pr-review']);
+    expect(document.querySelector('[data-command-menu]')?.textContent).toContain('what to look at');
+    await fireEvent.keyDown(box(), { key: 'ArrowDown' });
+    await fireEvent.keyDown(box(), { key: 'ArrowUp' });
+    await fireEvent.keyDown(box(), { key: 'Enter' });
+    expect(box().value).toBe('/review ');
+    expect(backend.called('prompt')).toEqual([]);
+    expect(document.querySelector('[data-command-menu]')).toBeNull();
+    expect(document.querySelector('.command-hint')?.textContent).toContain('what to look at');
+    await type('/pr');
+    await fireEvent.keyDown(box(), { key: 'Tab' });
+    expect(box().value).toBe('/pr-review ');
+  });
+
+  it('mentions a project file with `@`: fuzzy matches, a chip, sent as a file part', async () => {
+    const backend = new FakeBackend();
+    backend.projectFiles = {
+      files: ['README.md', 'src/main.rs', 'src/lib.rs', 'docs/main-menu.md', 'ui/src/App.svelte'],
+      truncated: false,
+    };
+    await open(backend);
+    await type('explain @mainrs');
+    const picker = await found('[data-file-picker] [role="listbox"]');
+    expect(backend.called('listFiles')).toEqual([['s1']]);
+    const files = [...picker.querySelectorAll('[role="option"]')].map((o) =>
+      o.getAttribute('data-file'),
+    );
+    expect(files[0]).toBe('src/main.rs');
+    expect(files).not.toContain('README.md');
+    // The matched characters are marked.
+    expect(
+      [...(picker.querySelector('[role="option"]') as HTMLElement).querySelectorAll('mark')]
+        .map((m) => m.textContent)
+        .join(''),
+    ).toBe('mainrs');
+    await fireEvent.keyDown(box(), { key: 'Enter' });
+    const chip = await found('[data-chip="file"]');
+    expect(box().value).toBe('explain ');
+    expect(chip.textContent).toContain('src/main.rs');
+
+    // A second one by mouse, then removed again.
+    await type('explain @app');
+    await waitFor(() =>
+      expect(document.querySelector('[data-file="ui/src/App.svelte"]')).toBeTruthy(),
+    );
+    await fireEvent.click(document.querySelector('[data-file="ui/src/App.svelte"]') as HTMLElement);
+    await waitFor(() => expect(document.querySelectorAll('[data-chip="file"]')).toHaveLength(2));
+    await fireEvent.click(screen.getByLabelText('Remove ui/src/App.svelte'));
+    await waitFor(() => expect(document.querySelectorAll('[data-chip="file"]')).toHaveLength(1));
+
+    await fireEvent.keyDown(box(), { key: 'Enter' });
+    expect(backend.called('prompt')).toEqual([
+      [
+        's1',
+        [
+          { type: 'text', text: 'explain ' },
+          { type: 'file', path: 'src/main.rs' },
+        ],
+      ],
+    ]);
+    await waitFor(() => expect(document.querySelector('[data-chip]')).toBeNull());
+  });
+
+  it('keeps chips in the draft across sessions', async () => {
+    const backend = new FakeBackend();
+    await open(backend);
+    await type('@lib');
+    await waitFor(() => expect(document.querySelector('[data-file="src/lib.rs"]')).toBeTruthy());
+    await fireEvent.keyDown(box(), { key: 'Tab' });
+    await found('[data-chip="file"]');
+    backend.chooseFolder('/other');
+    await waitFor(() => expect(backend.called('attach')).toHaveLength(2));
+    await waitFor(() => expect(document.querySelector('[data-chip]')).toBeNull());
+    await fireEvent.click(item('s1').querySelector('.session-select') as HTMLElement);
+    await waitFor(() =>
+      expect(document.querySelector('[data-chip="file"]')?.textContent).toContain('src/lib.rs'),
+    );
+  });
+
+  it('refuses a pasted image when the agent does not take images, and says why', async () => {
+    const backend = new FakeBackend();
+    await open(backend);
+    const png = new File([new Uint8Array([137, 80, 78, 71])], 'shot.png', { type: 'image/png' });
+    await fireEvent.paste(box(), { clipboardData: { files: [png], getData: () => '' } });
+    expect(await screen.findByText('This agent does not accept images.')).toBeTruthy();
+    expect(document.querySelector('[data-chip]')).toBeNull();
+  });
+
+  it('attaches pasted images the agent takes, and refuses big or odd ones', async () => {
+    const backend = new FakeBackend();
+    await open(backend, { promptCapabilities: { image: true } });
+    const bmp = new File([new Uint8Array(4)], 'x.bmp', { type: 'image/bmp' });
+    await fireEvent.paste(box(), { clipboardData: { files: [bmp], getData: () => '' } });
+    expect(await screen.findByText(/x\.bmp is not a PNG, JPEG, GIF or WebP image/)).toBeTruthy();
+    const big = new File([new Uint8Array(11 * 1024 * 1024)], 'big.png', { type: 'image/png' });
+    await fireEvent.paste(box(), { clipboardData: { files: [big], getData: () => '' } });
+    expect(
+      await screen.findByText(/big\.png is 11\.0 MB; images can be at most 10 MB/),
+    ).toBeTruthy();
+
+    const png = new File([new Uint8Array([1, 2, 3])], 'shot.png', { type: 'image/png' });
+    await fireEvent.paste(box(), { clipboardData: { files: [png], getData: () => '' } });
+    const chip = await found('[data-chip="image"]');
+    expect(chip.querySelector('img')?.getAttribute('src')).toBe('data:image/png;base64,AQID');
+    await type('what is this?');
+    await fireEvent.keyDown(box(), { key: 'Enter' });
+    expect(backend.called('prompt')).toEqual([
+      [
+        's1',
+        [
+          { type: 'text', text: 'what is this?' },
+          { type: 'image', mimeType: 'image/png', data: 'AQID', name: 'shot.png' },
+        ],
+      ],
+    ]);
+  });
+});
+
+describe('permission dialog', () => {
+  it('shows the full command and its folder (Codex argv and workdir)', async () => {
+    const backend = new FakeBackend();
+    await open(backend);
+    backend.frame(
+      's1',
+      live(
+        request('c#1', {
+          toolName: 'Run tests',
+          toolKind: 'execute',
+          rawInput: {
+            command: ['bash', '-lc', 'cargo test && git status --short'],
+            workdir: '/proj/sub',
+            timeout_ms: 1000,
+          },
+        }),
+      ),
+    );
+    const dialog = await screen.findByRole('dialog');
+    expect(dialog.hasAttribute('data-permission')).toBe(true);
+    expect(dialog.getAttribute('aria-modal')).toBe('true');
+    expect(dialog.querySelector('.perm-cmd')?.textContent).toBe('cargo test && git status --short');
+    expect(dialog.querySelector('[data-command]')?.textContent).toContain('bash -lc');
+    expect(dialog.querySelector('[data-cwd]')?.textContent).toContain('/proj/sub');
+    // What else it passes is there too.
+    expect(dialog.querySelector('[data-args]')?.textContent).toContain('timeout_ms');
+    // Options in the fixed order, with their keys.
+    expect(
+      [...dialog.querySelectorAll('[data-option-kind]')].map((b) => [
+        b.getAttribute('data-option-kind'),
+        b.querySelector('kbd')?.textContent,
+      ]),
+    ).toEqual([
+      ['allow_once', 'Y'],
+      ['allow_always', 'A'],
+      ['reject_once', 'N'],
+      ['reject_always', 'Shift+N'],
+    ]);
+    // The agent's own names are shown beside ours.
+    expect(dialog.querySelector('[data-option-kind="reject_always"]')?.textContent).toContain(
+      'Never',
+    );
+  });
+
+  it('shows a Claude command string, a diff for edits, and MCP arguments as a table', async () => {
+    const backend = new FakeBackend();
+    await open(backend);
+    backend.frame(
+      's1',
+      live(
+        request('e#1', {
+          toolName: 'Edit a.rs',
+          toolKind: 'edit',
+          rawInput: { file_path: '/proj/a.rs' },
+          content: [
+            { type: 'diff', path: '/proj/a.rs', oldText: 'old line\n', newText: 'new line\n' },
+          ],
+          locations: [{ path: '/proj/a.rs', line: 3 }],
+        }),
+      ),
+    );
+    const dialog = await screen.findByRole('dialog');
+    const diff = dialog.querySelector('.diff-view') as HTMLElement;
+    expect(diff.textContent).toContain('-old line');
+    expect(diff.textContent).toContain('+new line');
+    expect(dialog.textContent).toContain('/proj/a.rs:3');
+    await fireEvent.click(dialog.querySelector('[data-option-kind="allow_once"]') as HTMLElement);
+    backend.frame(
+      's1',
+      live(
+        {
+          kind: 'agent-prompt-settled',
+          sessionId: 'e1',
+          toolCallId: 'e#1',
+          outcome: { optionId: 'yes' },
+          by: 'user',
+        },
+        request('m#1', {
+          toolName: 'mcp__github__create_issue',
+          toolKind: 'other',
+          rawInput: { repo: 'desk', title: 'Bug', labels: ['ui', 'p1'] },
+        }),
+      ),
+    );
+    await waitFor(() => expect(dialog.textContent).toContain('mcp__github__create_issue'));
+    const rows = [...dialog.querySelectorAll('[data-args] tr')].map((r) => [
+      r.querySelector('th')?.textContent,
+      r.querySelector('td')?.textContent?.replace(/\s+/g, ' ').trim(),
+    ]);
+    expect(rows).toEqual([
+      ['repo', 'desk'],
+      ['title', 'Bug'],
+      ['labels', '[ "ui", "p1" ]'],
+    ]);
+    expect(dialog.querySelector('.perm-input')).toBeNull();
+    await fireEvent.click(within(dialog).getByText('Show raw input (JSON)'));
+    expect(JSON.parse(dialog.querySelector('.perm-input')?.textContent ?? '')).toEqual({
+      repo: 'desk',
+      title: 'Bug',
+      labels: ['ui', 'p1'],
+    });
+    backend.frame(
+      's1',
+      live(
+        request('k#1', {
+          toolName: 'Bash',
+          toolKind: 'execute',
+          rawInput: { command: 'ls -la', description: 'List files' },
+        }),
+      ),
+    );
+  });
+
+  it('queues requests visibly, and one settled elsewhere leaves at once', async () => {
+    const backend = new FakeBackend();
+    await open(backend);
+    backend.frame('s1', live(request('a#1'), request('b#1')));
+    const dialog = await screen.findByRole('dialog');
+    expect(dialog.querySelector('[data-queue-position]')?.textContent).toBe('1 of 2');
+    expect(
+      [...dialog.querySelectorAll('.perm-queue-item')].map((b) => b.textContent?.slice(1)),
+    ).toEqual(['Tool a#1', 'Tool b#1']);
+    expect(dialog.querySelector('.perm-tool')?.textContent).toContain('Tool a#1');
+    // Settled by a rule: the next one shows, the focus stays on the dialog.
+    backend.frame(
+      's1',
+      live({
+        kind: 'agent-prompt-settled',
+        sessionId: 'e1',
+        toolCallId: 'a#1',
+        outcome: { optionId: 'yes' },
+        by: 'rule',
+      }),
+    );
+    await waitFor(() =>
+      expect(dialog.querySelector('.perm-tool')?.textContent).toContain('Tool b#1'),
+    );
+    expect(dialog.querySelector('[data-queue-position]')).toBeNull();
+    expect(document.activeElement).toBe(screen.getByRole('dialog'));
+    // Stop settles the last one: the dialog closes and the composer gets the focus back.
+    backend.frame(
+      's1',
+      live({
+        kind: 'agent-prompt-settled',
+        sessionId: 'e1',
+        toolCallId: 'b#1',
+        outcome: { cancelled: true },
+        by: 'stop',
+      }),
+    );
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
+    await waitFor(() => expect(document.activeElement).toBe(box()));
+    expect(backend.called('respondPermission')).toEqual([]);
+  });
+
+  it('ignores its keys for the first 400 ms and while feedback is typed; N rejects with it', async () => {
+    const backend = new FakeBackend();
+    await open(backend);
+    backend.frame('s1', live(request('a#1')));
+    const dialog = await screen.findByRole('dialog');
+    await waitFor(() => expect(document.activeElement).toBe(dialog));
+    // A key meant for the composer, pressed as the dialog appears.
+    await fireEvent.keyDown(dialog, { key: 'y' });
+    expect(backend.called('respondPermission')).toEqual([]);
+    await sleep(450);
+    const feedback = within(dialog).getByPlaceholderText('Tell the agent why (optional)');
+    await fireEvent.input(feedback, { target: { value: 'not now' } });
+    await fireEvent.keyDown(feedback, { key: 'y' });
+    await fireEvent.keyDown(feedback, { key: 'n' });
+    expect(backend.called('respondPermission')).toEqual([]);
+    dialog.focus();
+    await fireEvent.keyDown(dialog, { key: 'n', ctrlKey: true });
+    expect(backend.called('respondPermission')).toEqual([]);
+    await fireEvent.keyDown(dialog, { key: 'n' });
+    expect(backend.called('respondPermission')).toEqual([
+      ['s1', 'a#1', { optionId: 'no', feedback: 'not now' }],
+    ]);
+  });
+
+  it('answers allow once with Y, always reject with Shift+N, and Esc dismisses', async () => {
+    const backend = new FakeBackend();
+    await open(backend);
+    backend.frame('s1', live(request('a#1'), request('b#1'), request('c#1')));
+    const dialog = await screen.findByRole('dialog');
+    await sleep(450);
+    await fireEvent.keyDown(dialog, { key: 'y' });
+    await fireEvent.keyDown(dialog, { key: 'y' });
+    expect(backend.called('respondPermission')).toEqual([['s1', 'a#1', { optionId: 'yes' }]]);
+    const settle = (id: string) =>
+      backend.frame(
+        's1',
+        live({
+          kind: 'agent-prompt-settled',
+          sessionId: 'e1',
+          toolCallId: id,
+          outcome: { optionId: 'x' },
+          by: 'user',
+        }),
+      );
+    settle('a#1');
+    await waitFor(() => expect(dialog.querySelector('.perm-tool')?.textContent).toContain('b#1'));
+    // The next request disarms the keys again.
+    await fireEvent.keyDown(dialog, { key: 'N', shiftKey: true });
+    expect(backend.called('respondPermission')).toHaveLength(1);
+    await sleep(450);
+    await fireEvent.keyDown(dialog, { key: 'N', shiftKey: true });
+    expect(backend.called('respondPermission')[1]).toEqual(['s1', 'b#1', { optionId: 'never' }]);
+    settle('b#1');
+    await waitFor(() => expect(dialog.querySelector('.perm-tool')?.textContent).toContain('c#1'));
+    await fireEvent.keyDown(dialog, { key: 'Escape' });
+    expect(backend.called('respondPermission')[2]).toEqual(['s1', 'c#1', { cancelled: true }]);
+  });
+
+  it('keeps Tab inside the dialog', async () => {
+    const backend = new FakeBackend();
+    await open(backend);
+    backend.frame('s1', live(request('a#1')));
+    const dialog = await screen.findByRole('dialog');
+    const focusable = [...dialog.querySelectorAll<HTMLElement>('button:not([disabled]), textarea')];
+    const last = focusable.at(-1) as HTMLElement;
+    last.focus();
+    await fireEvent.keyDown(last, { key: 'Tab' });
+    expect(document.activeElement).toBe(focusable[0]);
+    await fireEvent.keyDown(focusable[0] as HTMLElement, { key: 'Tab', shiftKey: true });
+    expect(document.activeElement).toBe(last);
+  });
+});
