@@ -588,6 +588,13 @@ describe('permission dialog', () => {
     backend.frame(
       's1',
       live(
+        {
+          kind: 'agent-prompt-settled',
+          sessionId: 'e1',
+          toolCallId: 'm#1',
+          outcome: { cancelled: true },
+          by: 'agent',
+        },
         request('k#1', {
           toolName: 'Bash',
           toolKind: 'execute',
@@ -595,6 +602,10 @@ describe('permission dialog', () => {
         }),
       ),
     );
+    await waitFor(() => expect(dialog.querySelector('.perm-cmd')?.textContent).toBe('ls -la'));
+    // No cwd given: the project folder, said so.
+    expect(dialog.querySelector('[data-cwd]')?.textContent).toContain('/proj (the project folder)');
+    expect(dialog.querySelector('[data-args]')?.textContent).toContain('List files');
   });
 
   it('queues requests visibly, and one settled elsewhere leaves at once', async () => {
