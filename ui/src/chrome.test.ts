@@ -141,6 +141,39 @@ describe('sidebar', () => {
   });
 });
 
+describe('drops', () => {
+  it('shows files dropped over the composer as chips, and says which were outside', async () => {
+    const backend = new FakeBackend();
+    await open(backend);
+    // jsdom lays nothing out: the composer's box is the point (0, 0).
+    backend.drop(['/proj/src/a.rs', '/elsewhere/b.txt'], 0, 0);
+    const chip = await found('[data-chip="file"]');
+    expect(chip.textContent).toContain('src/a.rs');
+    expect((await screen.findByRole('alert')).textContent).toContain('outside /proj');
+    await type('look');
+    await fireEvent.keyDown(box(), { key: 'Enter' });
+    expect(backend.called('prompt')).toEqual([
+      [
+        's1',
+        [
+          { type: 'text', text: 'look' },
+          { type: 'file', path: 'src/a.rs' },
+        ],
+      ],
+    ]);
+  });
+
+  it('opens the next folder with the agent chosen in the sidebar', async () => {
+    const backend = new FakeBackend();
+    await open(backend);
+    const select = screen.getByLabelText('Agent for new sessions') as HTMLSelectElement;
+    expect(select.value).toBe('demo');
+    expect((select.querySelector('option[value="gemini"]') as HTMLOptionElement).disabled).toBe(
+      true,
+    );
+  });
+});
+
 describe('session header', () => {
   it('shows the mode and config pickers, model first, and they call the backend', async () => {
     const backend = new FakeBackend();
@@ -318,7 +351,7 @@ describe('plan panel', () => {
 });
 
 describe('composer', () => {
-  it('grows, sends on Enter, adds a line on Shift+Enter, and Esc closes a menu before it stops', async () => {
+  it('sends on Enter, adds a line on Shift+Enter, and Esc closes a menu before it stops', async () => {
     const backend = new FakeBackend();
     await open(backend);
     expect(box().placeholder).toBe(
@@ -469,6 +502,13 @@ describe('composer', () => {
     const png = new File([new Uint8Array([1, 2, 3])], 'shot.png', { type: 'image/png' });
     await fireEvent.paste(box(), { clipboardData: { files: [png], getData: () => '' } });
     const chip = await found('[data-chip="image"]');
+    // Dropped from another page onto the composer: the same way in.
+    const gif = new File([new Uint8Array([4])], 'a.gif', { type: 'image/gif' });
+    const form = document.querySelector('form.composer') as HTMLElement;
+    await fireEvent.drop(form, { dataTransfer: { files: [gif], types: ['Files'] } });
+    await waitFor(() => expect(document.querySelectorAll('[data-chip="image"]')).toHaveLength(2));
+    await fireEvent.click(screen.getByLabelText('Remove a.gif'));
+    await waitFor(() => expect(document.querySelectorAll('[data-chip="image"]')).toHaveLength(1));
     expect(chip.querySelector('img')?.getAttribute('src')).toBe('data:image/png;base64,AQID');
     await type('what is this?');
     await fireEvent.keyDown(box(), { key: 'Enter' });
