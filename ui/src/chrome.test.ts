@@ -120,6 +120,23 @@ describe('sidebar', () => {
     await waitFor(() => expect(box().value).toBe('draft for proj'));
   });
 
+  it('gives a refused prompt back to its own session’s draft, even after switching', async () => {
+    const backend = new FakeBackend();
+    await open(backend);
+    let refuse: (e: unknown) => void = () => undefined;
+    backend.promptResult = new Promise((_, reject) => (refuse = reject));
+    await type('keep me');
+    await fireEvent.keyDown(box(), { key: 'Enter' });
+    expect(box().value).toBe('');
+    backend.chooseFolder('/other');
+    await waitFor(() => expect(backend.called('attach')).toHaveLength(2));
+    refuse({ code: 'session-ended', message: 'the session has ended' });
+    await screen.findByRole('alert');
+    expect(box().value).toBe('');
+    await fireEvent.click(item('s1').querySelector('.session-select') as HTMLElement);
+    await waitFor(() => expect(box().value).toBe('keep me'));
+  });
+
   it('asks before closing a session that is working, and closes an idle one at once', async () => {
     const backend = new FakeBackend();
     await open(backend);
