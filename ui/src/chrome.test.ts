@@ -137,6 +137,21 @@ describe('sidebar', () => {
     await waitFor(() => expect(box().value).toBe('keep me'));
   });
 
+  it('folds away, and its ☰ then counts requests waiting in other sessions', async () => {
+    const backend = new FakeBackend();
+    await open(backend);
+    backend.chooseFolder('/other');
+    await waitFor(() => expect(backend.called('attach')).toHaveLength(2));
+    await fireEvent.click(screen.getByLabelText('Hide the session list'));
+    expect(document.querySelector('[data-session-list]')).toBeNull();
+    backend.frame('s1', live(request('a#1'), request('b#1')));
+    const badge = await found('[data-pending-elsewhere]');
+    expect(badge.textContent).toBe('2');
+    await fireEvent.click(screen.getByLabelText('Show the session list'));
+    expect(document.querySelector('[data-session-list]')).not.toBeNull();
+    expect(document.querySelector('[data-pending-elsewhere]')).toBeNull();
+  });
+
   it('asks before closing a session that is working, and closes an idle one at once', async () => {
     const backend = new FakeBackend();
     await open(backend);
