@@ -10,4 +10,10 @@ pub const COMMAND_NAMES: &[&str] = &[
     "respond_permission",
     "close_session",
     "pick_folder",
+    "set_mode",
+    "set_config_option",
+    "list_files",
+    "open_path",
+    "reveal_path",
+    "open_url",
 ];

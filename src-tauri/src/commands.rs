@@ -5,9 +5,13 @@ use acp_desk_core::events::PermissionResolution;
 use acp_desk_core::hub::{FrameSink, StreamFrame};
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Emitter, Runtime, State};
+use tauri_plugin_opener::OpenerExt;
 
 use crate::AppState;
-use crate::ipc::{AppEvent, AppInfo, FolderChosen, IpcError, SessionInfo, TurnEnd};
+use crate::ipc::{
+    AppEvent, AppInfo, ConfigValue, FolderChosen, IpcError, ProjectFiles, PromptPart, SessionInfo,
+    TurnEnd,
+};
 
 /// A view attached through a Tauri channel. Sending never waits: Tauri queues the frame for
 /// the webview; the hub already bounds how often and how much.
@@ -68,9 +72,98 @@ pub fn attach(
 pub async fn prompt(
     state: State<'_, AppState>,
     session: String,
-    text: String,
+    parts: Vec<PromptPart>,
 ) -> Result<TurnEnd, IpcError> {
-    state.sessions.prompt(&session, text).await
+    state.sessions.prompt(&session, parts).await
+}
+
+/// `session/set_mode`; the change also arrives as a `current-mode` event.
+#[tauri::command]
+pub async fn set_mode(
+    state: State<'_, AppState>,
+    session: String,
+    mode_id: String,
+) -> Result<(), IpcError> {
+    state.sessions.set_mode(&session, &mode_id).await
+}
+
+/// `session/set_config_option`; the agent's new options also arrive as a `config-options` event.
+#[tauri::command]
+pub async fn set_config_option(
+    state: State<'_, AppState>,
+    session: String,
+    config_id: String,
+    value: ConfigValue,
+) -> Result<(), IpcError> {
+    state
+        .sessions
+        .set_config_option(&session, &config_id, value)
+        .await
+}
+
+#[tauri::command]
+pub async fn list_files(
+    state: State<'_, AppState>,
+    session: String,
+) -> Result<ProjectFiles, IpcError> {
+    state.sessions.list_files(&session).await
+}
+
+/// Opens a file inside the session's folder in the user's default app for it. `line` is
+/// accepted for the UI's sake, but system openers cannot jump to a line, so it is not used.
+#[tauri::command]
+pub async fn open_path<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+    session: String,
+    path: String,
+    line: Option<u32>,
+) -> Result<(), IpcError> {
+    let _ = line;
+    let file = state.sessions.path_inside(&session, path).await?;
+    let opened = tauri::async_runtime::spawn_blocking(move || {
+        app.opener()
+            .open_path(file.display().to_string(), None::<&str>)
+    })
+    .await;
+    opener_result(opened, "open the file")
+}
+
+/// Shows a file or folder inside the session's folder in the system's file manager.
+#[tauri::command]
+pub async fn reveal_path<R: Runtime>(
+    app: AppHandle<R>,
+    state: State<'_, AppState>,
+    session: String,
+    path: String,
+) -> Result<(), IpcError> {
+    let file = state.sessions.path_inside(&session, path).await?;
+    let shown =
+        tauri::async_runtime::spawn_blocking(move || app.opener().reveal_item_in_dir(file)).await;
+    opener_result(shown, "show the file")
+}
+
+/// Opens an http(s) or mailto link in the user's browser or mail app; anything else is refused
+/// (links come from agent Markdown, which the user did not write).
+#[tauri::command]
+pub async fn open_url<R: Runtime>(app: AppHandle<R>, url: String) -> Result<(), IpcError> {
+    let url = crate::files::check_url(&url)?;
+    let opened = tauri::async_runtime::spawn_blocking(move || {
+        app.opener().open_url(url.as_str(), None::<&str>)
+    })
+    .await;
+    opener_result(opened, "open the link")
+}
+
+fn opener_result(
+    r: Result<Result<(), tauri_plugin_opener::Error>, tauri::Error>,
+    what: &str,
+) -> Result<(), IpcError> {
+    match r {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(e)) => Err(IpcError::InvalidInput(format!("could not {what}: {e}"))),
+        Err(e) => Err(IpcError::InvalidInput(format!("could not {what}: {e}"))),
+    }
 }
 
 /// Stops the running turn (Stop / Esc): it ends `cancelled`.

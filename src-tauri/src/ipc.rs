@@ -45,6 +45,13 @@ pub enum IpcError {
     PermissionUnknown(String),
     #[error("{0}")]
     InvalidInput(String),
+    /// The agent answered a request (set a mode, a config option) with an error; the message
+    /// carries what the agent said.
+    #[error("{0}")]
+    AgentRefused(String),
+    /// A path outside the session's folder (after `..` and symlinks are resolved).
+    #[error("{0}")]
+    PathOutside(String),
 }
 
 impl From<EngineError> for IpcError {
@@ -61,6 +68,7 @@ impl From<EngineError> for IpcError {
             EngineError::UnknownPermission(_) | EngineError::UnknownOption(..) => {
                 Self::PermissionUnknown(message)
             }
+            EngineError::AgentRefused(_) => Self::AgentRefused(message),
         }
     }
 }
@@ -105,6 +113,58 @@ impl From<TurnOutcome> for TurnEnd {
         Self {
             reason: o.reason,
             stop_reason: o.stop_reason,
+        }
+    }
+}
+
+/// One piece of a prompt as the composer builds it; the shell turns each into an ACP content
+/// block (`prompt`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum PromptPart {
+    Text {
+        text: String,
+    },
+    /// A project file the user picked with `@`: relative to the session folder, `/`-separated
+    /// (an absolute path inside it is accepted too). Sent as a `resource_link`, or as an
+    /// embedded `resource` when the agent advertises `embeddedContext` and the file is UTF-8
+    /// text of at most 256 KiB.
+    File {
+        path: String,
+    },
+    /// A pasted or dropped image (PNG, JPEG, GIF or WebP, at most 10 MiB), base64 without the
+    /// `data:` prefix. Refused when the agent does not advertise `image`.
+    Image {
+        #[serde(rename = "mimeType")]
+        mime_type: String,
+        data: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+    },
+}
+
+/// The project's files for the `@` picker (gitignore honoured), relative and `/`-separated.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectFiles {
+    pub files: Vec<String>,
+    /// More files exist than were listed (the listing is capped).
+    pub truncated: bool,
+}
+
+/// A config option's new value: a select's value id, or a boolean's state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ConfigValue {
+    Bool(bool),
+    Id(String),
+}
+
+impl From<ConfigValue> for acp::SessionConfigOptionValue {
+    fn from(v: ConfigValue) -> Self {
+        match v {
+            ConfigValue::Bool(b) => Self::boolean(b),
+            ConfigValue::Id(id) => Self::value_id(id),
         }
     }
 }
@@ -173,6 +233,9 @@ pub struct IpcTypes {
     drag_hover: DragHover,
     folder_chosen: FolderChosen,
     app_event: AppEvent,
+    prompt_part: PromptPart,
+    project_files: ProjectFiles,
+    config_value: ConfigValue,
 }
 
 /// The JSON Schema the TypeScript types are generated from, as committed in
@@ -199,6 +262,34 @@ mod tests {
         let v = serde_json::to_value(&e).unwrap();
         assert_eq!(v["code"], "turn-in-progress");
         assert!(v["message"].as_str().unwrap().contains("already running"));
+        let e: IpcError = EngineError::AgentRefused("unknown mode (-32602)".into()).into();
+        let v = serde_json::to_value(&e).unwrap();
+        assert_eq!(v["code"], "agent-refused");
+        assert!(v["message"].as_str().unwrap().contains("unknown mode"));
+    }
+
+    #[test]
+    fn prompt_parts_cross_as_the_ui_writes_them() {
+        let parts: Vec<PromptPart> = serde_json::from_value(serde_json::json!([
+            {"type": "text", "text": "look at"},
+            {"type": "file", "path": "src/main.rs"},
+            {"type": "image", "mimeType": "image/png", "data": "AAAA"},
+            {"type": "image", "mimeType": "image/png", "data": "AAAA", "name": "shot.png"},
+        ]))
+        .unwrap();
+        assert_eq!(
+            parts[1],
+            PromptPart::File {
+                path: "src/main.rs".into()
+            }
+        );
+        assert!(matches!(&parts[2], PromptPart::Image { name: None, .. }));
+        assert!(matches!(&parts[3], PromptPart::Image { name: Some(n), .. } if n == "shot.png"));
+        let v: Vec<ConfigValue> = serde_json::from_str(r#"[true, "demo-deep"]"#).unwrap();
+        assert_eq!(
+            v,
+            vec![ConfigValue::Bool(true), ConfigValue::Id("demo-deep".into())]
+        );
     }
 
     /// The committed schema is what the Rust types say today. Regenerate with
@@ -239,6 +330,8 @@ mod tests {
             "PermissionResolution",
             "AgentListing",
             "PathsDropped",
+            "PromptPart",
+            "ProjectFiles",
         ] {
             assert!(schema.contains(&format!("\"{name}\"")), "no {name}");
         }

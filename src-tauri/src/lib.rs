@@ -3,6 +3,7 @@
 //! folder dialog and native drag-drop. Nothing here decides what the engine does.
 
 pub mod commands;
+pub mod files;
 pub mod ipc;
 pub mod menu;
 pub mod sessions;
@@ -89,6 +90,9 @@ pub fn app_info(launch: &Launch) -> AppInfo {
 pub fn build_app<R: Runtime>(builder: Builder<R>, launch: Launch) -> Builder<R> {
     builder
         .plugin(tauri_plugin_dialog::init())
+        // Used from our own commands only: the capability grants the window none of its
+        // permissions, so paths and links are always checked by us first.
+        .plugin(tauri_plugin_opener::init())
         .manage(AppState::new(launch))
         .invoke_handler(tauri::generate_handler![
             commands::app_info,
@@ -99,6 +103,12 @@ pub fn build_app<R: Runtime>(builder: Builder<R>, launch: Launch) -> Builder<R> 
             commands::respond_permission,
             commands::close_session,
             commands::pick_folder,
+            commands::set_mode,
+            commands::set_config_option,
+            commands::list_files,
+            commands::open_path,
+            commands::reveal_path,
+            commands::open_url,
         ])
         .on_page_load(|webview, payload| {
             // A reload (or any new page) starts a new UI that knows nothing of the old page's

@@ -13,10 +13,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 use acp_desk_core::agents::LaunchSpec;
 use acp_desk_core::events::{ErrorInfo, PermissionResolution, SessionState, StreamEvent};
 use acp_desk_core::hub::{FrameSink, Hub, SharedHub, pump};
-use acp_desk_core::{EngineError, SessionHandle, SessionOptions, agents, text_block};
+use acp_desk_core::{EngineError, SessionHandle, SessionOptions, agents};
 use tokio::sync::mpsc;
 
-use crate::ipc::{IpcError, SessionInfo, TurnEnd};
+use crate::files;
+use crate::ipc::{ConfigValue, IpcError, ProjectFiles, PromptPart, SessionInfo, TurnEnd};
 
 /// How many event batches the engine may queue for the pump. The pump takes them at once, so
 /// this only absorbs scheduling hiccups; the hub bounds the rest by merging.
@@ -36,6 +37,8 @@ enum Engine {
 
 struct Session {
     info: SessionInfo,
+    /// The session's folder, canonical: what paths from the window must lie inside.
+    folder: PathBuf,
     hub: SharedHub,
     engine: Mutex<Engine>,
 }
@@ -131,6 +134,7 @@ impl Sessions {
         };
         let session = Arc::new(Session {
             info: info.clone(),
+            folder: folder.clone(),
             hub: Arc::new(Mutex::new(Hub::new())),
             engine: Mutex::new(Engine::Starting),
         });
@@ -212,12 +216,53 @@ impl Sessions {
         Ok(())
     }
 
-    pub async fn prompt(&self, id: &str, text: String) -> Result<TurnEnd, IpcError> {
-        if text.trim().is_empty() {
+    /// Runs one turn with the composer's parts, turned into ACP content blocks (files read and
+    /// images checked on the blocking pool).
+    pub async fn prompt(&self, id: &str, parts: Vec<PromptPart>) -> Result<TurnEnd, IpcError> {
+        if files::is_empty_prompt(&parts) {
             return Err(IpcError::InvalidInput("the prompt is empty".into()));
         }
+        let session = self.get(id)?;
+        let handle = session.handle()?;
+        let caps = handle.prompt_capabilities().clone();
+        let folder = session.folder.clone();
+        let blocks = blocking(move || files::prompt_blocks(&folder, parts, &caps)).await?;
+        Ok(handle.prompt(blocks).await?.into())
+    }
+
+    pub async fn set_mode(&self, id: &str, mode_id: &str) -> Result<(), IpcError> {
+        if mode_id.trim().is_empty() {
+            return Err(IpcError::InvalidInput("no mode was given".into()));
+        }
         let handle = self.get(id)?.handle()?;
-        Ok(handle.prompt(vec![text_block(text)]).await?.into())
+        Ok(handle.set_mode(mode_id).await?)
+    }
+
+    pub async fn set_config_option(
+        &self,
+        id: &str,
+        config_id: &str,
+        value: ConfigValue,
+    ) -> Result<(), IpcError> {
+        if config_id.trim().is_empty() {
+            return Err(IpcError::InvalidInput("no config option was given".into()));
+        }
+        let handle = self.get(id)?.handle()?;
+        Ok(handle.set_config_option(config_id, value).await?)
+    }
+
+    /// The session folder's files for the `@` picker. Works while the agent starts, and after
+    /// it died: it is about the folder, not the agent.
+    pub async fn list_files(&self, id: &str) -> Result<ProjectFiles, IpcError> {
+        let folder = self.get(id)?.folder.clone();
+        blocking(move || Ok(files::list_files(&folder))).await
+    }
+
+    /// `path` resolved inside the session's folder (for opening or revealing it), or
+    /// `path-outside`.
+    pub async fn path_inside(&self, id: &str, path: String) -> Result<PathBuf, IpcError> {
+        let folder = self.get(id)?.folder.clone();
+        blocking(move || files::resolve_inside(&folder, &path)).await
     }
 
     pub fn cancel(&self, id: &str) -> Result<(), IpcError> {
@@ -278,6 +323,15 @@ impl Sessions {
     pub fn info(&self, id: &str) -> Result<SessionInfo, IpcError> {
         Ok(self.get(id)?.info.clone())
     }
+}
+
+/// Runs disk work on the blocking pool: a hung network mount must not stall the async threads.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, IpcError> + Send + 'static,
+) -> Result<T, IpcError> {
+    tauri::async_runtime::spawn_blocking(f)
+        .await
+        .map_err(|e| IpcError::InvalidInput(format!("the work was interrupted: {e}")))?
 }
 
 async fn close_session(session: &Session) {

@@ -11,6 +11,8 @@ use std::time::Duration;
 use acp_desk_core::StreamEvent;
 use acp_desk_core::events::PermissionResolution;
 use acp_desk_core::hub::{FrameSink, StreamFrame};
+use acp_desk_shell::files;
+use acp_desk_shell::ipc::{IpcError, PromptPart};
 use acp_desk_shell::sessions::Sessions;
 use acp_desk_shell::{Launch, build_app};
 use serde_json::{Value, json};
@@ -38,6 +40,10 @@ fn isolated() -> &'static std::path::Path {
         dir
     })
     .path()
+}
+
+fn text_parts(text: &str) -> Vec<PromptPart> {
+    vec![PromptPart::Text { text: text.into() }]
 }
 
 fn invoke(
@@ -217,7 +223,10 @@ async fn a_session_with_the_demo_agent_streams_to_views_attached_before_and_afte
         })
     };
     wait_for("ready", ready).await;
-    let end = sessions.prompt(&info.id, "stream".into()).await.unwrap();
+    let end = sessions
+        .prompt(&info.id, text_parts("stream"))
+        .await
+        .unwrap();
     assert_eq!(
         end.reason,
         acp_desk_core::events::TurnEndReason::Completed,
@@ -241,7 +250,7 @@ async fn a_session_with_the_demo_agent_streams_to_views_attached_before_and_afte
 
     // A permission request, answered through the shell.
     let id = info.id.clone();
-    let prompt = sessions.prompt(&id, "permission".into());
+    let prompt = sessions.prompt(&id, text_parts("permission"));
     tokio::pin!(prompt);
     let request = loop {
         tokio::select! {
@@ -285,6 +294,46 @@ async fn a_session_with_the_demo_agent_streams_to_views_attached_before_and_afte
         acp_desk_shell::ipc::IpcError::PermissionUnknown(_)
     ));
 
+    // Modes and config options go to the agent; its refusal comes back with its words.
+    sessions.set_mode(&id, "plan").await.unwrap();
+    let err = sessions.set_mode(&id, "yolo").await.unwrap_err();
+    assert!(
+        matches!(&err, IpcError::AgentRefused(m) if m.contains("yolo")),
+        "{err:?}"
+    );
+    sessions
+        .set_config_option(&id, "brief", acp_desk_shell::ipc::ConfigValue::Bool(true))
+        .await
+        .unwrap();
+    wait_for("the current-mode event", || {
+        early.events().iter().any(|e| {
+            matches!(e, StreamEvent::CurrentMode { current_mode_id, .. } if current_mode_id == "plan")
+        })
+    })
+    .await;
+
+    // A file part reaches the agent embedded (the demo agent accepts embedded context).
+    std::fs::write(dir.path().join("notes.md"), "# Notes\nremember the milk\n").unwrap();
+    let parts = vec![
+        PromptPart::Text {
+            text: "stream, and see".into(),
+        },
+        PromptPart::File {
+            path: "notes.md".into(),
+        },
+    ];
+    sessions.prompt(&id, parts).await.unwrap();
+    wait_for("the second turn-start", || {
+        early.events().iter().any(|e| match e {
+            StreamEvent::TurnStart { prompt, .. } => prompt.iter().any(|b| {
+                matches!(b, acp_desk_core::schema::v1::ContentBlock::Resource(r)
+                    if serde_json::to_string(r).unwrap().contains("remember the milk"))
+            }),
+            _ => false,
+        })
+    })
+    .await;
+
     let pid = sessions.pid(&id).unwrap();
     sessions.close_all().await;
     assert!(sessions.is_empty());
@@ -322,10 +371,254 @@ async fn an_agent_that_cannot_start_says_why_to_the_view() {
         })
     })
     .await;
-    let err = sessions.prompt(&info.id, "hi".into()).await.unwrap_err();
+    let err = sessions
+        .prompt(&info.id, text_parts("hi"))
+        .await
+        .unwrap_err();
     assert!(
         matches!(err, acp_desk_shell::ipc::IpcError::AgentUnavailable(_)),
         "{err:?}"
     );
     assert!(err.to_string().contains("/nonexistent/agent"), "{err}");
+}
+
+fn caps(image: bool, embedded: bool) -> acp_desk_core::schema::v1::PromptCapabilities {
+    acp_desk_core::schema::v1::PromptCapabilities::new()
+        .image(image)
+        .embedded_context(embedded)
+}
+
+/// A canonical project folder with a file, and a file outside it.
+fn project() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("project");
+    std::fs::create_dir_all(root.join("src")).unwrap();
+    std::fs::write(root.join("src/main.rs"), "fn main() {}\n").unwrap();
+    let outside = dir.path().join("secret.txt");
+    std::fs::write(&outside, "password\n").unwrap();
+    let root = std::fs::canonicalize(root).unwrap();
+    (dir, root, outside)
+}
+
+#[test]
+fn file_parts_are_links_or_embedded_by_the_agents_capability() {
+    use acp_desk_core::schema::v1::{ContentBlock, EmbeddedResourceResource};
+    let (_dir, root, _) = project();
+    let file = || PromptPart::File {
+        path: "src/main.rs".into(),
+    };
+    let parts = vec![
+        PromptPart::Text {
+            text: "look".into(),
+        },
+        file(),
+    ];
+    let blocks = files::prompt_blocks(&root, parts.clone(), &caps(false, false)).unwrap();
+    assert!(matches!(&blocks[0], ContentBlock::Text(t) if t.text == "look"));
+    let ContentBlock::ResourceLink(link) = &blocks[1] else {
+        panic!("{:?}", blocks[1])
+    };
+    assert_eq!(link.name, "main.rs");
+    assert_eq!(link.uri, format!("file://{}/src/main.rs", root.display()));
+    assert_eq!(link.size, Some(13));
+    assert_eq!(link.mime_type.as_deref(), Some("text/x-rust"));
+
+    let blocks = files::prompt_blocks(&root, parts, &caps(false, true)).unwrap();
+    let ContentBlock::Resource(r) = &blocks[1] else {
+        panic!("{:?}", blocks[1])
+    };
+    let EmbeddedResourceResource::TextResourceContents(t) = &r.resource else {
+        panic!("text")
+    };
+    assert_eq!(t.text, "fn main() {}\n");
+
+    // Too big or not text: a link even when embedding is allowed.
+    std::fs::write(root.join("big.txt"), "x".repeat(300 * 1024)).unwrap();
+    std::fs::write(root.join("blob.bin"), [0xFFu8, 0xFE, 0x00, 0x80]).unwrap();
+    for path in ["big.txt", "blob.bin"] {
+        let blocks = files::prompt_blocks(
+            &root,
+            vec![PromptPart::File { path: path.into() }],
+            &caps(true, true),
+        )
+        .unwrap();
+        assert!(matches!(blocks[0], ContentBlock::ResourceLink(_)), "{path}");
+    }
+    // An absolute path inside the folder is accepted.
+    let abs = root.join("src/main.rs").display().to_string();
+    assert!(
+        files::prompt_blocks(
+            &root,
+            vec![PromptPart::File { path: abs }],
+            &caps(false, false)
+        )
+        .is_ok()
+    );
+    // A folder is not a file.
+    let err = files::prompt_blocks(
+        &root,
+        vec![PromptPart::File { path: "src".into() }],
+        &caps(false, false),
+    )
+    .unwrap_err();
+    assert!(matches!(err, IpcError::InvalidInput(_)), "{err:?}");
+}
+
+#[test]
+fn paths_outside_the_session_folder_are_refused() {
+    let (_dir, root, outside) = project();
+    std::os::unix::fs::symlink(&outside, root.join("link-out")).unwrap();
+    for path in [
+        "../secret.txt".to_string(),
+        "src/../../secret.txt".to_string(),
+        outside.display().to_string(),
+        "link-out".to_string(),
+    ] {
+        let err = files::prompt_blocks(
+            &root,
+            vec![PromptPart::File { path: path.clone() }],
+            &caps(true, true),
+        )
+        .unwrap_err();
+        assert!(matches!(err, IpcError::PathOutside(_)), "{path}: {err:?}");
+        assert!(
+            err.to_string().contains("outside the session's folder"),
+            "{err}"
+        );
+        let err = files::resolve_inside(&root, &path).unwrap_err();
+        assert!(matches!(err, IpcError::PathOutside(_)), "{path}: {err:?}");
+    }
+    // `..` that stays inside is fine.
+    assert!(files::resolve_inside(&root, "src/../src/main.rs").is_ok());
+    assert!(matches!(
+        files::resolve_inside(&root, "missing.txt"),
+        Err(IpcError::InvalidInput(_))
+    ));
+}
+
+#[test]
+fn images_need_the_agents_capability_a_known_type_and_a_sane_size() {
+    use base64::Engine as _;
+    let b64 = |b: &[u8]| base64::engine::general_purpose::STANDARD.encode(b);
+    let (_dir, root, _) = project();
+    let png = b64(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR");
+    let image = |mime: &str, data: String| PromptPart::Image {
+        mime_type: mime.into(),
+        data,
+        name: Some("shot.png".into()),
+    };
+    let err = files::prompt_blocks(
+        &root,
+        vec![image("image/png", png.clone())],
+        &caps(false, true),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(&err, IpcError::InvalidInput(m) if m.contains("this agent does not accept images")),
+        "{err:?}"
+    );
+    let blocks = files::prompt_blocks(
+        &root,
+        vec![image("image/png", png.clone())],
+        &caps(true, false),
+    )
+    .unwrap();
+    assert!(matches!(
+        &blocks[0],
+        acp_desk_core::schema::v1::ContentBlock::Image(i) if i.mime_type == "image/png" && i.data == png
+    ));
+    for (mime, data) in [
+        ("image/svg+xml", b64(b"<svg/>")),
+        ("image/jpeg", png.clone()),
+        ("image/png", "not base64!".to_string()),
+        ("image/png", b64(&vec![0u8; 10 * 1024 * 1024 + 1])),
+    ] {
+        let err =
+            files::prompt_blocks(&root, vec![image(mime, data)], &caps(true, true)).unwrap_err();
+        assert!(matches!(err, IpcError::InvalidInput(_)), "{mime}: {err:?}");
+    }
+    // Nothing to say is refused before anything is read.
+    assert!(files::is_empty_prompt(&[PromptPart::Text {
+        text: "  ".into()
+    }]));
+    assert!(!files::is_empty_prompt(&[PromptPart::File {
+        path: "a".into()
+    }]));
+}
+
+#[test]
+fn the_file_list_honours_gitignore_skips_hidden_folders_and_is_capped() {
+    let (_dir, root, _) = project();
+    std::fs::write(root.join(".gitignore"), "target/\n*.log\n").unwrap();
+    std::fs::create_dir_all(root.join("target/debug")).unwrap();
+    std::fs::write(root.join("target/debug/app"), "bin").unwrap();
+    std::fs::write(root.join("build.log"), "log").unwrap();
+    std::fs::create_dir_all(root.join(".git/objects")).unwrap();
+    std::fs::write(root.join(".git/HEAD"), "ref").unwrap();
+    std::fs::create_dir_all(root.join("docs/a b")).unwrap();
+    std::fs::write(root.join("docs/a b/c.md"), "c").unwrap();
+    std::fs::write(root.join(".env.example"), "X=1").unwrap();
+    let listed = files::list_files(&root);
+    assert_eq!(
+        listed.files,
+        vec![".env.example", ".gitignore", "docs/a b/c.md", "src/main.rs"]
+    );
+    assert!(!listed.truncated);
+    let capped = files::list_files_capped(&root, 2);
+    assert_eq!(capped.files.len(), 2);
+    assert!(capped.truncated);
+    let exact = files::list_files_capped(&root, 4);
+    assert!(!exact.truncated, "exactly the cap is not truncated");
+}
+
+#[test]
+fn commands_refuse_outside_paths_and_links_that_are_not_web_or_mail() {
+    let (dir, root, outside) = project();
+    let (_app, webview) = mock_app(Launch::default());
+    let info = invoke(
+        &webview,
+        "open_session",
+        json!({"folder": root.display().to_string(), "agent": "demo"}),
+    )
+    .unwrap();
+    let session = info["id"].as_str().unwrap();
+    for (cmd, args) in [
+        (
+            "open_path",
+            json!({"session": session, "path": "../secret.txt", "line": 3}),
+        ),
+        (
+            "open_path",
+            json!({"session": session, "path": outside.display().to_string()}),
+        ),
+        (
+            "reveal_path",
+            json!({"session": session, "path": "../secret.txt"}),
+        ),
+    ] {
+        let err = invoke(&webview, cmd, args).unwrap_err();
+        assert_eq!(err["code"], "path-outside", "{cmd}: {err}");
+    }
+    for url in [
+        "javascript:alert(1)",
+        "file:///etc/passwd",
+        "data:text/html,<b>x</b>",
+    ] {
+        let err = invoke(&webview, "open_url", json!({"url": url})).unwrap_err();
+        assert_eq!(err["code"], "invalid-input", "{url}: {err}");
+    }
+    let listed = invoke(&webview, "list_files", json!({"session": session})).unwrap();
+    assert_eq!(
+        listed,
+        json!({"files": ["src/main.rs"], "truncated": false})
+    );
+    let err = invoke(
+        &webview,
+        "prompt",
+        json!({"session": session, "parts": [{"type": "text", "text": " "}]}),
+    )
+    .unwrap_err();
+    assert_eq!(err["code"], "invalid-input");
+    invoke(&webview, "close_session", json!({"session": session})).unwrap();
+    drop(dir);
 }

@@ -608,3 +608,24 @@ fn human_mode_shows_terminal_output_by_lines() {
     );
     assert!(!r.stdout.contains('\r'));
 }
+
+#[test]
+fn run_mode_switches_the_mode_before_the_first_prompt() {
+    let r = cli(&["run", "--json", "--mode", "plan", "hello"]);
+    assert_eq!(r.code, Some(0), "{}", r.stderr);
+    let mode = r
+        .events
+        .iter()
+        .position(|e| e["kind"] == "current-mode" && e["currentModeId"] == "plan");
+    let turn = r.events.iter().position(|e| e["kind"] == "turn-start");
+    assert!(mode.is_some() && mode < turn, "{:?}", r.events);
+    // The agent's refusal, in its words, ends the run before any prompt.
+    let r = cli(&["run", "--json", "--mode", "yolo", "hello"]);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("yolo") && r.stderr.contains("the agent refused"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.events.iter().any(|e| e["kind"] == "turn-start"));
+}

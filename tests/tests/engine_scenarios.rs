@@ -702,3 +702,128 @@ async fn permission_options_are_chosen_by_kind_not_by_position_id_or_name() {
         assert_eq!(text(&evs), text_said, "{policy:?}");
     }
 }
+
+#[tokio::test]
+async fn the_agents_prompt_capabilities_reach_the_handle_and_session_status() {
+    let (h, mut rx, _dir) = session(&[]).await;
+    let caps = h.prompt_capabilities();
+    assert!(
+        caps.image && caps.embedded_context && !caps.audio,
+        "{caps:?}"
+    );
+    let mut seen = Vec::new();
+    let ready = rx
+        .until(&mut seen, |e| {
+            matches!(e, StreamEvent::SessionStatus { status, .. } if *status == SessionState::Ready)
+        })
+        .await;
+    let v = serde_json::to_value(&ready).unwrap();
+    assert_eq!(v["agent"]["promptCapabilities"]["image"], true, "{v}");
+    assert_eq!(v["agent"]["promptCapabilities"]["embeddedContext"], true);
+    h.close().await;
+
+    // An agent that accepts text only says so too (an empty list is "none").
+    let (h, _rx, _dir) = session(&["--prompt-caps", ""]).await;
+    assert_eq!(*h.prompt_capabilities(), acp::PromptCapabilities::new());
+    h.close().await;
+}
+
+#[tokio::test]
+async fn set_mode_and_config_option_go_to_the_agent_and_come_back_as_events() {
+    let (h, mut rx, _dir) = session(&[]).await;
+    let mut seen = Vec::new();
+    let modes = rx
+        .until(&mut seen, |e| matches!(e, StreamEvent::Modes { .. }))
+        .await;
+    let StreamEvent::Modes {
+        current_mode_id,
+        available_modes,
+        ..
+    } = modes
+    else {
+        unreachable!()
+    };
+    assert_eq!(current_mode_id, "ask");
+    assert!(available_modes.iter().any(|m| &*m.id.0 == "plan"));
+
+    h.set_mode("plan").await.unwrap();
+    let ev = rx
+        .until(&mut seen, |e| matches!(e, StreamEvent::CurrentMode { .. }))
+        .await;
+    assert!(
+        matches!(&ev, StreamEvent::CurrentMode { current_mode_id, .. } if current_mode_id == "plan"),
+        "{ev:?}"
+    );
+
+    // The agent's own words reach the caller.
+    let err = h.set_mode("yolo").await.unwrap_err();
+    let EngineError::AgentRefused(message) = &err else {
+        panic!("{err:?}")
+    };
+    assert!(message.contains("yolo"), "{message}");
+
+    h.set_config_option("model", "demo-deep").await.unwrap();
+    // The first config-options event is session/new's; the agent's answer carries every
+    // option as it now is.
+    let model_is = |e: &StreamEvent, want: &str| {
+        matches!(e, StreamEvent::ConfigOptions { .. })
+            && serde_json::to_value(e).unwrap()["configOptions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|o| o["id"] == "model" && o["currentValue"] == want)
+    };
+    rx.until(&mut seen, |e| model_is(e, "demo-deep")).await;
+    assert!(
+        seen.iter().any(|e| model_is(e, "demo-swift")),
+        "session/new's options came first"
+    );
+
+    h.set_config_option("brief", true).await.unwrap();
+    let err = h.set_config_option("model", true).await.unwrap_err();
+    assert!(matches!(err, EngineError::AgentRefused(_)), "{err:?}");
+
+    // A closed session says so.
+    h.close().await;
+    let err = h.set_mode("code").await.unwrap_err();
+    assert!(matches!(err, EngineError::SessionEnded(_)), "{err:?}");
+    let err = h.set_config_option("brief", false).await.unwrap_err();
+    assert!(matches!(err, EngineError::SessionEnded(_)), "{err:?}");
+}
+
+#[tokio::test]
+async fn the_showcase_plays_every_kind_of_update_in_one_turn() {
+    let evs = run(&[], PermissionPolicy::AllowOnce, &["showcase"]).await;
+    let v = json(&evs);
+    let k = kinds(&evs);
+    for kind in [
+        "thought",
+        "text-delta",
+        "plan",
+        "usage_update",
+        "agent-prompt",
+        "terminal-output",
+    ] {
+        assert!(k.contains(&kind), "no {kind}: {k:?}");
+    }
+    let tool_kinds: std::collections::BTreeSet<String> = v
+        .iter()
+        .filter(|e| e["kind"] == "tool-call")
+        .filter_map(|e| e["toolKind"].as_str().map(str::to_owned))
+        .collect();
+    for kind in [
+        "read", "edit", "delete", "move", "search", "execute", "think", "fetch", "other",
+    ] {
+        assert!(
+            tool_kinds.contains(kind),
+            "no {kind} tool call: {tool_kinds:?}"
+        );
+    }
+    let t = text(&evs);
+    assert!(t.contains("```rust"), "{t}");
+    assert!(!t.contains("MISMATCH") && !t.contains("UNEXPECTED"), "{t}");
+    assert_eq!(
+        turn_ends(&evs),
+        vec![(TurnEndReason::Completed, Some(acp::StopReason::EndTurn))]
+    );
+}

@@ -122,6 +122,10 @@ struct RunArgs {
     /// Seconds a turn may go on after a cancel before the agent is ended.
     #[arg(long, default_value_t = 5.0, value_name = "SECONDS", hide = true)]
     cancel_grace: f64,
+    /// Switch the session to this mode (`session/set_mode`, one of the agent's modes) before
+    /// the first prompt. An agent that refuses it ends the run with its reason.
+    #[arg(long, value_name = "ID")]
+    mode: Option<String>,
     /// The prompts, one turn each.
     #[arg(required = true, value_name = "PROMPT")]
     prompts: Vec<String>,
@@ -386,6 +390,16 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let asker = ask.then(|| tokio::spawn(render::ask_loop(ask_rx, handle.clone())));
+
+    if let Some(mode) = &args.mode
+        && let Err(e) = handle.set_mode(mode).await
+    {
+        eprintln!("acp-desk-cli: could not switch to mode `{mode}`: {e}");
+        handle.close().await;
+        drop(handle);
+        let _ = printer.join();
+        return Ok(ExitCode::from(EXIT_FAILED));
+    }
 
     for prompt in &args.prompts {
         let turn = handle.prompt(vec![acp_desk_core::text_block(prompt.clone())]);

@@ -583,6 +583,10 @@ pub struct AgentIdentity {
     /// The agent's own session id (ours is `sessionId`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub acp_session_id: Option<String>,
+    /// What the agent accepts in a prompt besides text (its `initialize` answer): front ends
+    /// offer images and embedded files only when it says so. Absent until `initialize` answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_capabilities: Option<acp::PromptCapabilities>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

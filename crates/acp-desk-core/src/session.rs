@@ -132,6 +132,10 @@ pub enum EngineError {
     UnknownPermission(String),
     #[error("the permission request `{0}` has no option `{1}`")]
     UnknownOption(String, String),
+    /// The agent answered a request (set a mode, a config option) with an error, or with an
+    /// answer that is not ACP. Carries what the agent said: the user needs its reason.
+    #[error("the agent refused: {0}")]
+    AgentRefused(String),
 }
 
 /// How a turn ended, as the `turn-end` event says.
@@ -160,6 +164,15 @@ enum Command {
     Changes {
         reply: oneshot::Sender<Vec<Change>>,
     },
+    SetMode {
+        mode_id: String,
+        reply: oneshot::Sender<Result<(), EngineError>>,
+    },
+    SetConfigOption {
+        config_id: String,
+        value: acp::SessionConfigOptionValue,
+        reply: oneshot::Sender<Result<(), EngineError>>,
+    },
 }
 
 /// A front end's handle on a session. Cheap to clone; when the last clone is dropped the
@@ -170,6 +183,7 @@ pub struct SessionHandle {
     cmds: mpsc::UnboundedSender<Command>,
     supervised: bool,
     pid: Option<u32>,
+    prompt_capabilities: acp::PromptCapabilities,
 }
 
 impl SessionHandle {
@@ -187,6 +201,41 @@ impl SessionHandle {
     /// Whether the agent runs under `acp-desk-supervisor` (Linux).
     pub fn is_supervised(&self) -> bool {
         self.supervised
+    }
+
+    /// What the agent said it accepts in a prompt (`initialize`): front ends send images and
+    /// embedded resources only when it does.
+    pub fn prompt_capabilities(&self) -> &acp::PromptCapabilities {
+        &self.prompt_capabilities
+    }
+
+    /// Switches the session's mode (`session/set_mode`); returns once the agent agreed, after
+    /// the `current-mode` event went out. Allowed during a turn too (agents switch modes
+    /// mid-turn, e.g. leaving plan mode).
+    pub async fn set_mode(&self, mode_id: &str) -> Result<(), EngineError> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::SetMode {
+            mode_id: mode_id.into(),
+            reply,
+        })?;
+        rx.await.unwrap_or_else(|_| Err(ended()))
+    }
+
+    /// Sets one of the session's config options (`session/set_config_option`): a select's value
+    /// id or a boolean. Returns once the agent agreed, after the `config-options` event with
+    /// every option as the agent now has them went out.
+    pub async fn set_config_option(
+        &self,
+        config_id: &str,
+        value: impl Into<acp::SessionConfigOptionValue>,
+    ) -> Result<(), EngineError> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::SetConfigOption {
+            config_id: config_id.into(),
+            value: value.into(),
+            reply,
+        })?;
+        rx.await.unwrap_or_else(|_| Err(ended()))
     }
 
     /// Sends a prompt and waits for its turn to end.
@@ -354,6 +403,7 @@ pub async fn start(
             title: None,
             version: None,
             acp_session_id: None,
+            prompt_capabilities: None,
         },
         opts,
         acp_session: None,
@@ -372,11 +422,12 @@ pub async fn start(
     };
     tokio::spawn(owner.run(cmd_rx));
     match ready_rx.await {
-        Ok(Ok(())) => Ok(SessionHandle {
+        Ok(Ok(prompt_capabilities)) => Ok(SessionHandle {
             id,
             cmds: cmd_tx,
             supervised,
             pid,
+            prompt_capabilities,
         }),
         Ok(Err(e)) => Err(e),
         Err(_) => Err(EngineError::StartFailed("the session task ended".into())),
@@ -422,6 +473,15 @@ enum Pending {
     Initialize,
     NewSession,
     Prompt,
+    /// A front end's `set_mode`: answered when the agent answers (or the session ends, which
+    /// drops the sender: the caller then hears the session ended).
+    SetMode {
+        mode_id: String,
+        reply: oneshot::Sender<Result<(), EngineError>>,
+    },
+    SetConfigOption {
+        reply: oneshot::Sender<Result<(), EngineError>>,
+    },
 }
 
 struct Turn {
@@ -470,7 +530,8 @@ struct Owner {
     permission_counter: u64,
     /// Feedback given with rejections, sent at the head of the next prompt.
     feedback: Vec<String>,
-    ready: Option<oneshot::Sender<Result<(), EngineError>>>,
+    /// `start()`'s caller, told the agent's prompt capabilities once the session is ready.
+    ready: Option<oneshot::Sender<Result<acp::PromptCapabilities, EngineError>>>,
     /// Why the session is dead, once it is.
     dead: Option<String>,
     /// Why the session could not start; given to `start()`'s caller once the agent is ended.
@@ -651,6 +712,9 @@ impl Owner {
                 }
                 Command::Changes { reply } => {
                     let _ = reply.send(changes.clone());
+                }
+                Command::SetMode { reply, .. } | Command::SetConfigOption { reply, .. } => {
+                    let _ = reply.send(Err(EngineError::SessionEnded(reason.clone())));
                 }
                 Command::Cancel => {}
             }
@@ -1223,6 +1287,45 @@ impl Owner {
                     tracing::info!("late answer to session/prompt {id} ignored");
                 }
             }
+            Pending::SetMode { mode_id, reply } => {
+                let r = match result {
+                    Ok(_) => {
+                        let ev = StreamEvent::CurrentMode {
+                            session_id: self.id.clone(),
+                            current_mode_id: mode_id,
+                        };
+                        self.emit(ev).await;
+                        Ok(())
+                    }
+                    Err(e) => Err(refused(&e)),
+                };
+                // The front end sees `current-mode` before its call returns.
+                self.flush().await;
+                let _ = reply.send(r);
+            }
+            Pending::SetConfigOption { reply } => {
+                let r = match result {
+                    Ok(raw) => {
+                        match serde_json::from_str::<acp::SetSessionConfigOptionResponse>(raw.get())
+                        {
+                            Ok(resp) => {
+                                let ev = StreamEvent::ConfigOptions {
+                                    session_id: self.id.clone(),
+                                    config_options: resp.config_options,
+                                };
+                                self.emit(ev).await;
+                                Ok(())
+                            }
+                            Err(e) => Err(EngineError::AgentRefused(format!(
+                                "its answer to session/set_config_option is not valid ACP: {e}"
+                            ))),
+                        }
+                    }
+                    Err(e) => Err(refused(&e)),
+                };
+                self.flush().await;
+                let _ = reply.send(r);
+            }
         }
     }
 
@@ -1253,6 +1356,8 @@ impl Owner {
                 .fail_start(EngineError::ProtocolVersion(resp.protocol_version.as_u16()))
                 .await;
         }
+        self.identity.prompt_capabilities =
+            Some(resp.agent_capabilities.prompt_capabilities.clone());
         if let Some(info) = resp.agent_info {
             self.identity.name = Some(info.name);
             self.identity.title = info.title;
@@ -1337,7 +1442,12 @@ impl Owner {
         }
         self.flush().await;
         if let Some(ready) = self.ready.take() {
-            let _ = ready.send(Ok(()));
+            let caps = self
+                .identity
+                .prompt_capabilities
+                .clone()
+                .unwrap_or_default();
+            let _ = ready.send(Ok(caps));
         }
     }
 
@@ -1488,7 +1598,61 @@ impl Owner {
             Command::Changes { reply } => {
                 let _ = reply.send(self.changes.entries().to_vec());
             }
+            Command::SetMode { mode_id, reply } => {
+                let Some(session) = self.acp_session.clone() else {
+                    let _ = reply.send(Err(EngineError::SessionEnded("not started".into())));
+                    return;
+                };
+                let req = acp::SetSessionModeRequest::new(session, mode_id.clone());
+                self.request_for(
+                    "session/set_mode",
+                    &req,
+                    Pending::SetMode { mode_id, reply },
+                )
+                .await;
+            }
+            Command::SetConfigOption {
+                config_id,
+                value,
+                reply,
+            } => {
+                let Some(session) = self.acp_session.clone() else {
+                    let _ = reply.send(Err(EngineError::SessionEnded("not started".into())));
+                    return;
+                };
+                let req = acp::SetSessionConfigOptionRequest::new(session, config_id, value);
+                self.request_for(
+                    "session/set_config_option",
+                    &req,
+                    Pending::SetConfigOption { reply },
+                )
+                .await;
+            }
             Command::Close { .. } => {}
+        }
+    }
+
+    /// Sends a front end's request to the agent; the reply waits in `pending` for the answer.
+    /// When it cannot be sent, the caller hears at once that the agent's input is closed.
+    async fn request_for<P: serde::Serialize>(
+        &mut self,
+        method: &str,
+        params: &P,
+        purpose: Pending,
+    ) {
+        if self.conn.is_some() {
+            if self.request(method, params, purpose).await.is_none() {
+                // `request` dropped the purpose and its reply: the caller gets `SessionEnded`.
+                tracing::debug!("{method} not sent");
+            }
+            return;
+        }
+        let err = EngineError::SessionEnded("the agent's input is closed".into());
+        match purpose {
+            Pending::SetMode { reply, .. } | Pending::SetConfigOption { reply } => {
+                let _ = reply.send(Err(err));
+            }
+            Pending::Initialize | Pending::NewSession | Pending::Prompt => {}
         }
     }
 
@@ -1682,6 +1846,11 @@ async fn sleep_until_opt(deadline: Option<Instant>) {
         Some(d) => tokio::time::sleep_until(d).await,
         None => std::future::pending().await,
     }
+}
+
+/// The agent's error answer to a front end's request, as the user sees it.
+fn refused(e: &acp::Error) -> EngineError {
+    EngineError::AgentRefused(format!("{} ({})", e.message, i32::from(e.code)))
 }
 
 /// A text prompt block.

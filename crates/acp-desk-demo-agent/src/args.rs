@@ -16,7 +16,8 @@ FLAGS:
   --auth-required          advertise the \"demo-login\" auth method and refuse session/new
                            until `authenticate` was called with it
   --prompt-caps LIST       prompt capabilities to advertise: comma-separated from
-                           image, audio, embedded (default: none)
+                           image, audio, embedded; empty for none
+                           (default: image,embedded)
   --protocol-version N     protocol version to answer in `initialize` (default 1)
   --scenario-dir DIR       also load DIR/*.json scenarios (they win over built-in ones)
   --ignore-cancel          log session/cancel but keep playing the turn
@@ -45,7 +46,9 @@ impl Default for Args {
     fn default() -> Self {
         Args {
             auth_required: false,
-            prompt_caps: PromptCapabilities::new(),
+            // What a client needs to show image paste and embedded files; `--prompt-caps ""`
+            // plays an agent that accepts text and links only.
+            prompt_caps: PromptCapabilities::new().image(true).embedded_context(true),
             protocol_version: 1,
             scenario_dir: None,
             ignore_cancel: false,
@@ -207,6 +210,12 @@ mod tests {
         assert!(run(&["--bogus"]).is_err());
         assert!(run(&["--prompt-caps", "video"]).is_err());
         assert!(run(&["--protocol-version"]).is_err());
+        let d = run(&[]).unwrap();
+        assert!(d.prompt_caps.image && d.prompt_caps.embedded_context && !d.prompt_caps.audio);
+        for none in [&["--prompt-caps", ""][..], &["--prompt-caps="][..]] {
+            let n = run(none).unwrap();
+            assert!(!n.prompt_caps.image && !n.prompt_caps.embedded_context);
+        }
         assert_eq!(run(&["--help"]).unwrap_err(), "help");
     }
 }

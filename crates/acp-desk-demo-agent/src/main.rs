@@ -8,6 +8,7 @@
 mod args;
 mod out;
 mod scenario;
+mod settings;
 mod turn;
 
 use std::collections::HashMap;
@@ -19,9 +20,11 @@ use std::sync::mpsc::{self, Receiver};
 use agent_client_protocol_schema::ProtocolVersion;
 use agent_client_protocol_schema::v1::{
     AgentCapabilities, AuthMethod, AuthMethodAgent, AuthenticateRequest, AuthenticateResponse,
-    AvailableCommand, AvailableCommandsUpdate, CancelNotification, ContentBlock, Implementation,
-    InitializeRequest, InitializeResponse, NewSessionRequest, NewSessionResponse, PromptRequest,
-    PromptResponse, SessionId, SessionUpdate,
+    AvailableCommand, AvailableCommandsUpdate, CancelNotification, ContentBlock, Cost,
+    CurrentModeUpdate, Implementation, InitializeRequest, InitializeResponse, NewSessionRequest,
+    NewSessionResponse, PromptRequest, PromptResponse, SessionId, SessionUpdate,
+    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
+    SetSessionModeResponse, UsageUpdate,
 };
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -29,6 +32,7 @@ use serde_json::Value;
 use crate::args::Args;
 use crate::out::{Out, RpcError};
 use crate::scenario::{Library, Placeholders};
+use crate::settings::Settings;
 use crate::turn::{Shared, Turn, TurnEvent, lock};
 
 const AUTH_METHOD_ID: &str = "demo-login";
@@ -109,6 +113,7 @@ fn read_stdin(tx: mpsc::Sender<Incoming>) {
 
 struct Session {
     cwd: PathBuf,
+    settings: Settings,
 }
 
 struct Agent {
@@ -190,7 +195,7 @@ impl Agent {
                 match self.handle_request(&id, &method, &params) {
                     Reply::Now(Ok(result)) => {
                         self.write_or_exit(self.out().respond(&id, result));
-                        self.after_response(&method);
+                        self.after_response(&method, &params);
                     }
                     Reply::Now(Err(error)) => {
                         log!("{method} failed: {}", error.message);
@@ -218,6 +223,8 @@ impl Agent {
             "initialize" => Reply::Now(self.initialize(params)),
             "authenticate" => Reply::Now(self.authenticate(params)),
             "session/new" => Reply::Now(self.new_session(params)),
+            "session/set_mode" => Reply::Now(self.set_mode(params)),
+            "session/set_config_option" => Reply::Now(self.set_config_option(params)),
             "session/prompt" => match self.prompt(id, params) {
                 Ok(()) => Reply::Later,
                 Err(e) => Reply::Now(Err(e)),
@@ -277,17 +284,72 @@ impl Agent {
         self.session_counter += 1;
         let id = format!("demo-session-{}", self.session_counter);
         log!("new session {id} in {}", request.cwd.display());
+        let settings = Settings::default();
+        let response = NewSessionResponse::new(id.clone())
+            .modes(settings.modes())
+            .config_options(settings.config_options());
+        self.sessions.insert(
+            id,
+            Session {
+                cwd: request.cwd,
+                settings,
+            },
+        );
+        to_result(response)
+    }
+
+    fn session_mut(&mut self, id: &SessionId) -> Result<&mut Session, RpcError> {
         self.sessions
-            .insert(id.clone(), Session { cwd: request.cwd });
-        to_result(NewSessionResponse::new(id))
+            .get_mut(&*id.0)
+            .ok_or_else(|| RpcError::invalid_params(format!("unknown session id {:?}", id.0)))
+    }
+
+    fn set_mode(&mut self, params: &Value) -> Result<Value, RpcError> {
+        let request: SetSessionModeRequest = parse_params(params)?;
+        let session = self.session_mut(&request.session_id)?;
+        session.settings.set_mode(&request.mode_id.0)?;
+        log!(
+            "session {}: mode {}",
+            request.session_id.0,
+            request.mode_id.0
+        );
+        to_result(SetSessionModeResponse::new())
+    }
+
+    fn set_config_option(&mut self, params: &Value) -> Result<Value, RpcError> {
+        let request: SetSessionConfigOptionRequest = parse_params(params)?;
+        let session = self.session_mut(&request.session_id)?;
+        session
+            .settings
+            .set_option(&request.config_id.0, &request.value)?;
+        log!(
+            "session {}: option {} set",
+            request.session_id.0,
+            request.config_id.0
+        );
+        to_result(SetSessionConfigOptionResponse::new(
+            session.settings.config_options(),
+        ))
     }
 
     /// Sends what must follow a successful response (ACP clients only know the session once
     /// they have the `session/new` result, so updates for it come after).
-    fn after_response(&mut self, method: &str) {
-        if method != "session/new" {
-            return;
+    fn after_response(&mut self, method: &str, params: &Value) {
+        match method {
+            "session/new" => self.after_new_session(),
+            // ACP: the agent reports its mode change as an update, whoever asked for it.
+            "session/set_mode" => {
+                if let Ok(request) = parse_params::<SetSessionModeRequest>(params) {
+                    let update =
+                        SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(request.mode_id));
+                    self.write_or_exit(self.out().update(&request.session_id, update));
+                }
+            }
+            _ => {}
         }
+    }
+
+    fn after_new_session(&mut self) {
         let id = format!("demo-session-{}", self.session_counter);
         let commands = vec![
             AvailableCommand::new("scenarios", "List the scripted demo scenarios"),
@@ -298,8 +360,16 @@ impl Agent {
                 "Play the scripted permission-request scenario",
             ),
         ];
+        let session = SessionId::new(id);
         let update = SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(commands));
-        self.write_or_exit(self.out().update(&SessionId::new(id), update));
+        self.write_or_exit(self.out().update(&session, update));
+        // A starting context meter (made-up numbers), so a client shows usage before the
+        // first turn as real agents that report usage do.
+        let usage = UsageUpdate::new(1200, 200_000).cost(Cost::new(0.0, "USD"));
+        self.write_or_exit(
+            self.out()
+                .update(&session, SessionUpdate::UsageUpdate(usage)),
+        );
     }
 
     fn prompt(&mut self, id: &Value, params: &Value) -> Result<(), RpcError> {

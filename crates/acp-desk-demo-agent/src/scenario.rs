@@ -31,6 +31,7 @@ pub const EMBEDDED: &[(&str, &str)] = &[
     ("terminal", include_str!("../scenarios/terminal.json")),
     ("outside", include_str!("../scenarios/outside.json")),
     ("direct", include_str!("../scenarios/direct.json")),
+    ("showcase", include_str!("../scenarios/showcase.json")),
     ("tour", include_str!("../scenarios/tour.json")),
 ];
 

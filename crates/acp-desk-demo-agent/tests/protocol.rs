@@ -116,6 +116,12 @@ impl Agent {
             commands["params"]["update"]["sessionUpdate"], "available_commands_update",
             "commands follow the session/new response"
         );
+        let usage = self.next();
+        assert_eq!(
+            usage["params"]["update"]["sessionUpdate"], "usage_update",
+            "a starting usage meter follows the commands"
+        );
+        assert_eq!(response["result"]["modes"]["currentModeId"], "ask");
         session
     }
 
@@ -379,4 +385,61 @@ fn wait_bounded(child: &mut std::process::Child) -> Option<i32> {
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
+}
+
+#[test]
+fn modes_and_config_options_are_offered_and_set() {
+    let mut agent = Agent::spawn(&[]);
+    let session = agent.initialize_and_open();
+    agent.send(
+        json!({"jsonrpc": "2.0", "id": 10, "method": "session/set_mode",
+        "params": {"sessionId": session, "modeId": "plan"}}),
+    );
+    let reply = agent.next();
+    assert_eq!(reply["id"], 10);
+    assert!(reply["result"].is_object(), "{reply}");
+    let update = agent.next();
+    assert_eq!(
+        update["params"]["update"]["sessionUpdate"],
+        "current_mode_update"
+    );
+    assert_eq!(update["params"]["update"]["currentModeId"], "plan");
+    agent.send(
+        json!({"jsonrpc": "2.0", "id": 11, "method": "session/set_mode",
+        "params": {"sessionId": session, "modeId": "yolo"}}),
+    );
+    let refused = agent.next();
+    assert_eq!(refused["error"]["code"], -32602);
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("yolo")
+    );
+
+    agent.send(
+        json!({"jsonrpc": "2.0", "id": 12, "method": "session/set_config_option",
+        "params": {"sessionId": session, "configId": "model", "value": "demo-deep"}}),
+    );
+    let reply = agent.next();
+    let options = reply["result"]["configOptions"].as_array().unwrap();
+    let model = options.iter().find(|o| o["id"] == "model").unwrap();
+    assert_eq!(model["currentValue"], "demo-deep");
+    assert_eq!(model["category"], "model");
+    agent.send(
+        json!({"jsonrpc": "2.0", "id": 13, "method": "session/set_config_option",
+        "params": {"sessionId": session, "configId": "brief", "type": "boolean", "value": true}}),
+    );
+    let reply = agent.next();
+    let options = reply["result"]["configOptions"].as_array().unwrap();
+    let brief = options.iter().find(|o| o["id"] == "brief").unwrap();
+    assert_eq!(
+        (brief["type"].clone(), brief["currentValue"].clone()),
+        (json!("boolean"), json!(true))
+    );
+    agent.send(
+        json!({"jsonrpc": "2.0", "id": 14, "method": "session/set_config_option",
+        "params": {"sessionId": session, "configId": "model", "value": "gpt-9"}}),
+    );
+    assert_eq!(agent.next()["error"]["code"], -32602);
 }

@@ -2,11 +2,14 @@
 // only module that imports @tauri-apps/*); tests hand in their own.
 import type {
   AppInfo,
+  ConfigValue,
   DragHover,
   FolderChosen,
   IpcError,
   PathsDropped,
   PermissionResolution,
+  ProjectFiles,
+  PromptPart,
   SessionInfo,
   StreamFrame,
   TurnEnd,
@@ -14,24 +17,9 @@ import type {
 
 export type Unsubscribe = () => void;
 
-// TEMPORARY local declarations: the Rust side (src-tauri/src/ipc.rs) will define these and the
-// generated ipc.ts will then provide them; these lines become re-exports.
-/** One piece of a prompt as the composer builds it; the shell turns it into ACP content blocks. */
-export type PromptPart =
-  | { type: 'text'; text: string }
-  /** A project file the user picked with `@`: relative to the session folder, `/`-separated.
-   * Sent as a `resource_link`, or as an embedded `resource` when the agent advertises
-   * `embeddedContext`. */
-  | { type: 'file'; path: string }
-  /** A pasted or dropped image, base64 without the `data:` prefix. */
-  | { type: 'image'; mimeType: string; data: string; name?: string | null };
-
-/** The project's files for the `@` picker (gitignore honoured), relative and `/`-separated. */
-export interface ProjectFiles {
-  files: string[];
-  /** More files exist than were listed (the listing is capped). */
-  truncated: boolean;
-}
+// Generated from the Rust types (src-tauri/src/ipc.rs): one piece of a prompt as the composer
+// builds it, and the project's files for the `@` picker.
+export type { ConfigValue, ProjectFiles, PromptPart } from './generated/ipc';
 
 /** An error as the UI shows it: a command's IpcError, or something that went wrong on the way. */
 export type UiError = IpcError | { code: 'internal'; message: string };
@@ -52,7 +40,7 @@ export interface Backend {
   /** `session/set_mode`; the change arrives as a `current-mode` event. */
   setMode(session: string, modeId: string): Promise<void>;
   /** `session/set_config_option`; the new options arrive as a `config-options` event. */
-  setConfigOption(session: string, configId: string, value: string | boolean): Promise<void>;
+  setConfigOption(session: string, configId: string, value: ConfigValue): Promise<void>;
   listFiles(session: string): Promise<ProjectFiles>;
   /** Opens a file (inside the session's folders) in the user's default app for it. */
   openPath(session: string, path: string, line?: number | null): Promise<void>;
@@ -82,6 +70,8 @@ const IPC_CODES: Record<IpcError['code'], true> = {
   'turn-in-progress': true,
   'permission-unknown': true,
   'invalid-input': true,
+  'agent-refused': true,
+  'path-outside': true,
 };
 
 /** Whatever a command rejected with, as a UiError. */

@@ -9,6 +9,7 @@ import type {
   DragHover,
   FolderChosen,
   PathsDropped,
+  ProjectFiles,
   SessionInfo,
   StreamFrame,
   TurnEnd,
@@ -35,11 +36,18 @@ export function tauriBackend(): Backend {
       channel.onmessage = onFrame;
       await run('attach', { session, onFrame: channel });
     },
-    prompt: (session, text) => call<TurnEnd>('prompt', { session, text }),
+    prompt: (session, parts) => call<TurnEnd>('prompt', { session, parts }),
     cancel: (session) => run('cancel', { session }),
     respondPermission: (session, requestId, resolution) =>
       run('respond_permission', { session, requestId, resolution }),
     closeSession: (session) => run('close_session', { session }),
+    setMode: (session, modeId) => run('set_mode', { session, modeId }),
+    setConfigOption: (session, configId, value) =>
+      run('set_config_option', { session, configId, value }),
+    listFiles: (session) => call<ProjectFiles>('list_files', { session }),
+    openPath: (session, path, line) => run('open_path', { session, path, line: line ?? null }),
+    revealPath: (session, path) => run('reveal_path', { session, path }),
+    openUrl: (url) => run('open_url', { url }),
     pickFolder: () => run('pick_folder'),
     onFolderChosen: (cb) =>
       listen<FolderChosen>('folder-chosen' satisfies AppEvent, (e) => cb(e.payload)),

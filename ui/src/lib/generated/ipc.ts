@@ -485,6 +485,14 @@ export type IpcError =
   | {
       code: 'invalid-input';
       message: string;
+    }
+  | {
+      code: 'agent-refused';
+      message: string;
+    }
+  | {
+      code: 'path-outside';
+      message: string;
     };
 /**
  * The seed's `AcpPermissionResolution`: `{optionId, feedback?}` or `{cancelled: true}`.
@@ -508,6 +516,35 @@ export type PermissionResolution =
  * via the `definition` "AppEvent".
  */
 export type AppEvent = 'paths-dropped' | 'drag-hover' | 'folder-chosen';
+/**
+ * One piece of a prompt as the composer builds it; the shell turns each into an ACP content
+ * block (`prompt`).
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "PromptPart".
+ */
+export type PromptPart =
+  | {
+      type: 'text';
+      text: string;
+    }
+  | {
+      type: 'file';
+      path: string;
+    }
+  | {
+      type: 'image';
+      mimeType: string;
+      data: string;
+      name?: string | null;
+    };
+/**
+ * A config option's new value: a select's value id, or a boolean's state.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "ConfigValue".
+ */
+export type ConfigValue = boolean | string;
 /**
  * Resource content that can be embedded in a message.
  *
@@ -622,6 +659,9 @@ export interface IpcTypes {
   dragHover: DragHover;
   folderChosen: FolderChosen;
   appEvent: AppEvent;
+  promptPart: PromptPart;
+  projectFiles: ProjectFiles;
+  configValue: ConfigValue;
 }
 /**
  * What the window needs to start: the agents to offer and the folder to open, if any.
@@ -1339,6 +1379,55 @@ export interface AgentIdentity {
    * The agent's own session id (ours is `sessionId`).
    */
   acpSessionId?: string | null;
+  /**
+   * What the agent accepts in a prompt besides text (its `initialize` answer): front ends
+   * offer images and embedded files only when it says so. Absent until `initialize` answers.
+   */
+  promptCapabilities?: PromptCapabilities | null;
+}
+/**
+ * Prompt capabilities supported by the agent in `session/prompt` requests.
+ *
+ * Baseline agent functionality requires support for `text`
+ * and `resource_link` content blocks in prompt requests.
+ *
+ * Other variants must be explicitly opted in to.
+ * Capabilities for different types of content in prompt requests.
+ *
+ * Indicates which content types beyond the baseline (text and resource links)
+ * the agent can process.
+ *
+ * See protocol docs: [Prompt Capabilities](https://agentclientprotocol.com/protocol/v1/initialization#prompt-capabilities)
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "PromptCapabilities".
+ */
+export interface PromptCapabilities {
+  /**
+   * Agent supports `image` content blocks.
+   */
+  image?: boolean;
+  /**
+   * Agent supports `audio` content blocks.
+   */
+  audio?: boolean;
+  /**
+   * Agent supports embedded context in `session/prompt` requests.
+   *
+   * When enabled, the Client is allowed to include `resource` content blocks
+   * in prompt requests for pieces of context that are referenced in the message.
+   */
+  embeddedContext?: boolean;
+  /**
+   * The _meta property is reserved by ACP to allow clients and agents to attach additional
+   * metadata to their interactions. Implementations MUST NOT make assumptions about values at
+   * these keys.
+   *
+   * See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
+   */
+  _meta?: {
+    [k: string]: unknown;
+  } | null;
 }
 /**
  * A mode the agent can operate in.
@@ -1526,6 +1615,19 @@ export interface DragHover {
  */
 export interface FolderChosen {
   path: string;
+}
+/**
+ * The project's files for the `@` picker (gitignore honoured), relative and `/`-separated.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "ProjectFiles".
+ */
+export interface ProjectFiles {
+  files: string[];
+  /**
+   * More files exist than were listed (the listing is capped).
+   */
+  truncated: boolean;
 }
 /**
  * Text-based resource contents.
