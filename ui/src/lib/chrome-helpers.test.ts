@@ -45,7 +45,8 @@ describe('composer input', () => {
     expect(imageProblem({ ...png, type: 'image/tiff' }, true)).toContain('not a PNG');
     expect(imageProblem({ ...png, size: 10 * 1024 * 1024 + 1 }, true)).toContain('at most 10 MB');
     expect(acceptsImages({ promptCapabilities: { image: true } })).toBe(true);
-    expect(acceptsImages({ launchName: 'x' })).toBe(false);
+    expect(acceptsImages({ promptCapabilities: { image: false } })).toBe(false);
+    expect(acceptsImages({})).toBe(false);
     expect(acceptsImages(null)).toBe(false);
   });
 });

@@ -1,6 +1,6 @@
 // The composer's text rules: when the `/` menu and the `@` picker open, what they match, and
 // which images may be attached. No DOM.
-import type { CommandInfo } from './generated/ipc';
+import type { AgentIdentity, CommandInfo } from './generated/ipc';
 
 /** The `/command` being typed: the text starts with `/` and the caret is still in its first word. */
 export function slashQuery(text: string, caret: number): string | null {
@@ -75,16 +75,7 @@ export function readBase64(file: Blob): Promise<string> {
   });
 }
 
-/** What the agent said it accepts in prompts (`initialize`'s promptCapabilities), when known. */
-export interface PromptCapabilities {
-  image?: boolean | null;
-  audio?: boolean | null;
-  embeddedContext?: boolean | null;
-}
-
-/** Whether the agent takes images. Read loosely: the field arrives with the Rust side's merge. */
-export function acceptsImages(agent: object | null): boolean {
-  const caps = (agent as { promptCapabilities?: PromptCapabilities | null } | null)
-    ?.promptCapabilities;
-  return caps?.image === true;
+/** Whether the agent takes images (its `initialize` promptCapabilities, on session-status). */
+export function acceptsImages(agent: Pick<AgentIdentity, 'promptCapabilities'> | null): boolean {
+  return agent?.promptCapabilities?.image === true;
 }
