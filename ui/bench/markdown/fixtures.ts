@@ -47,6 +47,13 @@ export function describe(c: Config): string {
 export function unused(): void {}
 
 export const VERSION = 1;
+export const LIMITS = {
+  maxRetries: 10,
+  maxTimeoutMs: 60_000,
+  minTimeoutMs: 100,
+};
+export const NAMES = ['alpha', 'beta', 'gamma', 'delta'];
+export const FLAGS = { verbose: false, dryRun: false };
 export const A = 1;
 export const B = 2;
 export const C = 3;

@@ -5,13 +5,21 @@ import '../../src/app.css';
 import Thread from '../../src/components/Thread.svelte';
 import DiffView from '../../src/components/thread/DiffView.svelte';
 import type { SessionView } from '../../src/lib/session-store';
+import { runBench } from './browser-bench';
 import { FOLDER, bigView, diffSample, emptyView, everyEntry, everyTool } from './fixtures';
 
 const scene = new URLSearchParams(location.search).get('scene') ?? 'all';
 const target = document.getElementById('app') as HTMLElement;
 const log = (what: string) => () => (document.title = what);
 
-if (scene === 'diff') {
+if (scene === 'bench') {
+  const pre = document.createElement('pre');
+  target.append(pre);
+  setTimeout(() => {
+    pre.textContent = runBench();
+    document.title = 'bench done';
+  }, 50);
+} else if (scene === 'diff') {
   target.style.padding = '16px';
   target.style.overflow = 'auto';
   mount(DiffView, { target, props: { ...diffSample, folder: FOLDER } });
@@ -49,7 +57,12 @@ if (scene === 'diff') {
       onopenurl: (u: string) => log(`url ${u}`)(),
     },
   });
-  (window as unknown as { setView: (v: SessionView) => void }).setView = (v) => (view = v);
+  const w = window as unknown as { setView: (v: SessionView) => void; currentView: SessionView };
+  w.setView = (v) => {
+    view = v;
+    w.currentView = v;
+  };
+  w.currentView = view;
   if (scene === 'stream') {
     const text = everyEntry().entries.find((e) => e.type === 'agent')?.text ?? '';
     let at = 0;

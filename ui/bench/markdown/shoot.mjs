@@ -100,3 +100,68 @@ for (const scheme of ['light', 'dark']) {
     );
 }
 await browser.close();
+
+// Following the stream: at the bottom it follows, scrolled up it stays put and offers a jump.
+if (scenes.includes('follow')) {
+  const browser2 = await chromium.launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+  });
+  const page = await browser2.newPage({ viewport: { width: 960, height: 700 } });
+  await page.goto(`${base}/harness.html?scene=big`);
+  await page.waitForTimeout(800);
+  const state = () =>
+    page.evaluate(() => {
+      const s = document.querySelector('.scroller');
+      return {
+        top: Math.round(s.scrollTop),
+        fromBottom: Math.round(s.scrollHeight - s.scrollTop - s.clientHeight),
+        jump: !!document.querySelector('.jump'),
+        mounted: document.querySelectorAll('[data-entry]').length,
+      };
+    });
+  console.log('opened:', JSON.stringify(await state()));
+  const grow = (n) =>
+    page.evaluate((n) => {
+      const v = window.currentView;
+      const last = v.entries.at(-1);
+      const entries = [...v.entries];
+      if (last.type === 'agent')
+        entries[entries.length - 1] = {
+          ...last,
+          text: last.text + '\n\nmore streamed text '.repeat(n),
+        };
+      window.setView({ ...v, entries });
+    }, n);
+  await grow(3);
+  await page.waitForTimeout(300);
+  console.log('after streaming at the bottom:', JSON.stringify(await state()));
+  await page.mouse.move(400, 300);
+  await page.mouse.wheel(0, -1500);
+  await page.waitForTimeout(300);
+  const before = await state();
+  await grow(5);
+  await page.waitForTimeout(300);
+  console.log(
+    'scrolled up:',
+    JSON.stringify(before),
+    '-> after more text:',
+    JSON.stringify(await state()),
+  );
+  await page.screenshot({ path: `${out}/thread-jump.png` });
+  await page.click('.jump');
+  await page.waitForTimeout(500);
+  console.log('after Jump to latest:', JSON.stringify(await state()));
+  await browser2.close();
+}
+
+// The streaming bench in Chromium (prints the figures).
+if (scenes.includes('bench')) {
+  const browser3 = await chromium.launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+  });
+  const page = await browser3.newPage();
+  await page.goto(`${base}/harness.html?scene=bench`);
+  await page.waitForFunction(() => document.title === 'bench done', null, { timeout: 600_000 });
+  console.log(await page.textContent('pre'));
+  await browser3.close();
+}
