@@ -299,6 +299,16 @@ describe('Thread', () => {
     expect(container.querySelector('[aria-live="polite"]')?.textContent).toContain('Turn over.');
   });
 
+  it('announces an error once, not each time the list mounts it again', () => {
+    const error: Entry = { type: 'error', key: 1, message: 'Broken once' };
+    render(Thread, { view: view([error]) });
+    expect(screen.getByRole('alert').textContent).toContain('Broken once');
+    cleanup();
+    render(Thread, { view: view([error]) });
+    expect(screen.getByText('Broken once')).toBeTruthy();
+    expect(screen.queryByRole('alert')).toBeNull();
+  });
+
   it('renders only a window of a 5,000-entry thread', async () => {
     // jsdom has no layout: give the scroller a 600 px viewport (getBoundingClientRect) and
     // every entry 40 px.
