@@ -19,6 +19,14 @@ if (scene === 'bench') {
     pre.textContent = runBench();
     document.title = 'bench done';
   }, 50);
+} else if (scene === 'bigdiff') {
+  // 6,000 lines: computed in the worker (diff.worker.ts), under the app's CSP.
+  const old = Array.from({ length: 3000 }, (_, i) => `line ${i}`).join('\n') + '\n';
+  const next = old.replace('line 1500\n', 'line fifteen hundred\n');
+  mount(DiffView, {
+    target,
+    props: { path: `${FOLDER}/big.txt`, oldText: old, newText: next, folder: FOLDER },
+  });
 } else if (scene === 'diff') {
   target.style.padding = '16px';
   target.style.overflow = 'auto';

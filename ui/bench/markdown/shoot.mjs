@@ -165,3 +165,66 @@ if (scenes.includes('bench')) {
   console.log(await page.textContent('pre'));
   await browser3.close();
 }
+
+// A live terminal: output appended in the store shows up (only the new part is written), and a
+// terminal scrolled out of the window is disposed and re-created from the kept text.
+if (scenes.includes('termgrow')) {
+  const browser4 = await chromium.launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+  });
+  const page = await browser4.newPage({ viewport: { width: 960, height: 900 } });
+  await page.goto(`${base}/harness.html?scene=tools`);
+  await page.waitForTimeout(600);
+  const rows = () =>
+    page.evaluate(() =>
+      document.querySelector('[data-terminal-id="term-2"] .xterm-rows')?.textContent?.slice(-60),
+    );
+  console.log('before:', JSON.stringify(await rows()));
+  for (let i = 0; i < 3; i++) {
+    await page.evaluate((i) => {
+      const v = window.currentView;
+      const t = v.terminals['term-2'];
+      const text = t.text + `appended ${i}\n`;
+      window.setView({
+        ...v,
+        terminals: {
+          ...v.terminals,
+          'term-2': { ...t, text, exitStatus: i === 2 ? { exitCode: 0 } : null },
+        },
+      });
+    }, i);
+    await page.waitForTimeout(150);
+  }
+  console.log('after 3 appends:', JSON.stringify(await rows()));
+  console.log('exit line:', await page.textContent('[data-terminal-id="term-2"] .exit'));
+  await page.evaluate(() => document.querySelector('.scroller').scrollTo(0, 0));
+  await page.waitForTimeout(300);
+  console.log(
+    'terminals mounted at the top:',
+    await page.evaluate(() => document.querySelectorAll('.xterm').length),
+  );
+  await browser4.close();
+}
+
+// A large diff goes to the worker; it must load under the CSP and deliver.
+if (scenes.includes('bigdiff')) {
+  const browser5 = await chromium.launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+  });
+  const page = await browser5.newPage();
+  const problems = [];
+  page.on('console', (m) => m.type() === 'error' && problems.push(m.text()));
+  const workers = [];
+  page.on('worker', (w) => workers.push(w.url()));
+  await page.goto(`${base}/harness.html?scene=bigdiff`);
+  await page.waitForSelector('tr.add', { timeout: 10_000 });
+  console.log(
+    'big diff:',
+    await page.textContent('.diff-view .stat'),
+    'workers:',
+    workers.map((u) => u.split('/').pop()),
+    'errors:',
+    problems.filter((p) => !p.includes('404')),
+  );
+  await browser5.close();
+}

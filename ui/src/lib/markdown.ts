@@ -2,6 +2,10 @@
 // then sanitized (DOMPurify) with an allow-list that has no scripts, styles (neither `<style>`
 // nor `style=`: CSS could fake our own UI), frames, forms, media, SVG or remote images. Links
 // never navigate the webview: the click is caught (see Markdown.svelte) and handed to the app.
+// The app's CSP allows inline styles (`style-src 'self' 'unsafe-inline'`: xterm's DOM renderer
+// injects <style> elements), so forbidding `style` here is what keeps agent text from styling
+// the page. Images: only inline PNG/JPEG/GIF/WebP `data:` URIs survive (no remote, no `file:`,
+// no SVG); the CSP's `img-src 'self' data:` blocks the rest too.
 //
 // STREAMING. An agent message grows by small appends. Re-parsing it from its start on every
 // chunk is quadratic; instead a `MarkdownStream` freezes the HTML of leading blocks and re-lexes
