@@ -151,6 +151,18 @@ describe('ToolCard', () => {
     expect((container.querySelector('details.io') as HTMLDetailsElement).open).toBe(false);
   });
 
+  it('comes back collapsed after the list unmounts and remounts it', async () => {
+    const entry = tool({ toolCallId: 'keep-me', rawInput: { a: 1 } });
+    card(entry);
+    expect(document.querySelector('details.io')).toBeTruthy();
+    await fireEvent.click(screen.getByLabelText('Collapse'));
+    expect(document.querySelector('details.io')).toBeNull();
+    cleanup();
+    card(entry);
+    expect(screen.getByLabelText('Expand')).toBeTruthy();
+    expect(document.querySelector('details.io')).toBeNull();
+  });
+
   it('shows diff and terminal content', () => {
     const { container } = render(ToolCard, {
       entry: tool({
