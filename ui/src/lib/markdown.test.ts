@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { renderMarkdown } from './markdown';
+import { MarkdownStream, lexStats, renderMarkdown, renderStreaming } from './markdown';
 
 // Agent output is untrusted: whatever it sends must render inert.
 const hostile: [string, string][] = [
@@ -31,8 +31,35 @@ describe('renderMarkdown', () => {
       '# Title\n\n**bold** `code`\n\n```rust\nfn x() {}\n```\n\n| a |\n|---|\n| 1 |',
     );
     expect(html).toContain('<strong>bold</strong>');
-    expect(html).toContain('<code class="language-rust">');
+    expect(html).toContain('<code class="hljs language-rust">');
     expect(html).toContain('<table>');
+  });
+
+  it('highlights code blocks of known languages, as sanitized spans', () => {
+    const html = renderMarkdown('```ts\nconst x: number = 1; // <b>\n```');
+    expect(html).toContain('class="hljs language-ts"');
+    expect(html).toMatch(/<span class="hljs-keyword">const<\/span>/);
+    expect(html).toContain('&lt;b&gt;');
+    expect(html).toContain('<span class="code-lang">ts</span>');
+    // Unknown languages: plain escaped text, no guessing.
+    const plain = renderMarkdown('```nosuchlang\nlet x = 1\n```');
+    expect(plain).not.toContain('hljs');
+    expect(plain).toContain('let x = 1');
+  });
+
+  it('keeps inline raster data: images only', () => {
+    const png =
+      'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
+    expect(renderMarkdown(`![dot](${png})`)).toContain(`src="${png}"`);
+    for (const src of [
+      'https://evil.example/x.png',
+      'file:///etc/passwd',
+      'data:image/svg+xml;base64,PHN2Zz48L3N2Zz4=',
+      '/local.png',
+    ]) {
+      const html = renderMarkdown(`![x](${src}) <img src="${src}">`);
+      expect(html, src).not.toContain('<img');
+    }
   });
 
   it('keeps web links, with their address shown', () => {
@@ -69,5 +96,115 @@ describe('renderMarkdown', () => {
       const href = el.getAttribute('href');
       if (href !== null) expect(href).toMatch(/^(https?:|mailto:)/);
     }
+  });
+});
+
+// A corpus with the constructs whose boundaries matter: fences (closed, unclosed, with blank
+// lines inside), lists (tight, loose, nested), tables, headings (ATX and setext), quotes,
+// indented code, HTML blocks.
+const corpus = [
+  '# Plan\n\nFirst paragraph with **bold**, `code` and a [link](https://example.com).\nSecond line.\n\n',
+  '- one\n- two\n  - nested\n\n- loose item\n\n  continued paragraph\n\nAfter the list.\n\n',
+  '1. first\n2. second\n\n3. third\n\n',
+  '```rust\nfn main() {\n\n    println!("hi");\n}\n```\n\n',
+  '| a | b |\n|---|:-:|\n| 1 | 2 |\n| 3 | 4 |\n\n',
+  'Setext heading\n---\n\n> quoted\n> more\n\n> another quote\n\n',
+  '    indented code\n    more\n\nText\n\n<div>\nraw html\n</div>\n\n',
+  '* [ ] task\n* [x] done\n\n~~~\nunclosed tilde fence\n\nstill code\n',
+].join('');
+
+function chunkings(text: string): string[][] {
+  const out: string[][] = [];
+  for (const size of [1, 2, 3, 5, 7, 13, 20, 64]) {
+    const parts: string[] = [];
+    for (let i = 0; i < text.length; i += size) parts.push(text.slice(i, i + size));
+    out.push(parts);
+  }
+  // Pseudo-random sizes, fixed seed.
+  let seed = 7;
+  for (let n = 0; n < 6; n++) {
+    const parts: string[] = [];
+    for (let i = 0; i < text.length;) {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      const size = 1 + (seed % 40);
+      parts.push(text.slice(i, i + size));
+      i += size;
+    }
+    out.push(parts);
+  }
+  return out;
+}
+
+describe('streaming Markdown', () => {
+  it.each(chunkings(corpus).map((c, i) => [i, c] as const))(
+    'ends with the same HTML as a full render, and every step matches too (chunking %i)',
+    (_i, parts) => {
+      const s = new MarkdownStream();
+      let text = '';
+      // Every step is compared (every third one for 1-character chunks, to stay quick).
+      const every = parts.length > 800 ? 3 : 1;
+      parts.forEach((p, n) => {
+        text += p;
+        const r = s.update(text);
+        if (n % every === 0 || n === parts.length - 1)
+          expect(r.blocks.join('') + r.tail).toBe(renderMarkdown(text));
+      });
+    },
+    60_000,
+  );
+
+  it('handles reference-style links (rendered whole) and replaced text', () => {
+    const s = new MarkdownStream();
+    const text = 'See [the docs][d].\n\nMore text.\n\n[d]: https://example.com/docs\n';
+    let acc = '';
+    for (const ch of text) {
+      acc += ch;
+      const r = s.update(acc);
+      expect(r.blocks.join('') + r.tail).toBe(renderMarkdown(acc));
+    }
+    expect(renderMarkdown(text)).toContain('href="https://example.com/docs"');
+    const r = s.update('Something else entirely.');
+    expect(r.blocks.join('') + r.tail).toBe(renderMarkdown('Something else entirely.'));
+  });
+
+  it('is free for unchanged text and keeps frozen blocks identical', () => {
+    const a = renderStreaming('k1', 'para one\n\npara two\n\npara');
+    const before = lexStats.chars;
+    const b = renderStreaming('k1', 'para one\n\npara two\n\npara');
+    expect(lexStats.chars).toBe(before);
+    expect(b).toBe(a);
+    const c = renderStreaming('k1', 'para one\n\npara two\n\npara three');
+    expect(c.blocks[0]).toBe(a.blocks[0]);
+  });
+
+  it('lexes a long streamed message in linear work (counts, not time)', { timeout: 60_000 }, () => {
+    const block = (i: number) =>
+      i % 10 === 0
+        ? '```ts\nconst x = ' + i + ';\n```\n\n'
+        : i % 7 === 0
+          ? '- item ' + i + '\n- item\n\n'
+          : 'Paragraph ' + i + ' with some *words* that keep streaming in.\n\n';
+    const textOf = (bytes: number) => {
+      let t = '';
+      for (let i = 0; t.length < bytes; i++) t += block(i);
+      return t;
+    };
+    /** Characters lexed while streaming `text` in 20-character appends. */
+    const lexedFor = (text: string) => {
+      const s = new MarkdownStream();
+      const start = lexStats.chars;
+      for (let i = 20; i < text.length + 20; i += 20) s.update(text.slice(0, i));
+      const r = s.update(text);
+      expect(r.blocks.join('') + r.tail).toBe(renderMarkdown(text));
+      return lexStats.chars - start;
+    };
+    const small = textOf(20_000);
+    const large = textOf(40_000); // 2,000 appends
+    const a = lexedFor(small);
+    const b = lexedFor(large);
+    // Re-lexing from the start would be appends/2 × length: 1,000 × 40 KB = 40 M characters,
+    // and doubling the text would quadruple it. Here each append re-lexes one short tail.
+    expect(b).toBeLessThan(large.length * 10);
+    expect(b / a).toBeLessThan(2.5);
   });
 });

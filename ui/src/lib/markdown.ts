@@ -1,10 +1,56 @@
 // Agent text is untrusted: Markdown is rendered by a maintained parser (marked) and the HTML is
-// then sanitized (DOMPurify) with an allow-list that has no scripts, styles, frames, forms,
-// media or SVG. Links never navigate the webview: the click is caught (see Markdown.svelte).
+// then sanitized (DOMPurify) with an allow-list that has no scripts, styles (neither `<style>`
+// nor `style=`: CSS could fake our own UI), frames, forms, media, SVG or remote images. Links
+// never navigate the webview: the click is caught (see Markdown.svelte) and handed to the app.
+// The app's CSP allows inline styles (`style-src 'self' 'unsafe-inline'`: xterm's DOM renderer
+// injects <style> elements), so forbidding `style` here is what keeps agent text from styling
+// the page. Images: only inline PNG/JPEG/GIF/WebP `data:` URIs survive (no remote, no `file:`,
+// no SVG); the CSP's `img-src 'self' data:` blocks the rest too.
+//
+// STREAMING. An agent message grows by small appends. Re-parsing it from its start on every
+// chunk is quadratic; instead a `MarkdownStream` freezes the HTML of leading blocks and re-lexes
+// only the tail. The freezing rule (marked's lexer is block-by-block and never looks back):
+//
+//   The tail is lexed into top-level tokens. A BOUNDARY is a point between two top-level
+//   tokens where the text so far ends with a blank line AND at least TWO non-space tokens
+//   follow. Everything before the last boundary is frozen, one segment per boundary.
+//
+// Why this is safe while text is only appended:
+// - An unclosed fence (``` with no closing fence) swallows everything to the end of the text,
+//   so it is always the last token and no boundary lies inside or after it. Same for HTML
+//   blocks of kinds 1-5 (`<pre>`, `<!--`...), which may contain blank lines.
+// - A list can continue after a blank line (a loose list, an indented paragraph), and the
+//   block after the blank line can still turn into its next item (`3` becomes `3. third`).
+//   Only the last block's text can change, so once a block after the blank line is itself
+//   followed by another, the lexer has ended the list for good.
+// - Setext headings (`text\n---`), tables (`| a |\n|---|`) and lazy continuations change the
+//   LAST block only, which is never frozen (it is not followed by a token).
+// - Reference-style link definitions (`[x]: https://...`) change links in EARLIER blocks, and
+//   carriage returns are normalised by the lexer: a message that has either is rendered whole
+//   on every update (the rare slow path; the output is the same either way).
+//
+// Each segment is sanitized on its own, so `renderMarkdown(text)` (all segments joined) is
+// exactly what any sequence of appends ends with; markdown.test.ts checks it for many chunkings.
 import DOMPurify from 'dompurify';
-import { Marked } from 'marked';
+import { Marked, type Token } from 'marked';
+import { escapeHtml, highlightCode, knownLanguage } from './highlight';
 
-const marked = new Marked({ gfm: true, breaks: false, async: false });
+const marked = new Marked({
+  gfm: true,
+  breaks: false,
+  async: false,
+  renderer: {
+    code({ text, lang }) {
+      const name = knownLanguage(lang);
+      const label = (lang ?? '').trim().split(/\s+/)[0] ?? '';
+      const cls = name ? ` class="hljs language-${escapeHtml(name)}"` : '';
+      return (
+        `<div class="code-block"><div class="code-head"><span class="code-lang">${escapeHtml(label || 'text')}</span></div>` +
+        `<pre><code${cls}>${highlightCode(text.replace(/\n$/, ''), lang)}\n</code></pre></div>\n`
+      );
+    },
+  },
+});
 
 const ALLOWED_TAGS = [
   'p',
@@ -35,11 +81,30 @@ const ALLOWED_TAGS = [
   'td',
   'input',
   'span',
+  'div',
+  'img',
 ];
-// `input` only for GFM task lists: forced to a disabled checkbox below.
-const ALLOWED_ATTR = ['href', 'title', 'align', 'type', 'checked', 'disabled', 'class', 'start'];
+// `input` only for GFM task lists: forced to a disabled checkbox below. `img` only with an
+// inline raster `data:` source (below); `src` on anything else is removed.
+const ALLOWED_ATTR = [
+  'href',
+  'title',
+  'align',
+  'type',
+  'checked',
+  'disabled',
+  'class',
+  'start',
+  'src',
+  'alt',
+];
 /** Links that may be opened (in the system browser, on a click); anything else is dropped. */
-const SAFE_URL = /^(?:https?:|mailto:)/i;
+export const SAFE_URL = /^(?:https?:|mailto:)/i;
+/** The only images agent Markdown may show: inline PNG/JPEG/GIF/WebP (never SVG, never remote
+ * or `file:`, which would load something or leak that the message was read). */
+export const SAFE_IMAGE = /^data:image\/(?:png|jpeg|gif|webp);base64,[a-z0-9+/=\s]+$/i;
+/** Classes that survive: code languages, highlight.js tokens, our code-block frame. */
+const SAFE_CLASS = /^(?:language-[\w+-]+|hljs(?:-[\w-]+)?|code-block|code-head|code-lang|[\w]+_)$/;
 
 let hooked = false;
 function hook(): void {
@@ -52,6 +117,12 @@ function hook(): void {
       else node.removeAttribute('href');
       node.setAttribute('rel', 'noopener noreferrer');
     }
+    if (node.tagName === 'IMG') {
+      if (!SAFE_IMAGE.test(node.getAttribute('src') ?? '')) {
+        node.remove();
+        return;
+      }
+    } else if (node.hasAttribute('src')) node.removeAttribute('src');
     if (node.tagName === 'INPUT') {
       if (node.getAttribute('type') !== 'checkbox') {
         node.remove();
@@ -60,24 +131,150 @@ function hook(): void {
       node.setAttribute('disabled', '');
     }
     if (node.hasAttribute('class')) {
-      // Only the language class of code blocks survives (`language-rust`).
       const kept = (node.getAttribute('class') ?? '')
         .split(/\s+/)
-        .filter((c) => /^language-[\w+-]+$/.test(c));
+        .filter((c) => SAFE_CLASS.test(c));
       if (kept.length > 0) node.setAttribute('class', kept.join(' '));
       else node.removeAttribute('class');
     }
   });
 }
 
-/** Agent Markdown to safe HTML. */
-export function renderMarkdown(text: string): string {
+function sanitize(html: string): string {
   hook();
-  const html = marked.parse(text) as string;
   return DOMPurify.sanitize(html, {
     ALLOWED_TAGS,
     ALLOWED_ATTR,
+    FORBID_TAGS: ['style'],
+    FORBID_ATTR: ['style'],
     ALLOW_DATA_ATTR: false,
     ALLOW_ARIA_ATTR: false,
   });
+}
+
+/** Work done by the lexer, for tests and the bench (characters handed to it, calls). */
+export const lexStats = { chars: 0, calls: 0 };
+
+function lex(src: string): Token[] {
+  lexStats.chars += src.length;
+  lexStats.calls += 1;
+  return marked.lexer(src);
+}
+
+function parse(tokens: Token[]): string {
+  return sanitize(marked.parser(tokens) as string);
+}
+
+/** A link definition at a line start: `[label]: destination`. */
+const LINK_DEF = /(?:^|\n) {0,3}\[[^\]\n]+\]:/;
+
+/** Splits lexed `src` at its boundaries (see the top of the file). `segments` are the frozen
+ * ones with their source length; `rest` is everything after the last boundary. */
+function split(tokens: Token[]): {
+  segments: { tokens: Token[]; length: number }[];
+  rest: Token[];
+} {
+  const segments: { tokens: Token[]; length: number }[] = [];
+  // The last index holding a non-space token: a boundary needs two after it.
+  let lastContent = -1;
+  for (let i = tokens.length - 1; i >= 0; i--) {
+    if ((tokens[i] as Token).type !== 'space') {
+      lastContent = i;
+      break;
+    }
+  }
+  let start = 0;
+  let length = 0;
+  let recent = '';
+  for (let i = 0; i < lastContent; i++) {
+    const raw = (tokens[i] as Token).raw;
+    length += raw.length;
+    recent = (recent + raw).slice(-64);
+    const next = tokens[i + 1] as Token;
+    if (i + 1 < lastContent && next.type !== 'space' && /\n[ \t]*\n[ \t\n]*$/.test(recent)) {
+      segments.push({ tokens: tokens.slice(start, i + 1), length });
+      start = i + 1;
+      length = 0;
+    }
+  }
+  return { segments, rest: tokens.slice(start) };
+}
+
+function wholeText(text: string): string {
+  const tokens = lex(text);
+  const { segments, rest } = split(tokens);
+  return segments.map((s) => parse(s.tokens)).join('') + parse(rest);
+}
+
+/** What a message renders to: frozen segments (never change once there) and the live tail. */
+export interface RenderedMarkdown {
+  blocks: readonly string[];
+  tail: string;
+}
+
+/** One growing message's rendering state. `update(text)` with the same text is free; with the
+ * text extended it re-lexes only the unfrozen tail; with other text it starts over. */
+export class MarkdownStream {
+  private text = '';
+  /** Characters of `text` whose blocks are frozen in `blocks`. */
+  private frozen = 0;
+  private blocks: string[] = [];
+  private tail = '';
+  /** Link definitions or carriage returns seen: render whole (see the top of the file). */
+  private whole = false;
+  private result: RenderedMarkdown = { blocks: [], tail: '' };
+
+  update(text: string): RenderedMarkdown {
+    if (text === this.text) return this.result;
+    const appended = text.startsWith(this.text);
+    if (!appended) {
+      this.frozen = 0;
+      this.blocks = [];
+      this.whole = false;
+    }
+    // Look for a definition or a CR only where new text could have made one.
+    const from = appended ? Math.max(0, this.text.lastIndexOf('\n', this.text.length - 1)) : 0;
+    const fresh = text.slice(from);
+    if (!this.whole && (LINK_DEF.test(fresh) || fresh.includes('\r'))) this.whole = true;
+    this.text = text;
+    if (this.whole) {
+      this.frozen = 0;
+      this.blocks = [];
+      this.tail = wholeText(text);
+    } else {
+      const tokens = lex(text.slice(this.frozen));
+      const { segments, rest } = split(tokens);
+      if (segments.length > 0) {
+        this.blocks = [...this.blocks];
+        for (const s of segments) {
+          this.blocks.push(parse(s.tokens));
+          this.frozen += s.length;
+        }
+      }
+      this.tail = parse(rest);
+    }
+    this.result = { blocks: this.blocks, tail: this.tail };
+    return this.result;
+  }
+}
+
+/** Streams by message (entry key), least recently used dropped first. A key reused for other
+ * text simply starts over, so sharing keys across sessions costs speed, never correctness. */
+const streams = new Map<string | number, MarkdownStream>();
+const MAX_STREAMS = 400;
+
+export function renderStreaming(key: string | number, text: string): RenderedMarkdown {
+  let s = streams.get(key);
+  if (s) streams.delete(key);
+  else {
+    s = new MarkdownStream();
+    if (streams.size >= MAX_STREAMS) streams.delete(streams.keys().next().value as string | number);
+  }
+  streams.set(key, s);
+  return s.update(text);
+}
+
+/** Agent Markdown to safe HTML, in one go (the same HTML the streaming path ends with). */
+export function renderMarkdown(text: string): string {
+  return wholeText(text);
 }
