@@ -15,7 +15,7 @@ async function open(page: Page, transcript: string | StreamEvent[]): Promise<Str
   return events;
 }
 
-test('thread entries carry data-entry', async ({ page }) => {
+test('@hooks thread entries carry data-entry', async ({ page }) => {
   const events = await open(page, demo('multi-turn'));
   const want = expected(events);
   await expect(page.locator('[data-entry="user"]')).toHaveCount(want.users);
@@ -26,7 +26,7 @@ test('thread entries carry data-entry', async ({ page }) => {
   await expect(page.locator('[data-entry="tool"]')).toHaveCount(want.tools.length);
 });
 
-test('tool cards: data-tool-call-id, data-status, data-kind; an edit shows a .diff-view', async ({
+test('@hooks tool cards: data-tool-call-id, data-status, data-kind; an edit shows a .diff-view', async ({
   page,
 }) => {
   const want = expected(await open(page, demo('edit')));
@@ -42,7 +42,7 @@ test('tool cards: data-tool-call-id, data-status, data-kind; an edit shows a .di
   await shot(diff, 'hooks-diff-view');
 });
 
-test('a terminal tool call shows [data-terminal-id] with its output', async ({ page }) => {
+test('@hooks a terminal tool call shows [data-terminal-id] with its output', async ({ page }) => {
   const events = await open(page, demo('terminal'));
   const ids = new Set(
     events.filter((e) => e.kind === 'terminal-output').map((e) => String(e.terminalId)),
@@ -52,7 +52,7 @@ test('a terminal tool call shows [data-terminal-id] with its output', async ({ p
   await shot(terminals.first(), 'hooks-terminal');
 });
 
-test('the plan panel: [data-plan] with [data-plan-entry][data-status]', async ({ page }) => {
+test('@hooks the plan panel: [data-plan] with [data-plan-entry][data-status]', async ({ page }) => {
   const events = await open(page, demo('plan'));
   const last = [...events].reverse().find((e) => e.kind === 'plan');
   const entries = (last?.entries ?? []) as { status: string }[];
@@ -64,7 +64,7 @@ test('the plan panel: [data-plan] with [data-plan-entry][data-status]', async ({
   await shot(page.locator('[data-plan]'), 'hooks-plan');
 });
 
-test('the permission dialog: [role=dialog][data-permission] with [data-option-kind]', async ({
+test('@hooks the permission dialog: [role=dialog][data-permission] with [data-option-kind]', async ({
   page,
 }) => {
   const events = await open(page, demo('permission-pending'));
@@ -77,7 +77,7 @@ test('the permission dialog: [role=dialog][data-permission] with [data-option-ki
     await expect(dialog.locator(`[data-option-kind="${kind}"]`)).toHaveCount(1);
 });
 
-test('the window: #composer textarea, .status[data-status], [data-session-list]', async ({
+test('@hooks the window: #composer textarea, .status[data-status], [data-session-list]', async ({
   page,
 }) => {
   await open(page, demo('tour'));
@@ -86,7 +86,7 @@ test('the window: #composer textarea, .status[data-status], [data-session-list]'
   await expect(page.locator('[data-session-list]')).toBeVisible();
 });
 
-test('a web link in agent Markdown opens through open_url, never in the window', async ({
+test('@hooks a web link in agent Markdown opens through open_url, never in the window', async ({
   page,
 }) => {
   const sid = 'links';
