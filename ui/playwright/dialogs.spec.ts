@@ -63,6 +63,24 @@ test('permission dialog: allow once', async ({ page }) => {
   await shot(page, 'dialog-permission--answered-window');
 });
 
+test('permission dialog: the recorded turn goes on once the user allows it', async ({ page }) => {
+  const events = await replay(page, demo('permission'), { answer: 'user', pace: 2, batch: 3 });
+  const tools = new Set(events.filter((e) => e.kind === 'tool-call').map((e) => e.toolCallId));
+  await page.goto('/');
+  const dialog = page.locator(sel.dialog);
+  await expect(dialog).toBeVisible();
+  // Held until answered: the turn does not end by itself.
+  await page.waitForTimeout(300);
+  await expect(page.locator(sel.entry('turn-end'))).toHaveCount(0);
+  await dialog.locator(sel.optionOfKind('allow_once')).click();
+  await expect(page.locator(sel.entry('turn-end'))).toHaveCount(1);
+  await expect(page.locator(sel.entry('settled'))).toHaveCount(1);
+  await expect(page.locator(sel.entry('tool'))).toHaveCount(tools.size);
+  await expect(page.locator(sel.entry('tool')).last()).toHaveAttribute('data-status', 'completed');
+  await expect.poll(() => replayed(page)).toBe(true);
+  await shot(page, 'dialog-permission--allowed-turn-done-window');
+});
+
 test('permission dialog: reject with feedback', async ({ page }) => {
   await replay(page, demo('permission-pending'));
   await page.goto('/');

@@ -48,6 +48,10 @@ import { readFileSync } from 'node:fs';
  * @property {string[]} [files] What list_files answers.
  * @property {Record<string, { code: string, message: string }>} [errors] Commands that reject,
  *   with the IpcError they reject with.
+ * @property {'recorded' | 'user'} [answer] 'recorded' (default): permission requests are settled
+ *   as the recording says. 'user': the replay stops after each `agent-prompt` until
+ *   `respond_permission` answers it (the recorded settlement is dropped), then goes on; `cancel`
+ *   settles it `by: stop` and ends the turn.
  * @property {boolean} [snapshot] Send what `attach` replays as the attach snapshot itself (one
  *   frame, `snapshot: true`, as the shell sends a late view the compacted thread) instead of
  *   an empty snapshot followed by live frames. Ignores `pace`.
@@ -139,41 +143,57 @@ export function installMockIpc(setup) {
 
   /** @type {((end: unknown) => void) | null} */
   let turnDone = null;
+  /** A replay stopped at an agent-prompt (answer: 'user'): resume(true) goes on, false drops it. */
+  /** @type {{ toolCallId: string, resume: (goOn: boolean) => void } | null} */
+  let held = null;
 
   /**
-   * Delivers events (paced or in one frame); calls onEnd with each turn-end as it goes out.
+   * Delivers events (paced, or at once in one frame), resolving the running `prompt` with each
+   * turn-end as it goes out; with `answer: 'user'`, stops after each agent-prompt until it is
+   * answered.
    * @param {StreamEvent[]} list
    * @returns {Promise<void>}
    */
-  function deliver(list) {
-    return new Promise((resolve) => {
-      const sendSome = (/** @type {StreamEvent[]} */ some) => {
-        send({ snapshot: false, events: some });
-        state.delivered += some.length;
-        for (const e of some) {
-          if (e.kind === 'turn-end' && turnDone) {
-            const done = turnDone;
-            turnDone = null;
-            done({ reason: e.reason, stopReason: e.stopReason ?? null });
-          }
+  async function deliver(list) {
+    const sendSome = (/** @type {StreamEvent[]} */ some) => {
+      send({ snapshot: false, events: some });
+      state.delivered += some.length;
+      for (const e of some) {
+        if (e.kind === 'turn-end' && turnDone) {
+          const done = turnDone;
+          turnDone = null;
+          done({ reason: e.reason, stopReason: e.stopReason ?? null });
         }
-      };
-      if (list.length === 0) {
-        resolve();
-      } else if (pace <= 0) {
-        sendSome(list);
-        resolve();
-      } else {
-        let i = 0;
-        const tick = () => {
-          sendSome(list.slice(i, i + batch));
-          i += batch;
-          if (i < list.length) setTimeout(tick, pace);
-          else resolve();
-        };
-        setTimeout(tick, pace);
       }
-    });
+    };
+    let i = 0;
+    while (i < list.length) {
+      let end = pace <= 0 ? list.length : Math.min(list.length, i + batch);
+      let ask = /** @type {StreamEvent | undefined} */ (undefined);
+      if (options.answer === 'user') {
+        const k = list.slice(i, end).findIndex((e) => e.kind === 'agent-prompt');
+        if (k >= 0) {
+          end = i + k + 1;
+          ask = list[end - 1];
+        }
+      }
+      if (pace > 0) await new Promise((r) => setTimeout(r, pace));
+      sendSome(list.slice(i, end));
+      i = end;
+      if (ask) {
+        // Wait for the user's answer; the recorded settlement is replaced by it.
+        const id = String(ask.toolCallId);
+        const rest = list
+          .slice(i)
+          .filter((e) => !(e.kind === 'agent-prompt-settled' && e.toolCallId === id));
+        const goOn = await new Promise((resume) => {
+          held = { toolCallId: id, resume };
+        });
+        if (!goOn) return;
+        list = rest;
+        i = 0;
+      }
+    }
   }
 
   /** @param {StreamEvent} e */
@@ -256,14 +276,29 @@ export function installMockIpc(setup) {
         });
         return ended;
       }
-      case 'cancel':
-        if (turnDone) {
-          void deliver([
-            { kind: 'turn-end', sessionId, reason: 'cancelled', stopReason: 'cancelled' },
-          ]);
+      case 'cancel': {
+        // Like the engine: waiting requests are settled `by: stop`, then the turn ends.
+        /** @type {StreamEvent[]} */
+        const stop = [];
+        if (held) {
+          const h = held;
+          held = null;
+          h.resume(false);
+          stop.push({
+            kind: 'agent-prompt-settled',
+            sessionId,
+            toolCallId: h.toolCallId,
+            outcome: { cancelled: true },
+            by: 'stop',
+          });
+        }
+        if (turnDone || stop.length > 0) {
+          stop.push({ kind: 'turn-end', sessionId, reason: 'cancelled', stopReason: 'cancelled' });
+          void deliver(stop);
         }
         return null;
-      case 'respond_permission':
+      }
+      case 'respond_permission': {
         void deliver([
           {
             kind: 'agent-prompt-settled',
@@ -273,7 +308,13 @@ export function installMockIpc(setup) {
             by: 'user',
           },
         ]);
+        if (held && held.toolCallId === args.requestId) {
+          const h = held;
+          held = null;
+          h.resume(true);
+        }
         return null;
+      }
       case 'set_mode':
         void deliver([{ kind: 'current-mode', sessionId, currentModeId: args.modeId }]);
         return null;
