@@ -40,7 +40,19 @@ record() {
     return 0
   fi
   (cd "$project" && timeout 120 "$cli" run --json --no-audit --permission "$policy" "$@") \
-    >"$out/$name.jsonl" 2>"$work/$name.stderr" || true
+    >"$work/$name.jsonl" 2>"$work/$name.stderr" || true
+  # A fixed session id (the engine makes a new one each run), so re-recordings diff cleanly.
+  node -e '
+    const fs = require("fs");
+    const [from, to, id] = process.argv.slice(1);
+    const lines = fs.readFileSync(from, "utf8").split("\n").filter((l) => l.trim() !== "");
+    const out = lines.map((l) => {
+      const e = JSON.parse(l);
+      if ("sessionId" in e) e.sessionId = id;
+      return JSON.stringify(e) + "\n";
+    });
+    fs.writeFileSync(to, out.join(""));
+  ' "$work/$name.jsonl" "$out/$name.jsonl" "s-demo-$name"
   printf '%-22s %5d events  (%s: %s)\n' "$name" "$(wc -l <"$out/$name.jsonl")" "$policy" "$*"
 }
 
