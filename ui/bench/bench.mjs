@@ -8,6 +8,7 @@
 //   npm run build:ui && npm run bench:ui
 //   npm run bench:ui -- --runs 5 --entries 5000 --tools 500 --rate 1000 --seconds 5 --out f.json
 import { writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { preview } from 'vite';
@@ -150,6 +151,7 @@ async function memory(page) {
 }
 
 async function main() {
+  const loadBefore = loadavg().map((x) => round(x, 2));
   const transcript = synthesize({ entries: opts.entries, tools: opts.tools });
   const server = await preview({
     configFile: `${repo}/ui/vite.config.ts`,
@@ -227,6 +229,8 @@ async function main() {
     what: 'ACP Desk UI bench (ui/bench/bench.mjs): built UI, mocked IPC, Debian Chromium',
     chromium: browser.version(),
     options: opts,
+    // The bench shares the machine: a high load average means noisy figures.
+    machine: { cpus: cpus().length, loadAverageBefore: loadBefore, loadAverageAfter: loadavg() },
     transcript: { events: transcript.events.length, ...transcript.counts },
     median: {
       firstRenderFromNavigationMs: pick((r) => r.firstRender.fromNavigationMs),
