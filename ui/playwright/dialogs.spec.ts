@@ -1,0 +1,165 @@
+// The window's states and dialogs, driven through the mock: empty state, an error banner, the
+// permission dialog (answered, rejected with feedback, dismissed, with more requests queued), a
+// prompt typed in the composer, Stop, and a dead session. Each state is a screenshot.
+import { expect, test } from '@playwright/test';
+import { join } from 'node:path';
+import { repo, sel, shot } from './hooks';
+import { calls, readTranscript, replay, replayed } from './mock-ipc.js';
+
+const demo = (name: string): string => join(repo, 'tests/transcripts/demo', `${name}.jsonl`);
+
+test('empty state: no folder yet', async ({ page }) => {
+  await replay(page, [], { folder: null });
+  await page.goto('/');
+  await expect(page.getByRole('heading', { name: /Drop a folder here/ })).toBeVisible();
+  await expect(page.locator('#agent-select')).toHaveValue('demo');
+  await shot(page, 'state-empty--window');
+  await page.getByRole('button', { name: 'Open Folder…' }).first().click();
+  await expect.poll(async () => (await calls(page)).map((c) => c.cmd)).toContain('pick_folder');
+  // The menu's choice arrives as an event and opens the folder.
+  await page.evaluate(() =>
+    (window as unknown as { __acpMock: { emit(n: string, p: unknown): void } }).__acpMock.emit(
+      'folder-chosen',
+      { path: '/home/demo/other' },
+    ),
+  );
+  await expect
+    .poll(async () => (await calls(page)).find((c) => c.cmd === 'open_session')?.args)
+    .toEqual({ folder: '/home/demo/other', agent: 'demo' });
+});
+
+test('error banner: the agent cannot start', async ({ page }) => {
+  await replay(page, [], {
+    errors: { open_session: { code: 'agent-unavailable', message: 'gemini is not installed.' } },
+  });
+  await page.goto('/');
+  const banner = page.locator('[role="alert"][data-code="agent-unavailable"]');
+  await expect(banner).toContainText('gemini is not installed.');
+  await shot(page, 'state-error-banner--window');
+  await banner.getByRole('button', { name: 'Dismiss' }).click();
+  await expect(banner).toHaveCount(0);
+});
+
+test('permission dialog: allow once', async ({ page }) => {
+  const events = await replay(page, demo('permission-pending'));
+  const ask = events.find((e) => e.kind === 'agent-prompt');
+  await page.goto('/');
+  const dialog = page.locator(sel.dialog);
+  await expect(dialog).toBeVisible();
+  await expect(dialog).toBeFocused();
+  await shot(dialog, 'dialog-permission--open');
+  await dialog.locator(sel.optionOfKind('allow_once')).click();
+  await expect(dialog).toHaveCount(0);
+  const answer = (await calls(page)).find((c) => c.cmd === 'respond_permission');
+  const allow = (ask?.options as { optionId: string; kind: string }[]).find(
+    (o) => o.kind === 'allow_once',
+  );
+  expect(answer?.args).toMatchObject({
+    requestId: ask?.toolCallId,
+    resolution: { optionId: allow?.optionId },
+  });
+  await expect(page.locator(sel.entry('settled'))).toHaveCount(1);
+  await expect(page.locator(sel.composer)).toBeFocused();
+  await shot(page, 'dialog-permission--answered-window');
+});
+
+test('permission dialog: the recorded turn goes on once the user allows it', async ({ page }) => {
+  const events = await replay(page, demo('permission'), { answer: 'user', pace: 2, batch: 3 });
+  const tools = new Set(events.filter((e) => e.kind === 'tool-call').map((e) => e.toolCallId));
+  await page.goto('/');
+  const dialog = page.locator(sel.dialog);
+  await expect(dialog).toBeVisible();
+  // Held until answered: the turn does not end by itself.
+  await page.waitForTimeout(300);
+  await expect(page.locator(sel.entry('turn-end'))).toHaveCount(0);
+  await dialog.locator(sel.optionOfKind('allow_once')).click();
+  await expect(page.locator(sel.entry('turn-end'))).toHaveCount(1);
+  await expect(page.locator(sel.entry('settled'))).toHaveCount(1);
+  await expect(page.locator(sel.entry('tool'))).toHaveCount(tools.size);
+  await expect(page.locator(sel.entry('tool')).last()).toHaveAttribute('data-status', 'completed');
+  await expect.poll(() => replayed(page)).toBe(true);
+  await shot(page, 'dialog-permission--allowed-turn-done-window');
+});
+
+test('permission dialog: reject with feedback', async ({ page }) => {
+  await replay(page, demo('permission-pending'));
+  await page.goto('/');
+  const dialog = page.locator(sel.dialog);
+  await dialog.locator('textarea').fill('use cargo check instead');
+  await shot(dialog, 'dialog-permission--feedback');
+  await dialog.locator(sel.optionOfKind('reject_once')).click();
+  await expect(dialog).toHaveCount(0);
+  const answer = (await calls(page)).find((c) => c.cmd === 'respond_permission');
+  expect(answer?.args.resolution).toMatchObject({ feedback: 'use cargo check instead' });
+});
+
+test('permission dialog: dismissed', async ({ page }) => {
+  await replay(page, demo('permission-pending'));
+  await page.goto('/');
+  await page.locator(sel.dialog).getByRole('button', { name: 'Dismiss' }).click();
+  const answer = (await calls(page)).find((c) => c.cmd === 'respond_permission');
+  expect(answer?.args.resolution).toEqual({ cancelled: true });
+});
+
+test('permission dialog: more requests queued', async ({ page }) => {
+  const events = readTranscript(demo('permission-pending'));
+  const ask = events.find((e) => e.kind === 'agent-prompt');
+  if (!ask) throw new Error('permission-pending.jsonl has no agent-prompt');
+  // Hand-made: the same request twice more under other ids.
+  const more = ['queued-1', 'queued-2'].map((id) => ({ ...ask, toolCallId: id }));
+  await replay(page, [...events, ...more]);
+  await page.goto('/');
+  const dialog = page.locator(sel.dialog);
+  await expect(dialog).toContainText('2 more requests waiting');
+  await shot(dialog, 'dialog-permission--queued');
+  await dialog.locator(sel.optionOfKind('allow_once')).click();
+  await expect(dialog).toContainText('1 more request waiting');
+});
+
+test('composer: a prompt replays the next recorded turn', async ({ page }) => {
+  await replay(page, demo('multi-turn'), { at: 'prompt', pace: 5, batch: 4 });
+  await page.goto('/');
+  await expect(page.locator(sel.status)).toHaveAttribute('data-status', 'ready');
+  await shot(page, 'state-ready--window');
+  const composer = page.locator(sel.composer);
+  await composer.fill('plan');
+  await composer.press('Enter');
+  await expect(page.locator('#stop')).toBeVisible();
+  await shot(page, 'state-working--window');
+  await expect(page.locator(sel.entry('turn-end'))).toHaveCount(1);
+  await expect(page.locator(sel.status)).toHaveAttribute('data-status', 'ready');
+  const prompt = (await calls(page)).find((c) => c.cmd === 'prompt');
+  expect(JSON.stringify(prompt?.args)).toContain('plan');
+  // Shift+Enter adds a line instead of sending.
+  await composer.fill('edit');
+  await composer.press('Shift+Enter');
+  expect((await calls(page)).filter((c) => c.cmd === 'prompt')).toHaveLength(1);
+  await composer.press('Enter');
+  await expect(page.locator(sel.entry('turn-end'))).toHaveCount(2);
+  await expect(page.locator(sel.entry('tool'))).not.toHaveCount(0);
+});
+
+test('stop: a turn waiting on a permission is cancelled', async ({ page }) => {
+  await replay(page, demo('permission-pending'), { at: 'prompt' });
+  await page.goto('/');
+  await page.locator(sel.composer).fill('permission');
+  await page.locator(sel.composer).press('Enter');
+  const dialog = page.locator(sel.dialog);
+  await expect(dialog).toBeVisible();
+  await dialog.getByRole('button', { name: 'Dismiss' }).click();
+  await page.locator('#stop').click();
+  await expect(page.locator(sel.entry('turn-end'))).toHaveCount(1);
+  await expect(page.locator(sel.entry('turn-end'))).toHaveAttribute('data-reason', 'cancelled');
+  expect((await calls(page)).map((c) => c.cmd)).toContain('cancel');
+  await shot(page, 'state-cancelled--window');
+});
+
+test('a crashed agent: the session has ended', async ({ page }) => {
+  await replay(page, demo('crash'));
+  await page.goto('/');
+  await expect.poll(() => replayed(page)).toBe(true);
+  await expect(page.locator(sel.status)).toHaveAttribute('data-status', 'dead');
+  await expect(page.getByRole('button', { name: 'Start a new session' })).toBeVisible();
+  await expect(page.locator(sel.composer)).toBeDisabled();
+  await shot(page, 'state-dead--window');
+});

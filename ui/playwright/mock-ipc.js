@@ -1,0 +1,470 @@
+// @ts-check
+// Tauri's IPC, mocked inside the page for the Playwright tests and the UI bench: the built UI
+// (ui/dist) runs unchanged in Chromium and talks to `window.__TAURI_INTERNALS__`, which this file
+// installs before the app's own scripts (page.addInitScript). A session's stream is a recorded
+// transcript (one StreamEvent per line, tests/transcripts/**, tests/real-agents/transcripts/**)
+// replayed as StreamFrames through the Channel that `attach` hands over.
+//
+// How @tauri-apps/api 2.x talks to the shell (node_modules/@tauri-apps/api/core.js, event.js):
+// - invoke(cmd, args) -> window.__TAURI_INTERNALS__.invoke(cmd, args, options). Arguments arrive
+//   unserialized here, so a Channel is the Channel object itself (the real shell would get the
+//   string `__CHANNEL__:<id>`; both are accepted).
+// - new Channel() registers its handler with transformCallback(cb) -> id. A message is delivered
+//   as runCallback(id, {index, message}), indices from 0 in order; {index, end: true} closes it.
+// - listen(event, cb) -> invoke('plugin:event|listen', {event, target, handler: callbackId})
+//   -> an event id; the handler gets {event, id, payload}. unlisten calls
+//   window.__TAURI_EVENT_PLUGIN_INTERNALS__.unregisterListener(event, id) and then
+//   invoke('plugin:event|unlisten', {event, eventId}).
+//
+// The file is plain JavaScript with JSDoc types (checked by tsc, strict) so that both the
+// Playwright tests (TypeScript) and the bench (plain node) can import it.
+
+import { readFileSync } from 'node:fs';
+
+/**
+ * A StreamEvent as recorded; only `kind` (and for some kinds a few fields) is looked at.
+ * @typedef {{ kind: string } & Record<string, unknown>} StreamEvent
+ */
+
+/**
+ * One recorded IPC call.
+ * @typedef {{ cmd: string, args: Record<string, unknown>, at: number }} IpcCall
+ */
+
+/**
+ * How a transcript is replayed.
+ * @typedef {object} ReplayOptions
+ * @property {number} [pace] Milliseconds between frames; 0 (the default) sends the whole
+ *   transcript in one frame, right after `attach`.
+ * @property {number} [batch] Events per frame when paced (default 1).
+ * @property {'attach' | 'prompt'} [at] 'attach' (default): everything is replayed on `attach`.
+ *   'prompt': on `attach` only the events before the first `turn-start`; each `prompt` call then
+ *   replays the next recorded turn (turn-start ... turn-end) and resolves with its turn-end.
+ * @property {string | null} [folder] The folder the window opens at start (AppInfo.initialFolder);
+ *   null shows the empty state. Default '/home/demo/project'.
+ * @property {string} [agent] The agent's id (default 'demo').
+ * @property {string} [sessionId] The session id open_session returns; default: the first
+ *   sessionId in the transcript.
+ * @property {string[]} [files] What list_files answers.
+ * @property {Record<string, { code: string, message: string }>} [errors] Commands that reject,
+ *   with the IpcError they reject with.
+ * @property {'recorded' | 'user'} [answer] 'recorded' (default): permission requests are settled
+ *   as the recording says. 'user': the replay stops after each `agent-prompt` until
+ *   `respond_permission` answers it (the recorded settlement is dropped), then goes on; `cancel`
+ *   settles it `by: stop` and ends the turn.
+ * @property {boolean} [snapshot] Send what `attach` replays as the attach snapshot itself (one
+ *   frame, `snapshot: true`, as the shell sends a late view the compacted thread) instead of
+ *   an empty snapshot followed by live frames. Ignores `pace`.
+ * @property {boolean} [keepClose] Keep the CLI's closing `session-status: dead` ("Session
+ *   closed.", the CLI ending the session as it exits) at the end of a recording. By default it
+ *   is dropped: in the app the session stays open after its turns.
+ */
+
+/**
+ * What addInitScript hands to the page.
+ * @typedef {{ events: StreamEvent[], options: ReplayOptions }} MockSetup
+ */
+
+/**
+ * What the page exposes as `window.__acpMock` (tests read it with page.evaluate).
+ * @typedef {object} MockState
+ * @property {IpcCall[]} calls Every invoke, in order (plugin:event|* included).
+ * @property {boolean} replayed The replay has delivered everything it had for now.
+ * @property {number} delivered How many events were delivered so far.
+ * @property {(events: StreamEvent[], snapshot?: boolean) => void} frame Sends one frame on the
+ *   attached channel at once.
+ * @property {(name: string, payload: unknown) => void} emit Sends an app event
+ *   (folder-chosen, paths-dropped, drag-hover) to its listeners.
+ */
+
+/**
+ * Installs the mock. Runs INSIDE the page (Playwright serializes it), so it uses nothing from
+ * this module's scope.
+ * @param {MockSetup} setup
+ */
+export function installMockIpc(setup) {
+  const { options } = setup;
+  const w = /** @type {any} */ (window);
+  const firstSession = setup.events.find((e) => typeof e.sessionId === 'string');
+  const sessionId =
+    options.sessionId ?? (firstSession ? String(firstSession.sessionId) : 'mock-session');
+  // Every event carries the session's id, as the shell's would.
+  const events = setup.events.map((e) => ({ ...e, sessionId }));
+  const folder = options.folder === undefined ? '/home/demo/project' : options.folder;
+  const agent = options.agent ?? 'demo';
+  const pace = options.pace ?? 0;
+  const batch = Math.max(1, options.batch ?? 1);
+
+  /** @type {Map<number, (data: unknown) => void>} */
+  const callbacks = new Map();
+  let nextCallback = 1;
+  /** @type {Map<string, Map<number, number>>} event name -> event id -> callback id */
+  const listeners = new Map();
+  let nextEventId = 1;
+
+  /** @type {{ id: number, index: number } | null} */
+  let channel = null;
+  /** @type {MockState} */
+  const state = {
+    calls: [],
+    replayed: false,
+    delivered: 0,
+    frame: (evs, snapshot = false) => send({ snapshot, events: evs }),
+    emit: (name, payload) => {
+      for (const [id, cb] of listeners.get(name) ?? new Map()) {
+        callbacks.get(cb)?.({ event: name, id, payload });
+      }
+    },
+  };
+  w.__acpMock = state;
+
+  /** @param {unknown} message */
+  function send(message) {
+    if (!channel) return;
+    const cb = callbacks.get(channel.id);
+    const index = channel.index++;
+    cb?.({ index, message });
+  }
+
+  // Split the transcript into what comes before the first turn and the turns themselves.
+  const firstTurn = events.findIndex((e) => e.kind === 'turn-start');
+  const preamble = firstTurn < 0 ? events : events.slice(0, firstTurn);
+  /** @type {StreamEvent[][]} */
+  const turns = [];
+  if (firstTurn >= 0) {
+    for (const e of events.slice(firstTurn)) {
+      if (e.kind === 'turn-start' || turns.length === 0) turns.push([]);
+      turns[turns.length - 1]?.push(e);
+    }
+  }
+  let lastConfig = /** @type {StreamEvent | undefined} */ (
+    [...events].reverse().find((e) => e.kind === 'config-options')
+  );
+
+  /** @type {((end: unknown) => void) | null} */
+  let turnDone = null;
+  /** A replay stopped at an agent-prompt (answer: 'user'): resume(true) goes on, false drops it. */
+  /** @type {{ toolCallId: string, resume: (goOn: boolean) => void } | null} */
+  let held = null;
+
+  /**
+   * Delivers events (paced, or at once in one frame), resolving the running `prompt` with each
+   * turn-end as it goes out; with `answer: 'user'`, stops after each agent-prompt until it is
+   * answered.
+   * @param {StreamEvent[]} list
+   * @returns {Promise<void>}
+   */
+  async function deliver(list) {
+    const sendSome = (/** @type {StreamEvent[]} */ some) => {
+      send({ snapshot: false, events: some });
+      state.delivered += some.length;
+      for (const e of some) {
+        if (e.kind === 'turn-end' && turnDone) {
+          const done = turnDone;
+          turnDone = null;
+          done({ reason: e.reason, stopReason: e.stopReason ?? null });
+        }
+      }
+    };
+    let i = 0;
+    while (i < list.length) {
+      let end = pace <= 0 ? list.length : Math.min(list.length, i + batch);
+      let ask = /** @type {StreamEvent | undefined} */ (undefined);
+      if (options.answer === 'user') {
+        const k = list.slice(i, end).findIndex((e) => e.kind === 'agent-prompt');
+        if (k >= 0) {
+          end = i + k + 1;
+          ask = list[end - 1];
+        }
+      }
+      if (pace > 0) await new Promise((r) => setTimeout(r, pace));
+      sendSome(list.slice(i, end));
+      i = end;
+      if (ask) {
+        // Wait for the user's answer; the recorded settlement is replaced by it.
+        const id = String(ask.toolCallId);
+        const rest = list
+          .slice(i)
+          .filter((e) => !(e.kind === 'agent-prompt-settled' && e.toolCallId === id));
+        const goOn = await new Promise((resume) => {
+          held = { toolCallId: id, resume };
+        });
+        if (!goOn) return;
+        list = rest;
+        i = 0;
+      }
+    }
+  }
+
+  /** @param {StreamEvent} e */
+  const own = (e) => ({ ...e, sessionId });
+
+  /**
+   * @param {string} cmd
+   * @param {Record<string, any>} args
+   * @returns {Promise<unknown>}
+   */
+  async function handle(cmd, args) {
+    const failure = options.errors?.[cmd];
+    if (failure) throw failure;
+    switch (cmd) {
+      case 'app_info':
+        return {
+          version: '0.0.0-mock',
+          initialFolder: folder,
+          initialAgent: agent,
+          agents: {
+            agents: [
+              {
+                id: agent,
+                command: 'acp-desk-demo-agent',
+                source: 'builtin',
+                available: true,
+                hint: 'The built-in demo agent (mocked).',
+              },
+              {
+                id: 'gemini',
+                command: 'gemini --experimental-acp',
+                source: 'catalog',
+                available: false,
+                hint: 'npm install -g @google/gemini-cli',
+              },
+            ],
+            defaultAgent: agent,
+            settingsFile: '/home/demo/.config/acp-desk/settings.json',
+          },
+          configDir: '/home/demo/.config/acp-desk',
+          dataDir: '/home/demo/.local/share/acp-desk',
+        };
+      case 'open_session':
+        return { id: sessionId, folder: args.folder, agent: args.agent };
+      case 'attach': {
+        const ch = args.onFrame;
+        const id = typeof ch === 'string' ? Number(ch.replace('__CHANNEL__:', '')) : Number(ch?.id);
+        channel = { id, index: 0 };
+        const first = options.at === 'prompt' ? preamble : events;
+        if (options.snapshot) {
+          send({ snapshot: true, events: first });
+          state.delivered += first.length;
+          state.replayed = options.at === 'prompt' ? turns.length === 0 : true;
+          return null;
+        }
+        // Like the shell: the snapshot first (empty here: the replay plays it live), then frames.
+        send({ snapshot: true, events: [] });
+        setTimeout(() => {
+          void deliver(first).then(() => {
+            state.replayed = options.at === 'prompt' ? turns.length === 0 : true;
+          });
+        }, 0);
+        return null;
+      }
+      case 'prompt': {
+        const turn = options.at === 'prompt' ? turns.shift() : undefined;
+        const text = (args.parts ?? [])
+          .map((/** @type {any} */ p) => (p.type === 'text' ? p.text : `@${p.path ?? p.name}`))
+          .join('');
+        const recorded = turn ?? [
+          { kind: 'turn-start', sessionId, prompt: [{ type: 'text', text: text || args.text }] },
+          { kind: 'text-delta', sessionId, text: '(mock: no recorded turn is left to replay)' },
+          { kind: 'turn-end', sessionId, reason: 'completed', stopReason: 'end_turn' },
+        ];
+        const ended = new Promise((resolve) => {
+          turnDone = resolve;
+        });
+        void deliver(recorded.map(own)).then(() => {
+          if (options.at === 'prompt') state.replayed = turns.length === 0;
+        });
+        return ended;
+      }
+      case 'cancel': {
+        // Like the engine: waiting requests are settled `by: stop`, then the turn ends.
+        /** @type {StreamEvent[]} */
+        const stop = [];
+        if (held) {
+          const h = held;
+          held = null;
+          h.resume(false);
+          stop.push({
+            kind: 'agent-prompt-settled',
+            sessionId,
+            toolCallId: h.toolCallId,
+            outcome: { cancelled: true },
+            by: 'stop',
+          });
+        }
+        if (turnDone || stop.length > 0) {
+          stop.push({ kind: 'turn-end', sessionId, reason: 'cancelled', stopReason: 'cancelled' });
+          void deliver(stop);
+        }
+        return null;
+      }
+      case 'respond_permission': {
+        void deliver([
+          {
+            kind: 'agent-prompt-settled',
+            sessionId,
+            toolCallId: args.requestId,
+            outcome: args.resolution,
+            by: 'user',
+          },
+        ]);
+        if (held && held.toolCallId === args.requestId) {
+          const h = held;
+          held = null;
+          h.resume(true);
+        }
+        return null;
+      }
+      case 'set_mode':
+        void deliver([{ kind: 'current-mode', sessionId, currentModeId: args.modeId }]);
+        return null;
+      case 'set_config_option': {
+        if (lastConfig) {
+          const configOptions = /** @type {any[]} */ (lastConfig.configOptions).map((o) =>
+            o.id === args.configId ? { ...o, currentValue: args.value } : o,
+          );
+          lastConfig = { ...lastConfig, configOptions };
+          void deliver([{ kind: 'config-options', sessionId, configOptions }]);
+        }
+        return null;
+      }
+      case 'list_files':
+        return {
+          files: options.files ?? ['README.md', 'notes.txt', 'src/main.rs'],
+          truncated: false,
+        };
+      case 'close_session':
+      case 'open_path':
+      case 'reveal_path':
+      case 'open_url':
+      case 'pick_folder':
+        return null;
+      case 'plugin:event|listen': {
+        const eventId = nextEventId++;
+        const forEvent = listeners.get(args.event) ?? new Map();
+        forEvent.set(eventId, args.handler);
+        listeners.set(args.event, forEvent);
+        return eventId;
+      }
+      case 'plugin:event|unlisten':
+        listeners.get(args.event)?.delete(args.eventId);
+        return null;
+      default:
+        throw { code: 'invalid-input', message: `mock IPC: no command ${cmd}` };
+    }
+  }
+
+  /** @param {Record<string, unknown>} args */
+  function recordable(args) {
+    /** @type {Record<string, unknown>} */
+    const copy = {};
+    for (const [k, v] of Object.entries(args ?? {})) {
+      const id = /** @type {any} */ (v)?.id;
+      copy[k] =
+        v !== null && typeof v === 'object' && typeof id === 'number' && 'onmessage' in v
+          ? `__CHANNEL__:${id}`
+          : v;
+    }
+    return JSON.parse(JSON.stringify(copy));
+  }
+
+  w.__TAURI_INTERNALS__ = {
+    ...(w.__TAURI_INTERNALS__ ?? {}),
+    invoke: (/** @type {string} */ cmd, /** @type {Record<string, any>} */ args) => {
+      state.calls.push({ cmd, args: recordable(args), at: performance.now() });
+      return handle(cmd, args ?? {});
+    },
+    transformCallback: (/** @type {(d: unknown) => void} */ cb, once = false) => {
+      const id = nextCallback++;
+      callbacks.set(id, (data) => {
+        if (once) callbacks.delete(id);
+        cb?.(data);
+      });
+      return id;
+    },
+    unregisterCallback: (/** @type {number} */ id) => callbacks.delete(id),
+    runCallback: (/** @type {number} */ id, /** @type {unknown} */ data) =>
+      callbacks.get(id)?.(data),
+    callbacks,
+    convertFileSrc: (/** @type {string} */ p, protocol = 'asset') =>
+      `${protocol}://localhost/${encodeURIComponent(p)}`,
+    metadata: {
+      currentWindow: { label: 'main' },
+      currentWebview: { windowLabel: 'main', label: 'main' },
+    },
+  };
+  w.__TAURI_EVENT_PLUGIN_INTERNALS__ = {
+    unregisterListener: (/** @type {string} */ event, /** @type {number} */ id) => {
+      listeners.get(event)?.delete(id);
+    },
+  };
+}
+
+/**
+ * Reads a transcript: one StreamEvent JSON object per line (blank lines ignored).
+ * @param {string} path
+ * @returns {StreamEvent[]}
+ */
+export function readTranscript(path) {
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => /** @type {StreamEvent} */ (JSON.parse(l)));
+}
+
+/**
+ * The events without the CLI's own close at the end (a last `session-status: dead` whose detail
+ * is "Session closed."); an agent that died keeps its `dead`.
+ * @param {StreamEvent[]} events
+ * @returns {StreamEvent[]}
+ */
+export function withoutClose(events) {
+  const last = events.at(-1);
+  const closed =
+    last?.kind === 'session-status' && last.status === 'dead' && last.detail === 'Session closed.';
+  return closed ? events.slice(0, -1) : events;
+}
+
+/**
+ * The part of Playwright's Page this module uses (so the bench can pass playwright-core's Page).
+ * @typedef {object} PageLike
+ * @property {(fn: (arg: MockSetup) => void, arg: MockSetup) => Promise<unknown>} addInitScript
+ * @property {<R>(fn: () => R) => Promise<R>} evaluate
+ */
+
+/**
+ * Installs the mock in `page` for its next navigation, replaying a transcript (a path, or the
+ * events themselves). Navigate (page.goto('/')) afterwards.
+ * @param {PageLike} page
+ * @param {string | StreamEvent[]} transcript
+ * @param {ReplayOptions} [options]
+ * @returns {Promise<StreamEvent[]>} the events that will be replayed
+ */
+export async function replay(page, transcript, options = {}) {
+  const all = typeof transcript === 'string' ? readTranscript(transcript) : transcript;
+  const events = options.keepClose ? all : withoutClose(all);
+  await page.addInitScript(installMockIpc, { events, options });
+  return events;
+}
+
+/**
+ * The IPC calls the page made so far (the event plugin's own calls left out unless asked).
+ * @param {PageLike} page
+ * @param {{ events?: boolean }} [opts]
+ * @returns {Promise<IpcCall[]>}
+ */
+export async function calls(page, opts = {}) {
+  const all = await page.evaluate(() => /** @type {any} */ (window).__acpMock.calls);
+  return /** @type {IpcCall[]} */ (all).filter(
+    (c) => opts.events || !c.cmd.startsWith('plugin:event|'),
+  );
+}
+
+/**
+ * Whether the replay has delivered everything it had (for `at: 'prompt'`: every turn).
+ * @param {PageLike} page
+ * @returns {Promise<boolean>}
+ */
+export async function replayed(page) {
+  return page.evaluate(() => Boolean(/** @type {any} */ (window).__acpMock?.replayed));
+}
