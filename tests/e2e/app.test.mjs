@@ -13,7 +13,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { execFileSync } from 'node:child_process';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { remote } from 'webdriverio';
 
@@ -22,6 +22,8 @@ const app = process.env.ACP_DESK_APP ?? join(repo, 'target', 'debug', 'acp-desk'
 const shots = process.env.E2E_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), 'acp-desk-shots-'));
 const project = realpathSync(mkdtempSync(join(tmpdir(), 'acp-desk-e2e-')));
 writeFileSync(join(project, 'README.md'), '# A project for the end-to-end test\n');
+mkdirSync(join(project, 'src'));
+writeFileSync(join(project, 'src', 'main.rs'), 'fn main() {}\n');
 mkdirSync(shots, { recursive: true });
 
 /** Live processes (not zombies) whose working folder is `dir`. */
@@ -55,8 +57,10 @@ function launch(args) {
   });
 }
 
+// textContent, not WebDriver's getText: WebKitWebDriver answers '' for some visible elements
+// (text in flex rows with ellipsis), which would make checks flaky rather than stricter.
 async function text(selector) {
-  return (await browser.$(selector)).getText();
+  return (await browser.$(selector)).getProperty('textContent');
 }
 
 async function prompt(words) {
@@ -66,10 +70,102 @@ async function prompt(words) {
   await (await browser.$('#send')).click();
 }
 
-async function turnEnds(n) {
-  await browser.waitUntil(async () => (await browser.$$('.entry.turn-end')).length >= n, {
-    timeout: 30000,
-    timeoutMsg: `turn ${n} did not end`,
+/** The thread's entry count and its last entry as shown (the list is virtualized: the last
+ * entry is in the page while the view follows the stream). */
+async function lastEntry() {
+  return browser.execute(async () => {
+    const scroller = document.querySelector('.thread-view .scroller');
+    const items = scroller?.querySelector('.items');
+    const count = Number(items?.getAttribute('data-count') ?? 0);
+    const find = () => items?.querySelector(`.item[data-index="${count - 1}"] [data-entry]`);
+    if (scroller && count > 0 && !find()) {
+      // Scrolled up earlier (a screenshot of a card): back to the latest, as a reader would.
+      scroller.scrollTop = scroller.scrollHeight;
+      await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    }
+    const last = find();
+    return {
+      count,
+      type: last?.getAttribute('data-entry') ?? null,
+      reason: last?.getAttribute('data-reason') ?? null,
+      text: last?.textContent ?? '',
+    };
+  });
+}
+
+/** Sends a prompt and waits for its turn to end; resolves with the turn-end entry. */
+async function turn(words) {
+  const before = (await lastEntry()).count;
+  await prompt(words);
+  let end;
+  await browser.waitUntil(
+    async () => {
+      end = await lastEntry();
+      return end.count > before + 1 && end.type === 'turn-end';
+    },
+    { timeout: 30000, timeoutMsg: `the turn for “${words}” did not end` },
+  );
+  return end;
+}
+
+/** Every entry of the thread, scrolling it from top to bottom (only some are in the page). */
+async function allEntries() {
+  return browser.execute(async () => {
+    const scroller = document.querySelector('.thread-view .scroller');
+    const seen = new Map();
+    const frame = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    scroller.scrollTop = 0;
+    await frame();
+    for (;;) {
+      for (const item of scroller.querySelectorAll('.item')) {
+        const e = item.querySelector('[data-entry]');
+        if (!e) continue;
+        seen.set(Number(item.getAttribute('data-index')), {
+          type: e.getAttribute('data-entry'),
+          kind: e.getAttribute('data-kind'),
+          status: e.getAttribute('data-status'),
+          text: e.textContent,
+          diffs: e.querySelectorAll('.diff-view').length,
+          terminals: e.querySelectorAll('[data-terminal-id]').length,
+        });
+      }
+      if (scroller.scrollTop + scroller.clientHeight >= scroller.scrollHeight - 2) break;
+      scroller.scrollTop += scroller.clientHeight * 0.8;
+      await frame();
+    }
+    return [...seen.entries()].sort((a, b) => a[0] - b[0]).map(([, v]) => v);
+  });
+}
+
+/** Scrolls the thread so the entry matching `selector` is in view, then screenshots the window. */
+async function shootEntry(selector, file) {
+  const found = await browser.execute(async (sel) => {
+    const scroller = document.querySelector('.thread-view .scroller');
+    const frame = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    scroller.scrollTop = 0;
+    await frame();
+    for (;;) {
+      const el = scroller.querySelector(sel);
+      if (el) {
+        el.scrollIntoView({ block: 'center' });
+        await frame();
+        return true;
+      }
+      if (scroller.scrollTop + scroller.clientHeight >= scroller.scrollHeight - 2) return false;
+      scroller.scrollTop += scroller.clientHeight * 0.8;
+      await frame();
+    }
+  }, selector);
+  assert.ok(found, `${selector} is somewhere in the thread`);
+  await browser.saveScreenshot(join(shots, file));
+}
+
+async function statusIs(want, timeout = 20000) {
+  const status = await browser.$('.session-header .status');
+  await status.waitForExist({ timeout });
+  await browser.waitUntil(async () => (await status.getAttribute('data-status')) === want, {
+    timeout,
+    timeoutMsg: `the session never became ${want}`,
   });
 }
 
@@ -83,60 +179,167 @@ describe('ACP Desk, end to end', () => {
   });
 
   it('opens the folder given on the command line with the demo agent', async () => {
-    const status = await browser.$('.status');
-    await status.waitForExist({ timeout: 20000 });
-    await browser.waitUntil(async () => (await status.getAttribute('data-status')) === 'ready', {
-      timeout: 20000,
-      timeoutMsg: 'the session never became ready',
+    await statusIs('ready');
+    assert.equal(await (await browser.$('.session-header .folder')).getAttribute('title'), project);
+    assert.match(
+      await (await browser.$('.session-header .agent')).getProperty('textContent'),
+      /demo agent/i,
+    );
+    assert.match(await text('[data-session-list]'), new RegExp(basename(project)));
+  });
+
+  it('switches the agent mode and a config option through the agent', async () => {
+    const mode = await browser.$('select[aria-label="Mode"]');
+    await mode.waitForExist({ timeout: 10000 });
+    await mode.selectByAttribute('value', 'code');
+    await browser.waitUntil(async () => (await mode.getValue()) === 'code', {
+      timeout: 10000,
+      timeoutMsg: 'the mode did not change',
     });
-    assert.equal(await text('.where .folder'), project);
-    assert.match(await text('.where .agent'), /demo agent/i);
+    const model = await browser.$('select[aria-label="Model"]');
+    const options = await model.$$('option');
+    const last = await options[options.length - 1].getAttribute('value');
+    await model.selectByAttribute('value', last);
+    await browser.waitUntil(async () => (await model.getValue()) === last, {
+      timeout: 10000,
+      timeoutMsg: 'the model did not change',
+    });
   });
 
   it('streams an answer, with its thought, and ends the turn', async () => {
-    await prompt('stream');
-    await turnEnds(1);
-    const answer = await text('.entry.agent');
+    const end = await turn('stream');
+    assert.match(end.text, /Turn ended/);
+    const entries = await allEntries();
+    const answer = entries
+      .filter((e) => e.type === 'agent')
+      .map((e) => e.text)
+      .join('');
     assert.match(answer, /ledgerline/, 'the streamed answer is shown');
     assert.ok(answer.length > 200, `the whole answer arrived (${answer.length} chars)`);
-    assert.equal((await browser.$$('.entry.thought')).length, 1, 'the thought is shown once');
-    assert.equal(await text('.entry.user .bubble'), 'stream');
-    assert.match(await text('.entry.turn-end'), /Turn ended/);
+    assert.equal(
+      entries.filter((e) => e.type === 'thought').length,
+      1,
+      'the thought is shown once',
+    );
+    assert.equal(entries.find((e) => e.type === 'user')?.text.trim(), 'stream');
     await browser.saveScreenshot(join(shots, 'streamed-answer.png'));
   });
 
-  it('asks permission in a dialog, and goes on once allowed', async () => {
+  it('shows every kind of card: plan, tools of each kind, diffs, a live terminal, usage', async () => {
+    await prompt('showcase');
+    // The showcase asks once before its last edit, with the diff in the dialog.
+    const dialog = await browser.$('[data-permission]');
+    await dialog.waitForDisplayed({ timeout: 30000 });
+    assert.ok(await dialog.$('.diff-view').isExisting(), 'the dialog shows the diff');
+    await (await browser.$('[data-plan]')).waitForDisplayed({ timeout: 5000 });
+    await browser.saveScreenshot(join(shots, 'permission-diff.png'));
+    await browser.pause(500); // shortcuts arm after 400 ms
+    await (await browser.$('[data-permission] [data-option-kind="allow_once"]')).click();
+    await dialog.waitForDisplayed({ reverse: true, timeout: 10000 });
+    await browser.waitUntil(async () => (await lastEntry()).type === 'turn-end', {
+      timeout: 30000,
+      timeoutMsg: 'the showcase did not end',
+    });
+    await browser.saveScreenshot(join(shots, 'showcase-end.png'));
+    const entries = await allEntries();
+    const tools = entries.filter((e) => e.type === 'tool');
+    const kinds = new Set(tools.map((t) => t.kind));
+    for (const k of [
+      'search',
+      'read',
+      'fetch',
+      'think',
+      'edit',
+      'move',
+      'delete',
+      'execute',
+      'other',
+    ]) {
+      assert.ok(kinds.has(k), `a ${k} card is shown (kinds: ${[...kinds].join(', ')})`);
+    }
+    assert.ok(
+      tools.some((t) => t.status === 'failed'),
+      'a failed call is shown as failed',
+    );
+    assert.ok(tools.filter((t) => t.diffs > 0).length >= 3, 'diffs render as diff views');
+    assert.ok(
+      tools.some((t) => t.terminals > 0),
+      'the terminal renders live',
+    );
+    assert.match(await text('[data-plan]'), /Plan/);
+    assert.match(await text('.session-header'), /\$0\.0\d/, 'the usage meter shows the cost');
+    await shootEntry('[data-entry="tool"][data-kind="search"]', 'card-search-read.png');
+    await shootEntry('[data-entry="tool"] .diff-view', 'card-diff.png');
+    await shootEntry('[data-terminal-id]', 'card-terminal.png');
+    await shootEntry('[data-entry="tool"][data-status="failed"]', 'card-failed.png');
+    await shootEntry('[data-entry="thought"]', 'thought.png');
+  });
+
+  it('asks permission for a command, showing what would run', async () => {
     await prompt('permission');
-    const dialog = await browser.$('.permission-dialog');
+    const dialog = await browser.$('[data-permission]');
     await dialog.waitForDisplayed({ timeout: 20000 });
     assert.match(await dialog.getText(), /cargo test/, 'the dialog shows what would run');
-    assert.match(await text('.entry.tool .tool-title'), /cargo test/);
     await browser.saveScreenshot(join(shots, 'permission-dialog.png'));
-    await (await browser.$('.permission-dialog button[data-kind="allow_once"]')).click();
+    await browser.pause(500);
+    await (await browser.$('[data-permission] [data-option-kind="allow_once"]')).click();
     await dialog.waitForDisplayed({ reverse: true, timeout: 10000 });
-    await turnEnds(2);
-    const settled = await browser.$$('.entry.settled');
-    assert.equal(settled.length, 1);
-    assert.match(await settled[0].getText(), /you chose “Allow once”/);
-    const tool = await browser.$('.entry.tool');
-    assert.equal(await tool.getAttribute('data-status'), 'completed');
+    await browser.waitUntil(async () => (await lastEntry()).type === 'turn-end', {
+      timeout: 30000,
+      timeoutMsg: 'the turn did not end after the answer',
+    });
+    const entries = await allEntries();
+    const settled = entries.filter((e) => e.type === 'settled').at(-1);
+    assert.match(settled?.text ?? '', /you chose “Allow once”/);
+    const tool = entries.filter((e) => e.type === 'tool' && /cargo test/.test(e.text)).at(-1);
+    assert.equal(tool?.status, 'completed');
+  });
+
+  it('offers the agent’s commands after / and the project’s files after @', async () => {
+    const box = await browser.$('#composer');
+    await box.setValue('/');
+    const menu = await browser.$('[role="listbox"]');
+    await menu.waitForDisplayed({ timeout: 5000 });
+    assert.match(await menu.getText(), /scenarios/);
+    await browser.saveScreenshot(join(shots, 'composer-commands.png'));
+    await box.setValue('what does @READ');
+    await browser.waitUntil(async () => /README\.md/.test(await text('[role="listbox"]')), {
+      timeout: 10000,
+      timeoutMsg: 'the @ picker did not list README.md',
+    });
+    await browser.saveScreenshot(join(shots, 'composer-files.png'));
+    await (await browser.$('[role="listbox"] [role="option"]')).click();
+    await browser.saveScreenshot(join(shots, 'composer-chip.png'));
+    await browser.waitUntil(async () => /README\.md/.test(await text('.composer')), {
+      timeout: 5000,
+      timeoutMsg: 'no chip for README.md',
+    });
+    await box.addValue(' say?');
+    await (await browser.$('#send')).click();
+    await browser.waitUntil(async () => (await lastEntry()).type === 'turn-end', {
+      timeout: 30000,
+      timeoutMsg: 'the turn with an attachment did not end',
+    });
+    const user = (await allEntries()).filter((e) => e.type === 'user').at(-1);
+    assert.match(user?.text ?? '', /README\.md/, 'the message shows its attachment');
   });
 
   it('stops a running turn', async () => {
-    const before = (await browser.$$('.entry.agent')).length;
     await prompt('slow');
     const stop = await browser.$('#stop');
     await stop.waitForDisplayed({ timeout: 10000 });
-    // Stop once the slow answer is visibly streaming.
-    await browser.waitUntil(async () => (await browser.$$('.entry.agent')).length > before, {
+    await browser.waitUntil(async () => ['agent', 'thought'].includes((await lastEntry()).type), {
       timeout: 15000,
       timeoutMsg: 'the slow answer never started',
     });
     await stop.click();
-    await turnEnds(3);
-    const ends = await browser.$$('.entry.turn-end');
-    assert.equal(await ends[2].getAttribute('data-reason'), 'cancelled');
-    assert.equal(await ends[2].getText(), 'Stopped.');
+    await browser.waitUntil(async () => (await lastEntry()).type === 'turn-end', {
+      timeout: 15000,
+      timeoutMsg: 'the stopped turn did not end',
+    });
+    const end = await lastEntry();
+    assert.equal(end.reason, 'cancelled');
+    assert.equal(end.text.trim(), 'Stopped.');
     assert.ok(await (await browser.$('#composer')).isEnabled(), 'the window stays usable');
   });
 
@@ -197,12 +400,8 @@ describe('bad input gets a clear message, and the window stays usable', () => {
     );
     try {
       browser = await launch(['--agent', 'broken', project]);
-      const status = await browser.$('.status');
-      await browser.waitUntil(async () => (await status.getAttribute('data-status')) === 'dead', {
-        timeout: 20000,
-        timeoutMsg: 'the session never said it could not start',
-      });
-      assert.match(await text('.entry.error'), /\/nonexistent\/acp-agent/);
+      await statusIs('dead');
+      assert.match(await text('[data-entry="error"]'), /\/nonexistent\/acp-agent/);
       assert.match(await text('.ended'), /The session has ended/);
     } finally {
       rmSync(join(config, 'settings.json'), { force: true });
@@ -213,22 +412,32 @@ describe('bad input gets a clear message, and the window stays usable', () => {
 
   it('an agent that dies in the middle of a turn', async () => {
     browser = await launch(['--agent', 'demo', project]);
+    await statusIs('ready');
     await prompt('crash');
     const ended = await browser.$('.ended');
     await ended.waitForDisplayed({ timeout: 20000 });
     assert.match(await ended.getText(), /exited with code 3/);
-    assert.match(await text('.entry.error'), /exited with code 3/);
-    await turnEnds(1);
-    assert.equal(await (await browser.$('.entry.turn-end')).getAttribute('data-reason'), 'error');
-    assert.equal(await (await browser.$('.status')).getAttribute('data-status'), 'dead');
+    const entries = await allEntries();
+    assert.match(entries.find((e) => e.type === 'error')?.text ?? '', /exited with code 3/);
+    const end = entries.filter((e) => e.type === 'turn-end');
+    assert.equal(end.length, 1, 'the turn ended');
+    assert.equal(
+      await (await browser.$('[data-entry="turn-end"]')).getAttribute('data-reason'),
+      'error',
+    );
+    assert.equal(
+      await (await browser.$('.session-header .status')).getAttribute('data-status'),
+      'dead',
+    );
     await browser.saveScreenshot(join(shots, 'agent-crashed.png'));
-    // The window stays usable: a new session in the same folder.
+    // The window stays usable: a new session in the same folder, in the ended one's place.
     await (await browser.$('.ended button')).click();
-    const status = await browser.$('.status');
-    await browser.waitUntil(async () => (await status.getAttribute('data-status')) === 'ready', {
-      timeout: 20000,
-      timeoutMsg: 'no new session after the crash',
-    });
-    assert.equal(await browser.$$('.entry.error').length, 0, 'the new session starts clean');
+    await statusIs('ready');
+    assert.equal((await lastEntry()).count, 0, 'the new session starts clean');
+    assert.equal(
+      (await browser.$$('[data-session-list] li')).length,
+      1,
+      'it replaced the ended one',
+    );
   });
 });
