@@ -379,6 +379,23 @@ describe('plan panel', () => {
     expect(summary.getAttribute('aria-expanded')).toBe('false');
     await fireEvent.click(summary);
     expect(plan.querySelectorAll('[data-plan-entry]')).toHaveLength(2);
+    await fireEvent.click(summary);
+    // The next turn does not reopen the old plan by itself; a new plan update does.
+    backend.frame(
+      's1',
+      live({ kind: 'turn-start', sessionId: 'e1', prompt: [{ type: 'text', text: 'again' }] }),
+    );
+    await waitFor(() => expect(document.body.textContent).toContain('again'));
+    expect(plan.querySelectorAll('[data-plan-entry]')).toHaveLength(0);
+    backend.frame(
+      's1',
+      live({
+        kind: 'plan',
+        sessionId: 'e1',
+        entries: [{ content: 'Ship', priority: 'high', status: 'in_progress' }],
+      }),
+    );
+    await waitFor(() => expect(plan.querySelectorAll('[data-plan-entry]')).toHaveLength(1));
   });
 });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MarkdownStream, lexStats, renderMarkdown, renderStreaming } from './markdown';
+import { MarkdownStream, lexStats, renderMarkdown, renderStreaming, renderTitle } from './markdown';
 
 // Agent output is untrusted: whatever it sends must render inert.
 const hostile: [string, string][] = [
@@ -206,5 +206,15 @@ describe('streaming Markdown', () => {
     // and doubling the text would quadruple it. Here each append re-lexes one short tail.
     expect(b).toBeLessThan(large.length * 10);
     expect(b / a).toBeLessThan(2.5);
+  });
+});
+
+describe('renderTitle', () => {
+  it('shows inline code and emphasis, and nothing else', () => {
+    expect(renderTitle('Run `cargo test`')).toBe('Run <code>cargo test</code>');
+    expect(renderTitle('Edit **src/a.rs**')).toBe('Edit <strong>src/a.rs</strong>');
+    const hostile = renderTitle('x <img src=x onerror=alert(1)> [a](javascript:alert(1)) <b>b</b>');
+    expect(hostile).not.toMatch(/<img|onerror|<a|javascript:|<b>/);
+    expect(renderTitle('a < b && c > d')).toBe('a &lt; b &amp;&amp; c &gt; d');
   });
 });

@@ -278,3 +278,13 @@ export function renderStreaming(key: string | number, text: string): RenderedMar
 export function renderMarkdown(text: string): string {
   return wholeText(text);
 }
+
+/**
+ * A one-line title from an agent (a tool call's, a permission request's) as safe HTML: only
+ * inline code and emphasis survive. Agents write titles such as "Run `cargo test`"; showing
+ * the backticks raw reads worse than the panels people compare us with.
+ */
+export function renderTitle(text: string): string {
+  const html = marked.parseInline(text, { async: false }) as string;
+  return DOMPurify.sanitize(html, { ALLOWED_TAGS: ['code', 'em', 'strong'], ALLOWED_ATTR: [] });
+}

@@ -98,6 +98,8 @@ export interface SessionView {
   /** The latest plan, replaced whole on each update; kept after the turn ends. */
   plan: PlanEntry[];
   planTitle: string | null;
+  /** The plan was updated during the running (or the last) turn: an older plan stays folded. */
+  planFresh: boolean;
   usage: UsageInfo | null;
   /** The agent's slash commands. */
   commands: CommandInfo[];
@@ -122,6 +124,7 @@ function emptyView(): SessionView {
     turnRunning: false,
     plan: [],
     planTitle: null,
+    planFresh: false,
     usage: null,
     commands: [],
     modes: null,
@@ -278,6 +281,7 @@ export class SessionStore {
       }
       case 'turn-start':
         v.turnRunning = true;
+        v.planFresh = false;
         this.push(v, {
           type: 'user',
           key: this.nextKey++,
@@ -405,6 +409,7 @@ export class SessionStore {
       case 'plan':
         v.plan = ev.entries;
         v.planTitle = ev.title ?? null;
+        v.planFresh = true;
         break;
       case 'usage_update':
         v.usage = {

@@ -44,6 +44,7 @@ function view(entries: Entry[]): SessionView {
     turnRunning: false,
     plan: [],
     planTitle: null,
+    planFresh: false,
     usage: null,
     commands: [],
     modes: null,
