@@ -38,37 +38,8 @@ function oldRender(text) {
   md.lexStats.chars += text.length;
   md.lexStats.calls += 1;
   return purify.sanitize(oldMarked.parse(text), {
-    ALLOWED_TAGS: [
-      'p',
-      'br',
-      'hr',
-      'strong',
-      'em',
-      'del',
-      's',
-      'code',
-      'pre',
-      'blockquote',
-      'ul',
-      'ol',
-      'li',
-      'a',
-      'h1',
-      'h2',
-      'h3',
-      'h4',
-      'h5',
-      'h6',
-      'table',
-      'thead',
-      'tbody',
-      'tr',
-      'th',
-      'td',
-      'input',
-      'span',
-    ],
-    ALLOWED_ATTR: ['href', 'title', 'align', 'type', 'checked', 'disabled', 'class', 'start'],
+    ALLOWED_TAGS: md.ALLOWED_TAGS,
+    ALLOWED_ATTR: md.ALLOWED_ATTR,
   });
 }
 

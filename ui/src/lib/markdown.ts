@@ -52,7 +52,7 @@ const marked = new Marked({
   },
 });
 
-const ALLOWED_TAGS = [
+export const ALLOWED_TAGS = [
   'p',
   'br',
   'hr',
@@ -86,7 +86,7 @@ const ALLOWED_TAGS = [
 ];
 // `input` only for GFM task lists: forced to a disabled checkbox below. `img` only with an
 // inline raster `data:` source (below); `src` on anything else is removed.
-const ALLOWED_ATTR = [
+export const ALLOWED_ATTR = [
   'href',
   'title',
   'align',

@@ -113,7 +113,8 @@ export interface SessionView {
 /** Kept output per terminal when the engine did not say (its default cap). */
 const DEFAULT_TERMINAL_LIMIT = 1024 * 1024;
 
-function emptyView(): SessionView {
+/** A session before any event. */
+export function emptyView(): SessionView {
   return {
     entries: [],
     status: 'opening',

@@ -2,6 +2,7 @@ import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/sv
 import { afterEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import type { ToolKind } from '../../lib/generated/ipc';
 import type { Entry, SessionView, ToolEntry } from '../../lib/session-store';
+import { emptyView } from '../../lib/session-store';
 import Markdown from '../Markdown.svelte';
 import Thread from '../Thread.svelte';
 import DiffView from './DiffView.svelte';
@@ -34,24 +35,7 @@ function tool(more: Partial<ToolEntry> = {}): ToolEntry {
 }
 
 function view(entries: Entry[]): SessionView {
-  return {
-    entries,
-    status: 'ready',
-    statusDetail: null,
-    agent: null,
-    title: null,
-    pending: [],
-    turnRunning: false,
-    plan: [],
-    planTitle: null,
-    planFresh: false,
-    usage: null,
-    commands: [],
-    modes: null,
-    configOptions: [],
-    tasks: [],
-    terminals: {},
-  };
+  return { ...emptyView(), entries, status: 'ready' };
 }
 
 const noop = () => {};
