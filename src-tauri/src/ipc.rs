@@ -65,9 +65,10 @@ impl From<EngineError> for IpcError {
             EngineError::AuthRequired(_) => Self::AuthRequired(message),
             EngineError::SessionEnded(_) => Self::SessionEnded(message),
             EngineError::TurnInProgress => Self::TurnInProgress(message),
-            EngineError::UnknownPermission(_) | EngineError::UnknownOption(..) => {
-                Self::PermissionUnknown(message)
-            }
+            // Settled elsewhere (the UI keeps quiet about that)...
+            EngineError::UnknownPermission(_) => Self::PermissionUnknown(message),
+            // ...but an option the request never offered is a bug worth showing.
+            EngineError::UnknownOption(..) => Self::InvalidInput(message),
             EngineError::AgentRefused(_) => Self::AgentRefused(message),
         }
     }

@@ -204,6 +204,33 @@ describe('drops', () => {
       true,
     );
   });
+
+  it('starts the ended session again with its own agent, in its place', async () => {
+    const backend = new FakeBackend();
+    backend.info = appInfo({
+      initialFolder: '/proj',
+      agents: {
+        ...appInfo().agents,
+        agents: appInfo().agents.agents.map((a) => ({ ...a, available: true })),
+      },
+    });
+    render(App, { backend, schedule: now });
+    await waitFor(() => expect(backend.called('attach')).toEqual([['s1']]));
+    backend.frame('s1', live(ready({})));
+    const select = (await screen.findByLabelText('Agent for new sessions')) as HTMLSelectElement;
+    await fireEvent.change(select, { target: { value: 'gemini' } });
+    backend.frame(
+      's1',
+      live({ kind: 'session-status', sessionId: 'e1', status: 'dead', detail: 'gone' }),
+    );
+    await fireEvent.click(await screen.findByRole('button', { name: 'Start a new session' }));
+    await waitFor(() => expect(backend.called('attach')).toHaveLength(2));
+    expect(backend.called('openSession')).toEqual([
+      ['/proj', 'demo'],
+      ['/proj', 'demo'],
+    ]);
+    expect(document.querySelectorAll('[data-session-list] [data-session]')).toHaveLength(1);
+  });
 });
 
 describe('session header', () => {
@@ -607,7 +634,7 @@ describe('permission dialog', () => {
       ]),
     ).toEqual([
       ['allow_once', 'Y'],
-      ['allow_always', 'A'],
+      ['allow_always', 'Shift+A'],
       ['reject_once', 'N'],
       ['reject_always', 'Shift+N'],
     ]);
@@ -795,6 +822,63 @@ describe('permission dialog', () => {
     await waitFor(() => expect(dialog.querySelector('.perm-tool')?.textContent).toContain('c#1'));
     await fireEvent.keyDown(dialog, { key: 'Escape' });
     expect(backend.called('respondPermission')[2]).toEqual(['s1', 'c#1', { cancelled: true }]);
+  });
+
+  it('stays disarmed while keys keep coming, and never takes a plain A as Always allow', async () => {
+    const backend = new FakeBackend();
+    await open(backend);
+    backend.frame('s1', live(request('a#1')));
+    const dialog = await screen.findByRole('dialog');
+    // Someone still typing in the composer: every key restarts the wait.
+    for (let i = 0; i < 4; i++) {
+      await sleep(250);
+      await fireEvent.keyDown(dialog, { key: 'a' });
+    }
+    expect(backend.called('respondPermission')).toEqual([]);
+    await sleep(450);
+    await fireEvent.keyDown(dialog, { key: 'a' });
+    expect(backend.called('respondPermission')).toEqual([]);
+    await fireEvent.keyDown(dialog, { key: 'A', shiftKey: true });
+    expect(backend.called('respondPermission')).toEqual([['s1', 'a#1', { optionId: 'always' }]]);
+  });
+
+  it('answers a request whose id another session used before, and takes answers again after a failure', async () => {
+    const backend = new FakeBackend();
+    await open(backend);
+    backend.frame('s1', live(request('same#1')));
+    let dialog = await screen.findByRole('dialog');
+    await sleep(450);
+    await fireEvent.keyDown(dialog, { key: 'y' });
+    backend.frame(
+      's1',
+      live({
+        kind: 'agent-prompt-settled',
+        sessionId: 'e1',
+        toolCallId: 'same#1',
+        outcome: { optionId: 'yes' },
+        by: 'user',
+      }),
+    );
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
+    backend.chooseFolder('/other');
+    await waitFor(() => expect(backend.called('attach')).toHaveLength(2));
+    backend.respondError = { code: 'session-ended', message: 'the agent is gone' };
+    backend.frame('s2', live(request('same#1')));
+    dialog = await screen.findByRole('dialog');
+    await sleep(450);
+    await fireEvent.keyDown(dialog, { key: 'y' });
+    await waitFor(() => expect(backend.called('respondPermission')).toHaveLength(2));
+    expect(backend.called('respondPermission')[1]).toEqual(['s2', 'same#1', { optionId: 'yes' }]);
+    // The failure is shown and the buttons come back: the user can answer again.
+    await screen.findByText('the agent is gone');
+    backend.respondError = null;
+    await waitFor(() =>
+      expect(
+        (within(dialog).getByRole('button', { name: /Allow once/ }) as HTMLButtonElement).disabled,
+      ).toBe(false),
+    );
+    await fireEvent.keyDown(dialog, { key: 'y' });
+    await waitFor(() => expect(backend.called('respondPermission')).toHaveLength(3));
   });
 
   it('keeps Tab inside the dialog', async () => {

@@ -63,7 +63,8 @@ export class AppController {
   /** Stores with frames applied but not yet announced (once per animation frame). */
   private dirty = new Set<SessionStore>();
   private scheduled = false;
-  /** Permission requests answered from this window (a second click is not sent again). */
+  /** Permission requests answered from this window, by session and request id (a second click
+   * is not sent again; request ids repeat across sessions, as agents reuse tool call ids). */
   private answered = new Set<string>();
   private drafts = new Map<string, Draft>();
   private files = new Map<string, { at: number; list: Promise<ProjectFiles> }>();
@@ -185,7 +186,7 @@ export class AppController {
   }
 
   /** The one way a session opens: from the menu's dialog, the command line or a drop. */
-  async openFolder(folder: string, replacing?: string): Promise<void> {
+  async openFolder(folder: string, replacing?: string, agent?: string): Promise<void> {
     if (this.view.opening) {
       this.set({
         error: {
@@ -198,7 +199,7 @@ export class AppController {
     this.set({ opening: true, error: null });
     let opened: SessionInfo | null = null;
     try {
-      opened = await this.backend.openSession(folder, this.view.agent);
+      opened = await this.backend.openSession(folder, agent ?? this.view.agent);
       const info = opened;
       const store = new SessionStore();
       this.stores.set(info.id, store);
@@ -229,7 +230,8 @@ export class AppController {
   async restart(id: string): Promise<void> {
     const old = this.view.sessions.find((s) => s.id === id);
     if (!old) return;
-    await this.openFolder(old.folder, id);
+    // The same agent as the ended session, whatever new sessions default to now.
+    await this.openFolder(old.folder, id, old.agent);
     if (!this.stores.has(id)) void this.backend.closeSession(id).catch(() => undefined);
   }
 
@@ -256,6 +258,8 @@ export class AppController {
   }
 
   private forget(id: string): void {
+    for (const key of this.answered)
+      if (key.startsWith(answeredKey(id, ''))) this.answered.delete(key);
     const store = this.stores.get(id);
     if (store) this.dirty.delete(store);
     this.stores.delete(id);
@@ -297,8 +301,12 @@ export class AppController {
     const cached = this.files.get(id);
     if (cached && Date.now() - cached.at < FILES_TTL_MS) return cached.list;
     const list = this.backend.listFiles(id);
-    this.files.set(id, { at: Date.now(), list });
-    list.catch(() => this.files.delete(id));
+    const entry = { at: Date.now(), list };
+    this.files.set(id, entry);
+    // A failure forgets this listing only (a newer one may have replaced it meanwhile).
+    list.catch(() => {
+      if (this.files.get(id) === entry) this.files.delete(id);
+    });
     return list;
   }
 
@@ -381,23 +389,36 @@ export class AppController {
     }
   }
 
-  async answer(req: AgentPromptEvent, resolution: PermissionResolution): Promise<void> {
+  /**
+   * Answers a permission request of the session that holds it. Resolves true when the answer
+   * went out (or the request was settled elsewhere meanwhile), false when nothing was sent or the
+   * command failed: the dialog then lets the user answer again.
+   */
+  async answer(req: AgentPromptEvent, resolution: PermissionResolution): Promise<boolean> {
     const session = this.view.sessions.find((s) =>
       this.stores.get(s.id)?.state.pending.includes(req),
     );
     const id = session?.id ?? this.view.active;
-    if (!id || this.answered.has(req.toolCallId)) return;
-    this.answered.add(req.toolCallId);
+    if (!id) return false;
+    const key = answeredKey(id, req.toolCallId);
+    if (this.answered.has(key)) return true;
+    this.answered.add(key);
     try {
       await this.backend.respondPermission(id, req.toolCallId, resolution);
+      return true;
     } catch (e) {
       const err = toUiError(e);
       // Settled elsewhere in the meantime (Stop, a rule, the agent): nothing to say.
-      if (err.code === 'permission-unknown') return;
-      this.answered.delete(req.toolCallId);
+      if (err.code === 'permission-unknown') return true;
+      this.answered.delete(key);
       this.set({ error: err });
+      return false;
     }
   }
+}
+
+function answeredKey(session: string, requestId: string): string {
+  return `${session}\n${requestId}`;
 }
 
 /** Whether `path` is `folder` or inside it (both absolute, as the shell gives them). */

@@ -169,14 +169,17 @@ export function diffAsync(
   oldText: string | null | undefined,
   newText: string,
   factory: WorkerFactory | null = defaultWorkerFactory,
+  /** Aborted (the view went away): the worker ends and the promise never settles. */
+  signal?: AbortSignal,
 ): Promise<DiffModel> {
   if (!factory || diffStrategy(oldText, newText, factory) === 'inline')
     return Promise.resolve(computeDiff(oldText, newText));
   return new Promise((resolve) => {
     const w = factory();
+    signal?.addEventListener('abort', () => w.terminate(), { once: true });
     const done = (m: DiffModel) => {
       w.terminate();
-      resolve(m);
+      if (!signal?.aborted) resolve(m);
     };
     w.onmessage = (e: MessageEvent<DiffModel>) => done(e.data);
     // A worker that cannot run (blocked, crashed) must not lose the diff.

@@ -218,3 +218,20 @@ describe('renderTitle', () => {
     expect(renderTitle('a < b && c > d')).toBe('a &lt; b &amp;&amp; c &gt; d');
   });
 });
+
+describe('streaming with link definitions', () => {
+  it('ends with the full render when a definition hides in a quote or a list item', () => {
+    for (const doc of [
+      'See [x] here.\n\nMore text.\n\nAnd more.\n\n> [x]: https://a.example\n',
+      'See [y] here.\n\nMore.\n\nMore again.\n\n- [y]: https://b.example\n',
+    ]) {
+      const s = new MarkdownStream();
+      let out = '';
+      for (let i = 1; i <= doc.length; i++) {
+        const r = s.update(doc.slice(0, i));
+        out = r.blocks.join('') + r.tail;
+      }
+      expect(out).toBe(renderMarkdown(doc));
+    }
+  });
+});

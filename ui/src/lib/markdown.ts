@@ -165,8 +165,10 @@ function parse(tokens: Token[]): string {
   return sanitize(marked.parser(tokens) as string);
 }
 
-/** A link definition at a line start: `[label]: destination`. */
-const LINK_DEF = /(?:^|\n) {0,3}\[[^\]\n]+\]:/;
+/** A link definition (`[label]: destination`) may be in the new text: anywhere, not only at a
+ * line's start, as marked also takes definitions inside quotes and list items, and one changes
+ * links in blocks already frozen. */
+const LINK_DEF = /\]:/;
 
 /** Splits lexed `src` at its boundaries (see the top of the file). `segments` are the frozen
  * ones with their source length; `rest` is everything after the last boundary. */

@@ -27,7 +27,8 @@ export const KIND_KEY: Record<
   { key: string; shift: boolean; label: string }
 > = {
   allow_once: { key: 'y', shift: false, label: 'Y' },
-  allow_always: { key: 'a', shift: false, label: 'A' },
+  // Remembered for good: never a single plain key.
+  allow_always: { key: 'a', shift: true, label: 'Shift+A' },
   reject_once: { key: 'n', shift: false, label: 'N' },
   reject_always: { key: 'n', shift: true, label: 'Shift+N' },
 };
