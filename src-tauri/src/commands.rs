@@ -121,6 +121,10 @@ pub async fn open_path<R: Runtime>(
 ) -> Result<(), IpcError> {
     let _ = line;
     let file = state.sessions.path_inside(&session, path).await?;
+    let checked = file.clone();
+    tauri::async_runtime::spawn_blocking(move || crate::files::check_openable(&checked))
+        .await
+        .map_err(|e| IpcError::InvalidInput(format!("could not open the file: {e}")))??;
     let opened = tauri::async_runtime::spawn_blocking(move || {
         app.opener()
             .open_path(file.display().to_string(), None::<&str>)

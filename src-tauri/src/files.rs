@@ -34,6 +34,11 @@ pub fn resolve_inside(root: &Path, path: &str) -> Result<PathBuf, IpcError> {
     } else {
         root.join(given)
     };
+    // Lexically first: a path that is outside on its face is refused before the file system is
+    // touched (on Windows, canonicalising `\\host\share\f` would already reach out to that host).
+    if !lexically_normal(&joined).starts_with(root) {
+        return Err(outside(path, root));
+    }
     let canonical = std::fs::canonicalize(&joined).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             IpcError::InvalidInput(format!(
@@ -44,13 +49,111 @@ pub fn resolve_inside(root: &Path, path: &str) -> Result<PathBuf, IpcError> {
             IpcError::InvalidInput(format!("{path} cannot be opened: {e}"))
         }
     })?;
+    // Again after symlinks are resolved: a link inside may point anywhere.
     if !canonical.starts_with(root) {
-        return Err(IpcError::PathOutside(format!(
-            "{path} is outside the session's folder {}; only files inside it can be used here",
-            root.display()
-        )));
+        return Err(outside(path, root));
     }
     Ok(canonical)
+}
+
+fn outside(path: &str, root: &Path) -> IpcError {
+    IpcError::PathOutside(format!(
+        "{path} is outside the session's folder {}; only files inside it can be used here",
+        root.display()
+    ))
+}
+
+/// `path` with `.` dropped and `..` applied to the names before it, without asking the file
+/// system (so symlinks are not followed: the canonical check after covers them).
+fn lexically_normal(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// Extensions of files the system would run, install or follow rather than show: opening one
+/// that an agent wrote would run the agent's code with the user's click.
+const RISKY_EXTENSIONS: &[&str] = &[
+    "app",
+    "appimage",
+    "apk",
+    "application",
+    "bat",
+    "cmd",
+    "com",
+    "command",
+    "cpl",
+    "deb",
+    "desktop",
+    "dmg",
+    "exe",
+    "gadget",
+    "hta",
+    "inf",
+    "ins",
+    "jar",
+    "jnlp",
+    "js",
+    "jse",
+    "lnk",
+    "msc",
+    "msi",
+    "msp",
+    "pif",
+    "pkg",
+    "ps1",
+    "psm1",
+    "reg",
+    "rpm",
+    "scf",
+    "scr",
+    "sh",
+    "shortcut",
+    "terminal",
+    "tool",
+    "url",
+    "vb",
+    "vbe",
+    "vbs",
+    "webloc",
+    "workflow",
+    "ws",
+    "wsf",
+    "wsh",
+];
+
+/// Refuses to open (not reveal) what the system would run: executables (Unix mode bits), app
+/// bundles and script/installer/shortcut extensions. The user can reveal it and decide.
+pub fn check_openable(file: &Path) -> Result<(), IpcError> {
+    let name = file.display();
+    let risky_ext = file
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| RISKY_EXTENSIONS.contains(&e.to_ascii_lowercase().as_str()));
+    let meta = std::fs::metadata(file)
+        .map_err(|e| IpcError::InvalidInput(format!("{name} cannot be opened: {e}")))?;
+    #[cfg(unix)]
+    let executable = {
+        use std::os::unix::fs::PermissionsExt;
+        meta.is_file() && meta.permissions().mode() & 0o111 != 0
+    };
+    #[cfg(not(unix))]
+    let executable = false;
+    if risky_ext || executable {
+        return Err(IpcError::InvalidInput(format!(
+            "{name} is a program or script, and opening it would run it; ACP Desk only opens              documents. Use Reveal to see it in the file manager."
+        )));
+    }
+    Ok(())
 }
 
 /// Whether the parts say anything: text that is not blank, or any file or image.
@@ -109,10 +212,17 @@ fn file_block(
         .unwrap_or_else(|| path.to_string());
     let mime = guess_mime(&file);
     if caps.embedded_context && meta.len() <= MAX_EMBEDDED_BYTES {
-        let bytes = std::fs::read(&file)
+        // Capped again while reading: a log still being written may have grown since.
+        let mut bytes = Vec::new();
+        std::fs::File::open(&file)
+            .and_then(|f| {
+                use std::io::Read as _;
+                f.take(MAX_EMBEDDED_BYTES + 1).read_to_end(&mut bytes)
+            })
             .map_err(|e| IpcError::InvalidInput(format!("{path} cannot be read: {e}")))?;
-        // Binary files go as links: an embedded resource here is text only.
-        if let Ok(text) = String::from_utf8(bytes) {
+        // Binary files, and a file that grew past the cap since, go as links.
+        let grew = bytes.len() as u64 > MAX_EMBEDDED_BYTES;
+        if let (false, Ok(text)) = (grew, String::from_utf8(bytes)) {
             let contents = acp::TextResourceContents::new(text, uri).mime_type(mime);
             return Ok(acp::ContentBlock::Resource(acp::EmbeddedResource::new(
                 acp::EmbeddedResourceResource::TextResourceContents(contents),
@@ -270,7 +380,20 @@ pub fn check_url(url: &str) -> Result<url::Url, IpcError> {
         .map_err(|e| IpcError::InvalidInput(format!("{url} is not a valid link: {e}")))?;
     match parsed.scheme() {
         "http" | "https" if parsed.host_str().is_some_and(|h| !h.is_empty()) => Ok(parsed),
-        "mailto" => Ok(parsed),
+        // Only the harmless fields: some mail apps honour `attach=` (a local file, sent away).
+        "mailto"
+            if parsed.query_pairs().all(|(k, _)| {
+                matches!(
+                    k.to_ascii_lowercase().as_str(),
+                    "subject" | "body" | "cc" | "bcc" | "to"
+                )
+            }) =>
+        {
+            Ok(parsed)
+        }
+        "mailto" => Err(IpcError::InvalidInput(format!(
+            "{url} asks the mail app for more than an address, subject and body; it is not opened"
+        ))),
         "http" | "https" => Err(IpcError::InvalidInput(format!("{url} names no host"))),
         other => Err(IpcError::InvalidInput(format!(
             "links of the kind `{other}:` are not opened; only http, https and mailto links are"
@@ -281,6 +404,52 @@ pub fn check_url(url: &str) -> Result<url::Url, IpcError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_outside_on_its_face_is_refused_before_the_file_system_is_asked() {
+        let root = std::env::temp_dir().join("acp-desk-lexical-root-that-does-not-exist");
+        // Neither exists: a lexical refusal says "outside", not "does not exist".
+        for bad in ["../x", "a/../../x", "/etc/passwd"] {
+            assert!(
+                matches!(resolve_inside(&root, bad), Err(IpcError::PathOutside(_))),
+                "{bad}"
+            );
+        }
+        assert!(matches!(
+            resolve_inside(&root, "a/../b"),
+            Err(IpcError::InvalidInput(_))
+        ));
+    }
+
+    #[test]
+    fn programs_and_scripts_are_not_opened() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let doc = dir.path().join("notes.md");
+        std::fs::write(&doc, "# notes").expect("write");
+        assert!(check_openable(&doc).is_ok());
+        for name in ["run.sh", "setup.EXE", "x.desktop", "y.command", "z.bat"] {
+            let f = dir.path().join(name);
+            std::fs::write(&f, "x").expect("write");
+            assert!(check_openable(&f).is_err(), "{name}");
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let tool = dir.path().join("README");
+            std::fs::write(&tool, "#!/bin/sh\n").expect("write");
+            std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+            assert!(
+                check_openable(&tool).is_err(),
+                "an executable without an extension"
+            );
+        }
+    }
+
+    #[test]
+    fn mail_links_carry_an_address_subject_and_body_only() {
+        assert!(check_url("mailto:a@example.invalid?subject=hi&body=there&cc=b@x.invalid").is_ok());
+        assert!(check_url("mailto:a@example.invalid?attach=/home/me/.ssh/id_rsa").is_err());
+    }
 
     #[test]
     fn links_other_than_http_https_mailto_are_refused() {

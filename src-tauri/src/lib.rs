@@ -85,6 +85,32 @@ pub fn app_info(launch: &Launch) -> AppInfo {
     }
 }
 
+/// The window never leaves the app: a navigation anywhere else (a link the sanitizer missed, a
+/// terminal hyperlink, a script of an agent's) is refused; links reach the system browser only
+/// through `open_url`.
+fn navigation_guard<R: Runtime>() -> tauri::plugin::TauriPlugin<R> {
+    tauri::plugin::Builder::new("navigation-guard")
+        .on_navigation(|_, url| {
+            let ok = is_app_url(url);
+            if !ok {
+                tracing::warn!("refused to navigate the window to {url}");
+            }
+            ok
+        })
+        .build()
+}
+
+/// The app's own pages: the embedded UI (`tauri://localhost`, `http(s)://tauri.localhost` on
+/// Windows) and, in development builds only, the Vite dev server.
+pub fn is_app_url(url: &url::Url) -> bool {
+    match (url.scheme(), url.host_str()) {
+        ("tauri", Some("localhost")) => true,
+        ("http" | "https", Some("tauri.localhost")) => true,
+        ("http", Some("localhost")) => tauri::is_dev() && url.port() == Some(5173),
+        _ => false,
+    }
+}
+
 /// Everything but the parts that need a real window system (menu, run loop): plugins, state,
 /// commands, drag-drop. Tests build it on Tauri's mock runtime.
 pub fn build_app<R: Runtime>(builder: Builder<R>, launch: Launch) -> Builder<R> {
@@ -92,7 +118,13 @@ pub fn build_app<R: Runtime>(builder: Builder<R>, launch: Launch) -> Builder<R> 
         .plugin(tauri_plugin_dialog::init())
         // Used from our own commands only: the capability grants the window none of its
         // permissions, so paths and links are always checked by us first.
-        .plugin(tauri_plugin_opener::init())
+        // Its injected click handler is off too: a link in agent text goes through `open_url`.
+        .plugin(
+            tauri_plugin_opener::Builder::new()
+                .open_js_links_on_click(false)
+                .build(),
+        )
+        .plugin(navigation_guard())
         .manage(AppState::new(launch))
         .invoke_handler(tauri::generate_handler![
             commands::app_info,
