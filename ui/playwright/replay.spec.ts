@@ -220,12 +220,11 @@ function requests(): Record<'diff' | 'command' | 'mcp', StreamEvent> {
 /** A ready session with `asks` waiting. */
 function waiting(asks: StreamEvent[]): StreamEvent[] {
   const sid = 'perm-variants';
-  const base = readTranscript(showcase).filter(
-    (e) => !['turn-start', 'turn-end', 'agent-prompt', 'agent-prompt-settled'].includes(e.kind),
-  );
-  const head = base.slice(
+  // The recording up to its turn (status, modes, config options, commands, usage).
+  const recorded = readTranscript(showcase);
+  const head = recorded.slice(
     0,
-    base.findIndex((e) => e.kind === 'text-delta'),
+    recorded.findIndex((e) => e.kind === 'turn-start'),
   );
   return [
     ...head,
@@ -309,7 +308,7 @@ for (const scheme of schemes) {
     await composer.pressSequentially('/');
     const menu = page.locator('[data-command-menu]');
     await expect(menu.locator('[data-command]')).toHaveCount(commands.length);
-    await shot(page.locator('.composer-wrap'), `replay-slash-menu-${scheme}`);
+    await shot(page, `replay-slash-menu-${scheme}`);
     await composer.pressSequentially('perm');
     await expect(menu.locator('[data-command]')).toHaveText([/\/permission/]);
     await composer.press('Enter');
@@ -326,7 +325,7 @@ for (const scheme of schemes) {
       .evaluateAll((els) => els.map((e) => e.getAttribute('data-file')));
     expect(shown).toContain('src/parser.rs');
     expect(shown.every((f) => FILES.includes(String(f)))).toBe(true);
-    await shot(page.locator('.composer-wrap'), `replay-file-picker-${scheme}`);
+    await shot(page, `replay-file-picker-${scheme}`);
     await composer.press('Enter');
     await expect(picker).toHaveCount(0);
     await expect(page.locator('[data-chip="file"]')).toHaveCount(1);
