@@ -143,3 +143,31 @@ test('hooks: a web link in agent Markdown opens through open_url, never in the w
     .toEqual({ url: 'https://example.com/a' });
   expect(page.url()).toBe(start);
 });
+
+test('hooks: the thread is virtualized, and collectEntries still sees every entry', async ({
+  page,
+}) => {
+  const sid = 'long';
+  const events: StreamEvent[] = [{ kind: 'session-status', sessionId: sid, status: 'ready' }];
+  for (let t = 0; t < 100; t++) {
+    events.push(
+      { kind: 'turn-start', sessionId: sid, prompt: [{ type: 'text', text: `question ${t}` }] },
+      { kind: 'text-delta', sessionId: sid, text: `Answer number ${t}.\n\nA second paragraph.` },
+      { kind: 'turn-end', sessionId: sid, reason: 'completed', stopReason: 'end_turn' },
+    );
+  }
+  await open(page, events);
+  // Far fewer rows in the DOM than entries in the thread...
+  const rows = await page.locator('.thread-view .item[data-index]').count();
+  expect(rows).toBeGreaterThan(0);
+  expect(rows).toBeLessThan(100);
+  // ...and the thread opens at its end.
+  await expect(page.getByText('Answer number 99.')).toBeVisible();
+  const seen = await collectEntries(page);
+  expect(seen).toHaveLength(300);
+  expect(seen.filter((e) => e.entry === 'user').map((e) => e.text)).toEqual(
+    Array.from({ length: 100 }, (_, t) => `question ${t}`),
+  );
+  // Back at the end afterwards, still following.
+  await expect(page.getByText('Answer number 99.')).toBeVisible();
+});
