@@ -59,7 +59,8 @@ export interface SeenEntry {
  * Every entry of the thread, in order: scrolls the thread's scroller from the top to the bottom
  * (half a screen at a time, two animation frames per step for the virtualizer to render) and
  * notes each row's hooks. Afterwards the scroller goes back to where it was (to the bottom if it
- * was there, so the thread keeps following the stream). Throws if a row was skipped.
+ * was there, so the thread keeps following the stream). A pass that skipped a row is done
+ * again (up to five); throws if every pass did.
  */
 export async function collectEntries(page: Page): Promise<SeenEntry[]> {
   return page.evaluate(
@@ -86,18 +87,26 @@ export async function collectEntries(page: Page): Promise<SeenEntry[]> {
           });
         }
       };
-      sc.scrollTop = 0;
-      await frames();
-      for (let step = 0; step < 10_000; step++) {
-        grab();
-        const before = sc.scrollTop;
-        sc.scrollTop = before + Math.max(40, Math.floor(sc.clientHeight / 2));
+      // One pass from the top to the end; false if a row was skipped (the thread followed the
+      // stream to its end in the middle of the pass, before it noticed the reader's scroll).
+      const pass = async (): Promise<boolean> => {
+        seen.clear();
+        sc.scrollTop = 0;
         await frames();
-        if (sc.scrollTop <= before) {
+        for (let step = 0; step < 10_000; step++) {
           grab();
-          break;
+          const before = sc.scrollTop;
+          sc.scrollTop = before + Math.max(40, Math.floor(sc.clientHeight / 2));
+          await frames();
+          if (sc.scrollTop <= before) {
+            grab();
+            break;
+          }
         }
-      }
+        return [...seen.keys()].sort((a, b) => a - b).every((index, i) => index === i);
+      };
+      let whole = false;
+      for (let attempt = 0; attempt < 5 && !whole; attempt++) whole = await pass();
       sc.scrollTop = wasAtBottom ? sc.scrollHeight : startTop;
       await frames();
       if (wasAtBottom) sc.scrollTop = sc.scrollHeight;

@@ -418,6 +418,7 @@ test('the detectors catch a payload that bypasses the sanitizer', async ({ page 
   const seen = await watch(page);
   await replay(page, transcript(false));
   await page.goto('/');
+  await expect.poll(() => replayed(page)).toBe(true);
   await expect.poll(() => countEntries(page, 'turn-end')).toBe(1);
   // Straight into the DOM, as an unsanitized {@html} would put it.
   await page.evaluate(
