@@ -42,16 +42,37 @@ function quantile(xs, q) {
 const median = (/** @type {number[]} */ xs) => quantile(xs, 0.5);
 const round = (/** @type {number} */ x, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 
-// In the page, before the app: note when the marker first reaches the DOM, then when the frame
-// that shows it has been painted (the next animation frame, then a task after it).
+// In the page, before the app: note when the marker first shows on screen (the virtualized
+// thread, ui/src/components/Thread.svelte, renders only the rows in or near its viewport, each
+// a `.item[data-index]` in the scroller: the marker's row must be rendered AND inside the
+// scroller's visible box), then when the frame that shows it has been painted (the next
+// animation frame, then a task after it).
 /** @param {string} marker */
 function watchForMarker(marker) {
   const w = /** @type {any} */ (window);
-  w.__bench = { domAt: null, paintAt: null };
+  w.__bench = { domAt: null, paintAt: null, index: null };
+  /** The index of the visible thread row that contains `text`, or null. */
+  w.__benchShown = (/** @type {string} */ text) => {
+    const scroller = document.querySelector('.thread-view > .scroller');
+    if (!scroller) return null;
+    const box = scroller.getBoundingClientRect();
+    for (const item of scroller.querySelectorAll('.item[data-index]')) {
+      if (!item.textContent?.includes(text)) continue;
+      const r = item.getBoundingClientRect();
+      if (r.bottom > box.top && r.top < box.bottom) {
+        return Number(/** @type {HTMLElement} */ (item).dataset.index);
+      }
+    }
+    return null;
+  };
   const check = () => {
-    if (w.__bench.domAt !== null || !document.body?.textContent?.includes(marker)) return;
+    if (w.__bench.domAt !== null) return;
+    const index = w.__benchShown(marker);
+    if (index === null) return;
+    w.__bench.index = index;
     w.__bench.domAt = performance.now();
     observer.disconnect();
+    document.removeEventListener('scroll', check, { capture: true });
     requestAnimationFrame(() => {
       setTimeout(() => {
         w.__bench.paintAt = performance.now();
@@ -60,7 +81,15 @@ function watchForMarker(marker) {
   };
   const observer = new MutationObserver(check);
   document.addEventListener('DOMContentLoaded', () => {
-    observer.observe(document.body, { childList: true, subtree: true, characterData: true });
+    observer.observe(document.body, {
+      childList: true,
+      subtree: true,
+      characterData: true,
+      attributes: true,
+      attributeFilter: ['style', 'data-index'],
+    });
+    // The thread scrolling to its end moves rows without adding any.
+    document.addEventListener('scroll', check, { capture: true, passive: true });
     check();
   });
 }
@@ -111,7 +140,7 @@ function streamAndMeasure(p) {
       const sentAt = performance.now();
       // Wait until the last chunk shows, then a little longer for the frame times.
       const waitShown = () => {
-        if (!document.body.textContent?.includes(p.marker)) {
+        if (w.__benchShown(p.marker) === null) {
           requestAnimationFrame(waitShown);
           return;
         }
@@ -184,8 +213,19 @@ async function main() {
       const load = await page.evaluate(() => {
         const w = /** @type {any} */ (window);
         const attach = w.__acpMock.calls.find((/** @type {any} */ c) => c.cmd === 'attach');
-        return { attachAt: attach?.at ?? NaN, domAt: w.__bench.domAt, paintAt: w.__bench.paintAt };
+        return {
+          attachAt: attach?.at ?? NaN,
+          domAt: w.__bench.domAt,
+          paintAt: w.__bench.paintAt,
+          index: w.__bench.index,
+        };
       });
+      // The marker is in the last agent message, the thread's last entry.
+      if (load.index !== transcript.counts.entries - 1) {
+        throw new Error(
+          `the marker showed in row ${load.index}, not ${transcript.counts.entries - 1}`,
+        );
+      }
       const mem = await memory(page);
       const stream = await page.evaluate(streamAndMeasure, {
         rate: opts.rate,

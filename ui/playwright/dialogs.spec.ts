@@ -3,7 +3,7 @@
 // prompt typed in the composer, Stop, and a dead session. Each state is a screenshot.
 import { expect, test } from '@playwright/test';
 import { join } from 'node:path';
-import { repo, sel, shot } from './hooks';
+import { collectEntries, countEntries, repo, sel, shot } from './hooks';
 import { calls, readTranscript, replay, replayed } from './mock-ipc.js';
 
 const demo = (name: string): string => join(repo, 'tests/transcripts/demo', `${name}.jsonl`);
@@ -58,7 +58,7 @@ test('permission dialog: allow once', async ({ page }) => {
     requestId: ask?.toolCallId,
     resolution: { optionId: allow?.optionId },
   });
-  await expect(page.locator(sel.entry('settled'))).toHaveCount(1);
+  await expect.poll(() => countEntries(page, 'settled')).toBe(1);
   await expect(page.locator(sel.composer)).toBeFocused();
   await shot(page, 'dialog-permission--answered-window');
 });
@@ -71,13 +71,22 @@ test('permission dialog: the recorded turn goes on once the user allows it', asy
   await expect(dialog).toBeVisible();
   // Held until answered: the turn does not end by itself.
   await page.waitForTimeout(300);
-  await expect(page.locator(sel.entry('turn-end'))).toHaveCount(0);
+  expect(await countEntries(page, 'turn-end')).toBe(0);
   await dialog.locator(sel.optionOfKind('allow_once')).click();
-  await expect(page.locator(sel.entry('turn-end'))).toHaveCount(1);
-  await expect(page.locator(sel.entry('settled'))).toHaveCount(1);
-  await expect(page.locator(sel.entry('tool'))).toHaveCount(tools.size);
-  await expect(page.locator(sel.entry('tool')).last()).toHaveAttribute('data-status', 'completed');
   await expect.poll(() => replayed(page)).toBe(true);
+  const kinds = async () => {
+    const seen = await collectEntries(page);
+    const of = (k: string) => seen.filter((e) => e.entry === k);
+    return {
+      turnEnds: of('turn-end').length,
+      settled: of('settled').length,
+      tools: of('tool').length,
+      lastTool: of('tool').at(-1)?.status,
+    };
+  };
+  await expect
+    .poll(kinds)
+    .toEqual({ turnEnds: 1, settled: 1, tools: tools.size, lastTool: 'completed' });
   await shot(page, 'dialog-permission--allowed-turn-done-window');
 });
 
@@ -110,10 +119,13 @@ test('permission dialog: more requests queued', async ({ page }) => {
   await replay(page, [...events, ...more]);
   await page.goto('/');
   const dialog = page.locator(sel.dialog);
-  await expect(dialog).toContainText('2 more requests waiting');
+  // The first of three, the queue listed; answering it shows the next one.
+  await expect(dialog.locator('[data-queue-position]')).toHaveText('1 of 3');
+  await expect(dialog.getByRole('list', { name: 'Requests waiting' }).locator('li')).toHaveCount(3);
   await shot(dialog, 'dialog-permission--queued');
   await dialog.locator(sel.optionOfKind('allow_once')).click();
-  await expect(dialog).toContainText('1 more request waiting');
+  await expect(dialog.locator('[data-queue-position]')).toHaveText('1 of 2');
+  await expect(dialog.getByRole('list', { name: 'Requests waiting' }).locator('li')).toHaveCount(2);
 });
 
 test('composer: a prompt replays the next recorded turn', async ({ page }) => {
@@ -126,7 +138,7 @@ test('composer: a prompt replays the next recorded turn', async ({ page }) => {
   await composer.press('Enter');
   await expect(page.locator('#stop')).toBeVisible();
   await shot(page, 'state-working--window');
-  await expect(page.locator(sel.entry('turn-end'))).toHaveCount(1);
+  await expect.poll(() => countEntries(page, 'turn-end')).toBe(1);
   await expect(page.locator(sel.status)).toHaveAttribute('data-status', 'ready');
   const prompt = (await calls(page)).find((c) => c.cmd === 'prompt');
   expect(JSON.stringify(prompt?.args)).toContain('plan');
@@ -135,8 +147,8 @@ test('composer: a prompt replays the next recorded turn', async ({ page }) => {
   await composer.press('Shift+Enter');
   expect((await calls(page)).filter((c) => c.cmd === 'prompt')).toHaveLength(1);
   await composer.press('Enter');
-  await expect(page.locator(sel.entry('turn-end'))).toHaveCount(2);
-  await expect(page.locator(sel.entry('tool'))).not.toHaveCount(0);
+  await expect.poll(() => countEntries(page, 'turn-end')).toBe(2);
+  expect(await countEntries(page, 'tool')).toBeGreaterThan(0);
 });
 
 test('stop: a turn waiting on a permission is cancelled', async ({ page }) => {
@@ -148,8 +160,11 @@ test('stop: a turn waiting on a permission is cancelled', async ({ page }) => {
   await expect(dialog).toBeVisible();
   await dialog.getByRole('button', { name: 'Dismiss' }).click();
   await page.locator('#stop').click();
-  await expect(page.locator(sel.entry('turn-end'))).toHaveCount(1);
-  await expect(page.locator(sel.entry('turn-end'))).toHaveAttribute('data-reason', 'cancelled');
+  await expect
+    .poll(async () =>
+      (await collectEntries(page)).filter((e) => e.entry === 'turn-end').map((e) => e.reason),
+    )
+    .toEqual(['cancelled']);
   expect((await calls(page)).map((c) => c.cmd)).toContain('cancel');
   await shot(page, 'state-cancelled--window');
 });

@@ -1,9 +1,11 @@
-// The stable hooks the tests look for, what a transcript should show, and screenshots.
+// The stable hooks the tests look for, what a transcript should show, how to read a virtualized
+// thread, and screenshots.
 //
-// The conversation-UI rewrite adds `data-*` hooks (data-entry, data-tool-call-id, data-kind,
-// data-permission, data-option-kind, ...). Until it lands, the helpers here also accept what the
-// current UI renders (`.entry.<type>`, `.permission-dialog`, `button[data-kind]`): set
-// PW_LEGACY_HOOKS=0 to accept the new hooks only. hooks.spec.ts always asks for the new ones.
+// The thread (ui/src/components/Thread.svelte) is VIRTUALIZED (@tanstack/virtual-core): only the
+// entries in or near the viewport are in the DOM, each in a `.item[data-index]` wrapper inside
+// the scrolling `.thread-view > .scroller`. Counting `[data-entry]` over the page therefore says
+// nothing about the thread: `collectEntries` scrolls the thread from top to bottom and notes
+// every entry it sees (by its index), and `revealEntry` scrolls one into the DOM.
 import type { Locator, Page } from '@playwright/test';
 import { mkdirSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
@@ -11,23 +13,23 @@ import { fileURLToPath } from 'node:url';
 import type { StreamEvent } from './mock-ipc.js';
 
 export const repo = fileURLToPath(new URL('../..', import.meta.url));
-export const legacy = process.env.PW_LEGACY_HOOKS !== '0';
 
 export type EntryType =
   'user' | 'agent' | 'thought' | 'tool' | 'turn-end' | 'error' | 'notice' | 'settled' | 'file';
 
-const or = (now: string, before: string): string => (legacy ? `${now}, ${before}` : now);
-
 export const sel = {
-  entry: (type: EntryType): string => or(`[data-entry="${type}"]`, `.thread .entry.${type}`),
-  toolCard: (id: string): string => `[data-tool-call-id="${CSS_escape(id)}"]`,
-  dialog: or('[role="dialog"][data-permission]', '[role="dialog"].permission-dialog'),
-  option: or('[data-option-kind]', 'button[data-kind]:not([data-kind="cancelled"])'),
-  optionOfKind: (kind: string): string =>
-    or(`[data-option-kind="${kind}"]`, `button[data-kind="${kind}"]`),
-  thread: or('[data-thread]', '.thread'),
+  entry: (type: EntryType): string => `[data-entry="${type}"]`,
+  toolCard: (id: string): string => `[data-tool-call-id="${cssString(id)}"]`,
+  dialog: '[role="dialog"][data-permission]',
+  option: '[data-option-kind]',
+  optionOfKind: (kind: string): string => `[data-option-kind="${cssString(kind)}"]`,
+  /** The thread's scrolling element (the virtualizer's scroll element). */
+  thread: '.thread-view > .scroller',
+  /** One virtualized row; `data-index` is the entry's index in the thread. */
+  item: '.thread-view > .scroller .item[data-index]',
   composer: '#composer',
-  status: '.status[data-status]',
+  /** The header's status badge (each sidebar item has a compact one too). */
+  status: '.session-header .status[data-status]',
   sessionList: '[data-session-list]',
   plan: '[data-plan]',
   planEntry: '[data-plan] [data-plan-entry][data-status]',
@@ -35,8 +37,155 @@ export const sel = {
   terminal: '[data-terminal-id]',
 };
 
-function CSS_escape(s: string): string {
+function cssString(s: string): string {
   return s.replace(/["\\]/g, '\\$&');
+}
+
+/** One thread entry as `collectEntries` saw it. */
+export interface SeenEntry {
+  index: number;
+  /** `data-entry` of the row's entry element. */
+  entry: string;
+  toolCallId: string | null;
+  status: string | null;
+  kind: string | null;
+  /** `data-reason` of a turn end. */
+  reason: string | null;
+  /** The row's text, whitespace collapsed. */
+  text: string;
+}
+
+/**
+ * Every entry of the thread, in order: scrolls the thread's scroller from the top to the bottom
+ * (half a screen at a time, two animation frames per step for the virtualizer to render) and
+ * notes each row's hooks. Afterwards the scroller goes back to where it was (to the bottom if it
+ * was there, so the thread keeps following the stream). A pass that skipped a row is done
+ * again (up to five); throws if every pass did.
+ */
+export async function collectEntries(page: Page): Promise<SeenEntry[]> {
+  return page.evaluate(
+    async (s) => {
+      const sc = document.querySelector<HTMLElement>(s.thread);
+      if (!sc) return [];
+      const frames = () =>
+        new Promise<void>((r) => requestAnimationFrame(() => requestAnimationFrame(() => r())));
+      const wasAtBottom = sc.scrollHeight - sc.scrollTop - sc.clientHeight <= 48;
+      const startTop = sc.scrollTop;
+      const seen = new Map<number, SeenEntry>();
+      const grab = () => {
+        for (const item of sc.querySelectorAll<HTMLElement>('.item[data-index]')) {
+          const el = item.querySelector<HTMLElement>('[data-entry]');
+          if (!el) continue;
+          seen.set(Number(item.dataset.index), {
+            index: Number(item.dataset.index),
+            entry: el.dataset.entry ?? '',
+            toolCallId: el.getAttribute('data-tool-call-id'),
+            status: el.getAttribute('data-status'),
+            kind: el.getAttribute('data-kind'),
+            reason: el.getAttribute('data-reason'),
+            text: (item.textContent ?? '').replace(/\s+/g, ' ').trim(),
+          });
+        }
+      };
+      // One pass from the top to the end; false if a row was skipped (the thread followed the
+      // stream to its end in the middle of the pass, before it noticed the reader's scroll).
+      const pass = async (): Promise<boolean> => {
+        seen.clear();
+        sc.scrollTop = 0;
+        await frames();
+        for (let step = 0; step < 10_000; step++) {
+          grab();
+          const before = sc.scrollTop;
+          sc.scrollTop = before + Math.max(40, Math.floor(sc.clientHeight / 2));
+          await frames();
+          if (sc.scrollTop <= before) {
+            grab();
+            break;
+          }
+        }
+        return [...seen.keys()].sort((a, b) => a - b).every((index, i) => index === i);
+      };
+      let whole = false;
+      for (let attempt = 0; attempt < 5 && !whole; attempt++) whole = await pass();
+      sc.scrollTop = wasAtBottom ? sc.scrollHeight : startTop;
+      await frames();
+      if (wasAtBottom) sc.scrollTop = sc.scrollHeight;
+      const list = [...seen.values()].sort((a, b) => a.index - b.index);
+      list.forEach((e, i) => {
+        if (e.index !== i) throw new Error(`collectEntries: row ${i} was never rendered`);
+      });
+      return list;
+    },
+    { thread: sel.thread },
+  );
+}
+
+/** How many entries of each kind, and the tool cards in order. */
+export interface Tally {
+  counts: Record<string, number>;
+  tools: { id: string | null; status: string | null; kind: string | null }[];
+}
+
+export function tally(entries: SeenEntry[]): Tally {
+  const counts: Record<string, number> = {};
+  for (const e of entries) counts[e.entry] = (counts[e.entry] ?? 0) + 1;
+  return {
+    counts,
+    tools: entries
+      .filter((e) => e.entry === 'tool')
+      .map((e) => ({ id: e.toolCallId, status: e.status, kind: e.kind })),
+  };
+}
+
+/** The number of thread entries of one kind (the whole thread, not just what is rendered). */
+export async function countEntries(page: Page, type: EntryType): Promise<number> {
+  return (await collectEntries(page)).filter((e) => e.entry === type).length;
+}
+
+/**
+ * Scrolls the thread until an element matching `selector` (inside the thread) is rendered, then
+ * scrolls it into view; the locator for it. Throws if the thread has none.
+ */
+export async function revealEntry(page: Page, selector: string): Promise<Locator> {
+  const found = await page.evaluate(
+    async ({ thread, selector }) => {
+      const sc = document.querySelector<HTMLElement>(thread);
+      if (!sc) return false;
+      const frames = () =>
+        new Promise<void>((r) => requestAnimationFrame(() => requestAnimationFrame(() => r())));
+      const find = () => sc.querySelector<HTMLElement>(selector);
+      if (!find()) {
+        sc.scrollTop = 0;
+        await frames();
+        for (let step = 0; step < 10_000 && !find(); step++) {
+          const before = sc.scrollTop;
+          sc.scrollTop = before + Math.max(40, Math.floor(sc.clientHeight / 2));
+          await frames();
+          if (sc.scrollTop <= before) break;
+        }
+      }
+      const el = find();
+      if (!el) return false;
+      el.scrollIntoView({ block: el.offsetHeight > sc.clientHeight ? 'start' : 'center' });
+      await frames();
+      return true;
+    },
+    { thread: sel.thread, selector },
+  );
+  if (!found) throw new Error(`revealEntry: nothing in the thread matches ${selector}`);
+  return page.locator(sel.thread).locator(selector).first();
+}
+
+/** Scrolls the thread to its end (where it follows the stream). */
+export async function threadToBottom(page: Page): Promise<void> {
+  await page.evaluate(async (thread) => {
+    const sc = document.querySelector<HTMLElement>(thread);
+    if (!sc) return;
+    for (let i = 0; i < 3; i++) {
+      sc.scrollTop = sc.scrollHeight;
+      await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    }
+  }, sel.thread);
 }
 
 /** What a transcript, fully replayed, should leave on screen. */
@@ -125,15 +274,28 @@ function plainFragment(text: string): string | null {
   return null;
 }
 
+/**
+ * The header's `data-status` after the replay (lib/status.ts): `dead`; `waiting` while a
+ * permission request is open; `working` while a turn runs; else the engine's status.
+ */
+export function headerStatus(want: Expected): string | null {
+  if (!want.status) return null;
+  if (want.status === 'dead') return 'dead';
+  if (want.pending.length > 0) return 'waiting';
+  if (want.status === 'prompting' || want.users > want.turnEnds) return 'working';
+  return want.status;
+}
+
 export const screenshotDir = process.env.PW_SCREENSHOTS
   ? join(process.env.PW_SCREENSHOTS)
   : join(repo, 'test-results', 'screenshots');
 
 /** The whole window (or one element) as screenshots/<name>.png. */
-export async function shot(target: Page | Locator, name: string): Promise<void> {
+export async function shot(target: Page | Locator, name: string): Promise<string> {
   const path = join(screenshotDir, `${name.replace(/[^\w.-]+/g, '_')}.png`);
   mkdirSync(dirname(path), { recursive: true });
   await target.screenshot({ path, animations: 'disabled' });
+  return path;
 }
 
 export function nameOf(path: string): string {

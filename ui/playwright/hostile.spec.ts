@@ -3,11 +3,70 @@
 // request leaves for another host, no `on*` attribute or `javascript:` address reaches the DOM,
 // and a link never navigates the window. The corpus starts from ui/src/lib/markdown.test.ts.
 //
-// The page is served without the app's CSP (tauri.conf.json applies it only inside the app), so
-// this checks the sanitizer and the components on their own, without that second wall.
+// `vite preview` serves the page without the app's CSP (tauri.conf.json applies it only inside
+// the app), so the first tests check the sanitizer and the components on their own, without that
+// second wall. The `under the app's CSP` variants serve every response of the built UI with the
+// exact CSP of tauri.conf.json (`app.security.csp`) as a header and record every
+// `securitypolicyviolation`: the showcase transcript (a terminal: xterm adds <style> elements,
+// allowed by style-src 'unsafe-inline'; diffs through the worker) replays with none, and the
+// hostile corpus still runs nothing.
 import { expect, test, type Page } from '@playwright/test';
-import { sel, shot } from './hooks';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { collectEntries, countEntries, repo, revealEntry, sel, shot } from './hooks';
 import { calls, replay, replayed, type StreamEvent } from './mock-ipc.js';
+
+/** The app's CSP, as tauri.conf.json states it, in header form. */
+export const APP_CSP = Object.entries(
+  (
+    JSON.parse(readFileSync(join(repo, 'tauri.conf.json'), 'utf8')) as {
+      app: { security: { csp: Record<string, string> } };
+    }
+  ).app.security.csp,
+)
+  .map(([directive, value]) => `${directive} ${value}`)
+  .join('; ');
+
+interface Violation {
+  directive: string;
+  blocked: string;
+  source: string;
+  sample: string;
+}
+
+/**
+ * Serves every same-origin response with APP_CSP and records the page's CSP violations (read
+ * them with `violations(page)`).
+ */
+async function withAppCsp(page: Page): Promise<void> {
+  const origin = new URL(test.info().project.use.baseURL ?? 'http://127.0.0.1').origin;
+  await page.route(
+    (url) => url.origin === origin,
+    async (route) => {
+      const response = await route.fetch();
+      await route.fulfill({
+        response,
+        headers: { ...response.headers(), 'content-security-policy': APP_CSP },
+      });
+    },
+  );
+  await page.addInitScript(() => {
+    const w = window as unknown as { __csp: Violation[] };
+    w.__csp = [];
+    document.addEventListener('securitypolicyviolation', (e) => {
+      w.__csp.push({
+        directive: e.effectiveDirective,
+        blocked: e.blockedURI,
+        source: `${e.sourceFile}:${e.lineNumber}`,
+        sample: e.sample,
+      });
+    });
+  });
+}
+
+function violations(page: Page): Promise<Violation[]> {
+  return page.evaluate(() => (window as unknown as { __csp: Violation[] }).__csp);
+}
 
 // Every payload that could run sets window.__pwned (and most also call alert()).
 const PWN = 'window.__pwned=(window.__pwned||0)+1;alert(1)';
@@ -211,6 +270,42 @@ function findBad(page: Page): Promise<string[]> {
   });
 }
 
+/**
+ * Scrolls the thread from top to bottom and clicks every link of every row once (a real mouse
+ * click, forced: some links are in folded content); how many were clicked.
+ */
+async function clickEveryLink(page: Page): Promise<number> {
+  const thread = page.locator(sel.thread);
+  const done = new Set<number>();
+  let clicked = 0;
+  await thread.evaluate((el) => (el.scrollTop = 0));
+  for (let step = 0; step < 1000; step++) {
+    await page.evaluate(
+      () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))),
+    );
+    const rows = await thread
+      .locator('.item[data-index]')
+      .evaluateAll((els) => els.map((e) => Number((e as HTMLElement).dataset.index)));
+    for (const index of rows) {
+      if (done.has(index)) continue;
+      done.add(index);
+      const links = thread.locator(`.item[data-index="${index}"] a`);
+      const n = await links.count();
+      for (let i = 0; i < n; i++) {
+        await links.nth(i).click({ force: true, noWaitAfter: true, timeout: 2000 });
+        clicked++;
+      }
+    }
+    const moved = await thread.evaluate((el) => {
+      const before = el.scrollTop;
+      el.scrollTop = before + Math.max(40, Math.floor(el.clientHeight / 2));
+      return el.scrollTop > before;
+    });
+    if (!moved) break;
+  }
+  return clicked;
+}
+
 async function assertInert(page: Page): Promise<void> {
   expect(await findBad(page)).toEqual([]);
   const head = await page.evaluate(() =>
@@ -219,66 +314,123 @@ async function assertInert(page: Page): Promise<void> {
   expect(head.filter((h) => /evil|refresh|<base/i.test(h))).toEqual([]);
 }
 
-for (const pending of [false, true]) {
-  test(`hostile corpus renders inert${pending ? ' (with a permission dialog open)' : ''}`, async ({
-    page,
-  }) => {
-    const seen = await watch(page);
-    await replay(page, transcript(pending));
-    await page.goto('/');
-    const start = page.url();
-    await expect.poll(() => replayed(page)).toBe(true);
-    if (pending) await expect(page.locator(sel.dialog)).toBeVisible();
-    else await expect(page.locator(sel.entry('turn-end'))).toHaveCount(1);
-    // Give timers, refreshes, image loads and animations a moment to fire.
-    await page.waitForTimeout(1500);
-    await shot(page, `hostile${pending ? '-dialog' : ''}--window`);
+for (const csp of [false, true])
+  for (const pending of [false, true]) {
+    test(`hostile corpus renders inert${csp ? " under the app's CSP" : ''}${pending ? ' (with a permission dialog open)' : ''}`, async ({
+      page,
+    }) => {
+      const seen = await watch(page);
+      if (csp) await withAppCsp(page);
+      await replay(page, transcript(pending));
+      await page.goto('/');
+      const start = page.url();
+      await expect.poll(() => replayed(page)).toBe(true);
+      if (pending) await expect(page.locator(sel.dialog)).toBeVisible();
+      else await expect.poll(() => countEntries(page, 'turn-end')).toBe(1);
+      // Give timers, refreshes, image loads and animations a moment to fire.
+      await page.waitForTimeout(1500);
+      await shot(page, `hostile${csp ? '-csp' : ''}${pending ? '-dialog' : ''}--window`);
 
-    await assertInert(page);
-    expect(
-      await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned),
-    ).toBeUndefined();
-    expect(seen.dialogs).toEqual([]);
-    expect(seen.remote).toEqual([]);
-    expect(page.url()).toBe(start);
-    expect(seen.errors).toEqual([]);
-
-    if (!pending) {
-      // Clicking every link in the thread neither navigates nor runs anything.
-      const links = page.locator(`${sel.thread} a`);
-      const n = await links.count();
-      for (let i = 0; i < n; i++) await links.nth(i).click({ force: true, noWaitAfter: true });
-      await page.waitForTimeout(300);
-      expect(page.url()).toBe(start);
+      await assertInert(page);
       expect(
         await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned),
       ).toBeUndefined();
       expect(seen.dialogs).toEqual([]);
       expect(seen.remote).toEqual([]);
-      // Only web links may be handed to the system browser.
-      for (const c of (await calls(page)).filter((c) => c.cmd === 'open_url')) {
-        expect(String(c.args.url)).toMatch(/^(https?:|mailto:)/);
+      expect(page.url()).toBe(start);
+      expect(seen.errors).toEqual([]);
+
+      if (!pending) {
+        // Clicking every link in the thread neither navigates nor runs anything. The thread is
+        // virtualized: every row is scrolled into the DOM in turn and its links clicked.
+        const n = await clickEveryLink(page);
+        expect(n).toBeGreaterThan(0);
+        await page.waitForTimeout(300);
+        expect(page.url()).toBe(start);
+        expect(
+          await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned),
+        ).toBeUndefined();
+        expect(seen.dialogs).toEqual([]);
+        expect(seen.remote).toEqual([]);
+        // Only web links may be handed to the system browser.
+        for (const c of (await calls(page)).filter((c) => c.cmd === 'open_url')) {
+          expect(String(c.args.url)).toMatch(/^(https?:|mailto:)/);
+        }
       }
-    }
+      if (csp) {
+        // Chromium reports an `on*` attribute (script-src-attr) and a <base> (base-uri) as
+        // violations as soon as they are PARSED in this window, even into an inert document
+        // (DOMParser, <template>): that is the sanitizer reading the agent's text, each report
+        // something blocked anyway (and removed: findBad, the <head> check, document.baseURI).
+        // Anything else (a script, a remote image, a frame, a style sheet, a connection, a
+        // form) would be our own code breaking the policy, or a payload that got through.
+        const all = await violations(page);
+        expect(all.length).toBeGreaterThan(0);
+        expect(await page.evaluate(() => document.baseURI)).toBe(start);
+        const other = all.filter(
+          (v) =>
+            !(v.directive === 'script-src-attr' && v.blocked === 'inline') &&
+            !(v.directive === 'base-uri' && v.blocked.startsWith('https://evil.example')),
+        );
+        expect(other).toEqual([]);
+      }
+    });
+  }
+
+test("the showcase replays under the app's CSP without a violation", async ({ page }) => {
+  const seen = await watch(page);
+  await withAppCsp(page);
+  await replay(page, join(repo, 'tests/transcripts/demo/showcase.jsonl'), {
+    folder: '/tmp/acp-desk-transcripts/project',
   });
-}
+  const response = await page.goto('/');
+  // The document came with the app's policy.
+  expect(response?.headers()['content-security-policy']).toBe(APP_CSP);
+  await expect.poll(() => replayed(page)).toBe(true);
+  // Every row mounted once (Markdown, highlight, diffs, the terminal), then the terminal again.
+  const entries = await collectEntries(page);
+  expect(entries.filter((e) => e.entry === 'tool')).toHaveLength(12);
+  const term = await revealEntry(page, '[data-terminal-id="term-1"]');
+  await expect(term).toContainText('test result: ok. 12 passed');
+  // xterm's own <style> elements are in (style-src 'unsafe-inline').
+  expect(await page.evaluate(() => document.querySelectorAll('style').length)).toBeGreaterThan(0);
+  await revealEntry(page, '[data-tool-call-id="show-edit"] .diff-view');
+  await page.waitForTimeout(500);
+  expect(await violations(page)).toEqual([]);
+  expect(seen.errors).toEqual([]);
+  expect(seen.remote).toEqual([]);
+
+  // The policy is live: an inline script of our own making is refused and reported.
+  await page.evaluate(() => {
+    const s = document.createElement('script');
+    s.textContent = 'window.__inline = 1';
+    document.head.append(s);
+  });
+  expect(await page.evaluate(() => (window as unknown as { __inline?: number }).__inline)).toBe(
+    undefined,
+  );
+  await expect
+    .poll(async () => (await violations(page)).map((v) => v.directive))
+    .toEqual(['script-src-elem']);
+});
 
 test('the detectors catch a payload that bypasses the sanitizer', async ({ page }) => {
   const seen = await watch(page);
   await replay(page, transcript(false));
   await page.goto('/');
-  await expect(page.locator(sel.entry('turn-end'))).toHaveCount(1);
+  await expect.poll(() => replayed(page)).toBe(true);
+  await expect.poll(() => countEntries(page, 'turn-end')).toBe(1);
   // Straight into the DOM, as an unsanitized {@html} would put it.
   await page.evaluate(
-    ([pwn, remote]) => {
+    ([pwn, remote, thread]) => {
       document
-        .querySelector('.thread, [data-thread]')
+        .querySelector(thread)
         ?.insertAdjacentHTML(
           'beforeend',
           `<img src=x onerror="${pwn}"><img src="${remote}/bypass.png"><a href="javascript:${pwn}">x</a>`,
         );
     },
-    [PWN, REMOTE],
+    [PWN, REMOTE, sel.thread] as const,
   );
   await expect
     .poll(() => page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned))

@@ -1,10 +1,22 @@
 // Every recorded transcript (the demo agent's through the CLI, and claude-code-acp's from the
 // real-agent tests), replayed into the built UI: the thread shows it, and the window and each
-// card are captured as screenshots.
+// card are captured as screenshots. The thread is virtualized: counts come from scrolling it
+// through (collectEntries), screenshots from scrolling each entry into view (revealEntry).
 import { expect, test } from '@playwright/test';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { expected, legacy, nameOf, repo, sel, shot, type EntryType } from './hooks';
+import {
+  collectEntries,
+  expected,
+  headerStatus,
+  nameOf,
+  repo,
+  revealEntry,
+  sel,
+  shot,
+  tally,
+  type EntryType,
+} from './hooks';
 import { replay, replayed } from './mock-ipc.js';
 
 const demoDir = join(repo, 'tests/transcripts/demo');
@@ -28,27 +40,39 @@ for (const { group, path } of transcripts) {
     await page.goto('/');
     await expect.poll(() => replayed(page)).toBe(true);
 
-    const thread = page.locator(sel.thread);
-    await expect(page.locator(sel.entry('turn-end'))).toHaveCount(want.turnEnds);
-    await expect(page.locator(sel.entry('user'))).toHaveCount(want.users);
+    // The whole thread, scrolled through: how many entries of each kind, and one card per tool
+    // call (in order of first appearance) showing its last status and kind.
+    const counts = (t: ReturnType<typeof tally>) => ({
+      user: t.counts['user'] ?? 0,
+      'turn-end': t.counts['turn-end'] ?? 0,
+      error: t.counts['error'] ?? 0,
+      notice: t.counts['notice'] ?? 0,
+      file: t.counts['file'] ?? 0,
+      tool: t.counts['tool'] ?? 0,
+    });
+    await expect
+      .poll(async () => counts(tally(await collectEntries(page))))
+      .toEqual({
+        user: want.users,
+        'turn-end': want.turnEnds,
+        error: want.errors,
+        notice: want.notices,
+        file: want.files,
+        tool: want.tools.length,
+      });
+    const seen = await collectEntries(page);
+    expect(tally(seen).tools).toEqual(
+      want.tools.map((t) => ({ id: t.id, status: t.status, kind: t.kind ?? 'other' })),
+    );
     if (want.agentText !== null) {
-      await expect(page.locator(sel.entry('agent')).first()).toBeVisible();
-      await expect(thread).toContainText(want.agentText);
-    }
-    await expect(page.locator(sel.entry('error'))).toHaveCount(want.errors);
-    await expect(page.locator(sel.entry('notice'))).toHaveCount(want.notices);
-    await expect(page.locator(sel.entry('file'))).toHaveCount(want.files);
-
-    // One card per tool call, showing its last status.
-    const cards = page.locator(sel.entry('tool'));
-    await expect(cards).toHaveCount(want.tools.length);
-    for (const [i, tool] of want.tools.entries()) {
-      const card = legacy ? cards.nth(i) : page.locator(sel.toolCard(tool.id));
-      await expect(card).toHaveAttribute('data-status', tool.status);
+      expect(seen.some((e) => e.entry === 'agent')).toBe(true);
+      const agent = await revealEntry(page, sel.entry('agent'));
+      await expect(agent).toBeVisible();
+      expect(seen.map((e) => e.text).join(' ')).toContain(want.agentText);
     }
 
-    if (want.status)
-      await expect(page.locator(sel.status)).toHaveAttribute('data-status', want.status);
+    const status = headerStatus(want);
+    if (status) await expect(page.locator(sel.status)).toHaveAttribute('data-status', status);
     if (want.status === 'dead')
       await expect(page.getByText('The session has ended.')).toBeVisible();
 
@@ -64,9 +88,8 @@ for (const { group, path } of transcripts) {
 
     await shot(page, `${name}--window`);
     // Each tool card, and the first entry of every other kind.
-    for (let i = 0; i < want.tools.length; i++) {
-      const card = cards.nth(i);
-      await card.scrollIntoViewIfNeeded();
+    for (const [i, tool] of want.tools.entries()) {
+      const card = await revealEntry(page, sel.toolCard(tool.id));
       await shot(card, `${name}--tool-${i}-${await card.getAttribute('data-status')}`);
     }
     const kinds: EntryType[] = [
@@ -80,9 +103,8 @@ for (const { group, path } of transcripts) {
       'file',
     ];
     for (const kind of kinds) {
-      const entry = page.locator(sel.entry(kind)).first();
-      if ((await entry.count()) === 0) continue;
-      await entry.scrollIntoViewIfNeeded();
+      if (!seen.some((e) => e.entry === kind)) continue;
+      const entry = await revealEntry(page, sel.entry(kind));
       await shot(entry, `${name}--${kind}`);
     }
     expect(errors).toEqual([]);
