@@ -665,7 +665,9 @@ describe('permission dialog', () => {
     const diff = dialog.querySelector('.diff-view') as HTMLElement;
     expect(diff.textContent).toContain('-old line');
     expect(diff.textContent).toContain('+new line');
-    expect(dialog.textContent).toContain('/proj/a.rs:3');
+    // Relative to the folder, like the diff header and the cards; the full path on hover.
+    expect(dialog.textContent).toContain('Files a.rs:3');
+    expect(dialog.querySelector('.perm-locations code')?.getAttribute('title')).toBe('/proj/a.rs');
     await fireEvent.click(dialog.querySelector('[data-option-kind="allow_once"]') as HTMLElement);
     backend.frame(
       's1',
@@ -731,7 +733,10 @@ describe('permission dialog', () => {
     const dialog = await screen.findByRole('dialog');
     expect(dialog.querySelector('[data-queue-position]')?.textContent).toBe('1 of 2');
     expect(
-      [...dialog.querySelectorAll('.perm-queue-item')].map((b) => b.textContent?.slice(1)),
+      [...dialog.querySelectorAll('.perm-queue-item')].map((b) =>
+        // The number, then the title.
+        b.textContent?.replace(/^\d+\s*/, ''),
+      ),
     ).toEqual(['Tool a#1', 'Tool b#1']);
     expect(dialog.querySelector('.perm-tool')?.textContent).toContain('Tool a#1');
     // Settled by a rule: the next one shows, the focus stays on the dialog.

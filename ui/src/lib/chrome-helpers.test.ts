@@ -130,7 +130,8 @@ describe('status and usage words', () => {
     expect(compactNumber(999)).toBe('999');
     expect(compactNumber(41_200)).toBe('41.2k');
     expect(compactNumber(1_500_000)).toBe('1.5M');
-    expect(formatCost(0.4213, 'USD')).toBe('$0.42');
+    expect(formatCost(0.4213, 'USD')).toBe('$0.421');
+    expect(formatCost(12.4213, 'USD')).toBe('$12.42');
     expect(formatCost(3, 'EUR')).toBe('€3.00');
     expect(formatCost(1, 'CREDITS')).toBe('1.00 CREDITS');
     const t = usageText({

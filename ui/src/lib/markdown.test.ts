@@ -235,3 +235,17 @@ describe('streaming with link definitions', () => {
     }
   });
 });
+
+describe('tool output', () => {
+  it('keeps its lines apart, streamed or whole; prose joins them as Markdown says', () => {
+    const out = 'src/parser.rs:12: pub fn parse_amount\nsrc/main.rs:4: parse_amount(s)\n';
+    expect(renderMarkdown(out)).not.toContain('<br');
+    const whole = renderMarkdown(out, true);
+    expect(whole).toContain('<br');
+    const s = new MarkdownStream(true);
+    let r = s.update('');
+    for (let i = 1; i <= out.length; i += 7) r = s.update(out.slice(0, i));
+    r = s.update(out);
+    expect(r.blocks.join('') + r.tail).toBe(whole);
+  });
+});

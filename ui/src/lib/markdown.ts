@@ -35,22 +35,27 @@ import DOMPurify from 'dompurify';
 import { Marked, type Token } from 'marked';
 import { escapeHtml, highlightCode, knownLanguage } from './highlight';
 
-const marked = new Marked({
-  gfm: true,
-  breaks: false,
-  async: false,
-  renderer: {
-    code({ text, lang }) {
-      const name = knownLanguage(lang);
-      const label = (lang ?? '').trim().split(/\s+/)[0] ?? '';
-      const cls = name ? ` class="hljs language-${escapeHtml(name)}"` : '';
-      return (
-        `<div class="code-block"><div class="code-head"><span class="code-lang">${escapeHtml(label || 'text')}</span></div>` +
-        `<pre><code${cls}>${highlightCode(text.replace(/\n$/, ''), lang)}\n</code></pre></div>\n`
-      );
+/** `breaks`: a single newline is a line break. Off for prose (Markdown's rule); on for tool
+ * output, which is lines (search hits, listings) far more often than paragraphs. */
+const makeMarked = (breaks: boolean) =>
+  new Marked({
+    gfm: true,
+    breaks,
+    async: false,
+    renderer: {
+      code({ text, lang }) {
+        const name = knownLanguage(lang);
+        const label = (lang ?? '').trim().split(/\s+/)[0] ?? '';
+        const cls = name ? ` class="hljs language-${escapeHtml(name)}"` : '';
+        return (
+          `<div class="code-block"><div class="code-head"><span class="code-lang">${escapeHtml(label || 'text')}</span></div>` +
+          `<pre><code${cls}>${highlightCode(text.replace(/\n$/, ''), lang)}\n</code></pre></div>\n`
+        );
+      },
     },
-  },
-});
+  });
+const marked = makeMarked(false);
+const markedLines = makeMarked(true);
 
 export const ALLOWED_TAGS = [
   'p',
@@ -155,14 +160,14 @@ function sanitize(html: string): string {
 /** Work done by the lexer, for tests and the bench (characters handed to it, calls). */
 export const lexStats = { chars: 0, calls: 0 };
 
-function lex(src: string): Token[] {
+function lex(src: string, m: Marked = marked): Token[] {
   lexStats.chars += src.length;
   lexStats.calls += 1;
-  return marked.lexer(src);
+  return m.lexer(src);
 }
 
-function parse(tokens: Token[]): string {
-  return sanitize(marked.parser(tokens) as string);
+function parse(tokens: Token[], m: Marked = marked): string {
+  return sanitize(m.parser(tokens) as string);
 }
 
 /** A link definition (`[label]: destination`) may be in the new text: anywhere, not only at a
@@ -202,10 +207,10 @@ function split(tokens: Token[]): {
   return { segments, rest: tokens.slice(start) };
 }
 
-function wholeText(text: string): string {
-  const tokens = lex(text);
+function wholeText(text: string, m: Marked = marked): string {
+  const tokens = lex(text, m);
   const { segments, rest } = split(tokens);
-  return segments.map((s) => parse(s.tokens)).join('') + parse(rest);
+  return segments.map((s) => parse(s.tokens, m)).join('') + parse(rest, m);
 }
 
 /** What a message renders to: frozen segments (never change once there) and the live tail. */
@@ -225,6 +230,11 @@ export class MarkdownStream {
   /** Link definitions or carriage returns seen: render whole (see the top of the file). */
   private whole = false;
   private result: RenderedMarkdown = { blocks: [], tail: '' };
+  private readonly m: Marked;
+
+  constructor(readonly breaks = false) {
+    this.m = breaks ? markedLines : marked;
+  }
 
   update(text: string): RenderedMarkdown {
     if (text === this.text) return this.result;
@@ -242,18 +252,18 @@ export class MarkdownStream {
     if (this.whole) {
       this.frozen = 0;
       this.blocks = [];
-      this.tail = wholeText(text);
+      this.tail = wholeText(text, this.m);
     } else {
-      const tokens = lex(text.slice(this.frozen));
+      const tokens = lex(text.slice(this.frozen), this.m);
       const { segments, rest } = split(tokens);
       if (segments.length > 0) {
         this.blocks = [...this.blocks];
         for (const s of segments) {
-          this.blocks.push(parse(s.tokens));
+          this.blocks.push(parse(s.tokens, this.m));
           this.frozen += s.length;
         }
       }
-      this.tail = parse(rest);
+      this.tail = parse(rest, this.m);
     }
     this.result = { blocks: this.blocks, tail: this.tail };
     return this.result;
@@ -265,11 +275,15 @@ export class MarkdownStream {
 const streams = new Map<string | number, MarkdownStream>();
 const MAX_STREAMS = 400;
 
-export function renderStreaming(key: string | number, text: string): RenderedMarkdown {
+export function renderStreaming(
+  key: string | number,
+  text: string,
+  breaks = false,
+): RenderedMarkdown {
   let s = streams.get(key);
   if (s) streams.delete(key);
-  else {
-    s = new MarkdownStream();
+  if (!s || s.breaks !== breaks) {
+    s = new MarkdownStream(breaks);
     if (streams.size >= MAX_STREAMS) streams.delete(streams.keys().next().value as string | number);
   }
   streams.set(key, s);
@@ -277,8 +291,8 @@ export function renderStreaming(key: string | number, text: string): RenderedMar
 }
 
 /** Agent Markdown to safe HTML, in one go (the same HTML the streaming path ends with). */
-export function renderMarkdown(text: string): string {
-  return wholeText(text);
+export function renderMarkdown(text: string, breaks = false): string {
+  return wholeText(text, breaks ? markedLines : marked);
 }
 
 /**

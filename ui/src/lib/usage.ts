@@ -19,7 +19,8 @@ export function formatCost(amount: number, currency: string): string {
       style: 'currency',
       currency,
       minimumFractionDigits: 2,
-      maximumFractionDigits: amount > 0 && amount < 0.01 ? 4 : 2,
+      // Cents hide what a turn costs while it is small: $0.037, not $0.04.
+      maximumFractionDigits: amount > 0 && amount < 0.01 ? 4 : amount < 1 ? 3 : 2,
     }).format(amount);
   } catch {
     // Not an ISO 4217 code: say it as the agent did.
