@@ -243,9 +243,8 @@ describe('tool output', () => {
     const whole = renderMarkdown(out, true);
     expect(whole).toContain('<br');
     const s = new MarkdownStream(true);
-    let r = s.update('');
-    for (let i = 1; i <= out.length; i += 7) r = s.update(out.slice(0, i));
-    r = s.update(out);
+    for (let i = 1; i <= out.length; i += 7) s.update(out.slice(0, i));
+    const r = s.update(out);
     expect(r.blocks.join('') + r.tail).toBe(whole);
   });
 });
