@@ -233,6 +233,15 @@ describe('drops', () => {
   });
 });
 
+describe('composer focus', () => {
+  it('takes the focus when the agent becomes ready, so the user can type at once', async () => {
+    const backend = new FakeBackend();
+    (document.activeElement as HTMLElement | null)?.blur();
+    await open(backend);
+    await waitFor(() => expect(document.activeElement).toBe(box()));
+  });
+});
+
 describe('session header', () => {
   it('shows the mode and config pickers, model first, and they call the backend', async () => {
     const backend = new FakeBackend();
