@@ -10,6 +10,7 @@ import type {
   SessionInfo,
   StreamFrame,
 } from './generated/ipc';
+import { isInside, relativePath } from './paths';
 import { SessionStore } from './session-store';
 
 export interface AppView {
@@ -158,8 +159,9 @@ export class AppController {
         const draft = this.draft(session.id);
         const have = new Set(draft.parts.flatMap((p) => (p.type === 'file' ? [p.path] : [])));
         const added = inside
-          .map((p) => relativeTo(p, session.folder))
-          .filter((p) => p !== '' && !have.has(p))
+          // The shell's file parts are `/`-separated, on every OS.
+          .map((p) => relativePath(p, session.folder).replaceAll('\\', '/'))
+          .filter((p) => p !== '.' && !have.has(p))
           .map((path): PromptPart => ({ type: 'file', path }));
         this.saveDraft(session.id, { ...draft, parts: [...draft.parts, ...added] });
       }
@@ -419,19 +421,4 @@ export class AppController {
 
 function answeredKey(session: string, requestId: string): string {
   return `${session}\n${requestId}`;
-}
-
-/** Whether `path` is `folder` or inside it (both absolute, as the shell gives them). */
-export function isInside(path: string, folder: string): boolean {
-  const f = folder.replace(/[\\/]+$/, '');
-  return path === f || path.startsWith(`${f}/`) || path.startsWith(`${f}\\`);
-}
-
-/** `path` relative to `folder`, `/`-separated; '' for the folder itself. */
-export function relativeTo(path: string, folder: string): string {
-  const f = folder.replace(/[\\/]+$/, '');
-  return path
-    .slice(f.length)
-    .replace(/^[\\/]+/, '')
-    .replaceAll('\\', '/');
 }

@@ -10,7 +10,8 @@ import {
 import { FileIndex } from './fuzzy';
 import { argRows, commandOf, optionForKey, orderedOptions } from './permission';
 import type { SessionView } from './session-store';
-import { folderName, sessionStatus } from './status';
+import { baseName } from './paths';
+import { sessionStatus } from './status';
 import { compactNumber, formatCost, usageText } from './usage';
 
 const key = (k: string, shift = false) => ({
@@ -123,8 +124,8 @@ describe('status and usage words', () => {
     expect(sessionStatus(view({ status: 'dead', statusDetail: 'exited with 3\nstderr…' }))).toEqual(
       { key: 'dead', label: 'Ended', detail: 'exited with 3' },
     );
-    expect(folderName('/home/me/proj/')).toBe('proj');
-    expect(folderName('C:\\code\\desk')).toBe('desk');
+    expect(baseName('/home/me/proj/')).toBe('proj');
+    expect(baseName('C:\\code\\desk')).toBe('desk');
   });
   it('formats usage', () => {
     expect(compactNumber(999)).toBe('999');

@@ -30,9 +30,3 @@ export function sessionStatus(v: SessionView): SessionStatus {
     return { key: 'working', label: 'Working…', detail: null };
   return { key: 'ready', label: 'Ready', detail: null };
 }
-
-/** The last part of a folder path (its name in the sidebar). */
-export function folderName(folder: string): string {
-  const trimmed = folder.replace(/[\\/]+$/, '');
-  return trimmed.split(/[\\/]/).at(-1) || folder;
-}
