@@ -1,2 +1,19 @@
 //! ACP Desk's app layer, between the engine (acp-desk-core) and the front ends (the desktop
 //! shell, the CLI). Nothing here depends on Tauri or a webview. See ARCHITECTURE.md.
+//!
+//! - [`Registry`]: the open sessions. Each runs an engine session and a pump that hands every
+//!   event batch, in order, to the session's hub (views attached before or after see the same
+//!   thread), to the registry's [`Observer`]s (history, tray, notifications) and to an optional
+//!   tap with backpressure (the CLI's printer).
+//! - A start failure reaches everyone exactly once: the pump waits for the engine's channel to
+//!   close and for the start's outcome, and only when the engine could not say `session-status:
+//!   dead` itself (the program never ran) does it add the `error` and `dead` events.
+
+pub mod error;
+pub mod observer;
+mod pump;
+pub mod registry;
+
+pub use error::AppError;
+pub use observer::{Observer, SessionStatus};
+pub use registry::{OpenRequest, Registry, SessionInfo, check_folder, resolve_agent};

@@ -1,0 +1,36 @@
+//! What the app layer's calls fail with.
+
+use acp_desk_core::EngineError;
+
+/// Why a call on the app layer failed. Front ends match on the variant, never on the text; the
+/// text says what happened and what to do, and is shown as it is (the shell's `IpcError` carries
+/// it unchanged, the CLI prints it).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AppError {
+    /// The engine refused or failed (the agent could not start, a turn is running, ...).
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error("{0}")]
+    FolderMissing(String),
+    #[error("{0}")]
+    NotAFolder(String),
+    #[error("{0}")]
+    FolderUnreadable(String),
+    /// No agent has that name (settings, demo, catalog).
+    #[error("{0}")]
+    AgentUnknown(String),
+    /// The agent is known but cannot be run here (not installed, a bad command line).
+    #[error("{0}")]
+    AgentUnavailable(String),
+    /// No open session has that id.
+    #[error("{0}")]
+    SessionUnknown(String),
+    /// The session's agent is still starting: try again once it is ready.
+    #[error("{0}")]
+    SessionStarting(String),
+    /// The session was closed, or its agent has no process.
+    #[error("{0}")]
+    SessionEnded(String),
+    #[error("{0}")]
+    InvalidInput(String),
+}

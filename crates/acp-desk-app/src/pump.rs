@@ -1,0 +1,481 @@
+//! A session's pump: the one task that takes the engine's event batches and hands each to the
+//! session's hub (views), its observers and its tap, in the engine's order. When the engine's
+//! channel closes it settles how the start ended, so a start failure the engine could not
+//! report reaches everyone exactly once, after everything the engine said.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Arc, MutexGuard, PoisonError};
+
+use acp_desk_core::events::{ErrorInfo, SessionState, StreamEvent};
+use acp_desk_core::hub::{FRAME_INTERVAL, Hub, SharedHub};
+use acp_desk_core::{EngineError, EventBatch};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::Instant;
+
+use crate::error::AppError;
+use crate::observer::{Observer, SessionStatus};
+use crate::registry::SessionInfo;
+
+/// How the start task's `acp_desk_core::start` ended. A start task that was dropped (the
+/// session was closed while starting) sends nothing.
+#[derive(Debug)]
+pub(crate) enum StartReport {
+    Started,
+    Failed(AppError),
+}
+
+pub(crate) struct Pump {
+    pub(crate) info: SessionInfo,
+    /// `None`: the session takes no views (a headless front end with its tap).
+    pub(crate) hub: Option<SharedHub>,
+    pub(crate) observers: Vec<Arc<dyn Observer>>,
+    pub(crate) tap: Option<mpsc::Sender<EventBatch>>,
+    /// Set once the engine is done and every event was handed on.
+    pub(crate) ended: watch::Sender<bool>,
+}
+
+pub(crate) fn lock_hub(hub: &SharedHub) -> MutexGuard<'_, Hub> {
+    // A panic while holding the lock leaves a hub that is still consistent event by event.
+    hub.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn has_pending(hub: &Option<SharedHub>) -> bool {
+    hub.as_ref().is_some_and(|h| lock_hub(h).has_pending())
+}
+
+fn flush(hub: &Option<SharedHub>, next_send: &mut Instant) {
+    if let Some(h) = hub {
+        lock_hub(h).flush();
+    }
+    *next_send = Instant::now() + FRAME_INTERVAL;
+}
+
+fn is_dead(ev: &StreamEvent) -> bool {
+    matches!(
+        ev,
+        StreamEvent::SessionStatus {
+            status: SessionState::Dead,
+            ..
+        }
+    )
+}
+
+/// What views heard when a start failed without the engine saying so (the texts the shell
+/// always pushed): an `error`, then `session-status: dead` under the app's session id.
+fn failure_events(id: &str, err: &AppError) -> EventBatch {
+    let message = err.to_string();
+    vec![
+        StreamEvent::Error {
+            session_id: None,
+            error: ErrorInfo {
+                code: None,
+                message: message.clone(),
+                data: None,
+            },
+        },
+        StreamEvent::SessionStatus {
+            session_id: id.to_string(),
+            status: SessionState::Dead,
+            detail: Some(message),
+            agent: None,
+        },
+    ]
+}
+
+impl Pump {
+    /// Runs until the session is removed from the registry (`removed` fires or is dropped).
+    /// Never waits on a view or an observer; waits on the tap, which is the tap's purpose.
+    pub(crate) async fn run(
+        mut self,
+        mut events: mpsc::Receiver<EventBatch>,
+        start: oneshot::Receiver<StartReport>,
+        removed: oneshot::Receiver<()>,
+    ) {
+        self.status(&SessionStatus::Opened);
+        let mut next_send = Instant::now();
+        let mut saw_dead = false;
+        loop {
+            let pending = has_pending(&self.hub);
+            tokio::select! {
+                batch = events.recv() => match batch {
+                    Some(batch) => {
+                        saw_dead |= batch.iter().any(is_dead);
+                        self.deliver(&batch, &mut next_send);
+                        self.feed_tap(batch, &mut next_send).await;
+                    }
+                    None => break,
+                },
+                () = tokio::time::sleep_until(next_send), if pending => {
+                    flush(&self.hub, &mut next_send);
+                }
+            }
+        }
+        // Every sender is gone: the engine's owner ended (or never ran), so it will say
+        // nothing more. The tap's reader learns the stream ended.
+        self.tap = None;
+        // The start task reports right after `start` returns, which is no later than the
+        // channel closing; a dropped report means the session was closed while starting.
+        if let Ok(StartReport::Failed(err)) = start.await {
+            // The engine ends every failure it reports with `session-status: dead`; without
+            // one it could not report (the program never ran, its task died): say it here.
+            if !saw_dead {
+                if !matches!(err, AppError::Engine(EngineError::Spawn(_))) {
+                    tracing::warn!(session = %self.info.id, "the agent's start failed unreported: {err}");
+                }
+                let batch = failure_events(&self.info.id, &err);
+                self.deliver(&batch, &mut next_send);
+            }
+        }
+        flush(&self.hub, &mut next_send);
+        self.ended.send_replace(true);
+        let _ = removed.await;
+        self.status(&SessionStatus::Closed);
+    }
+
+    /// Hands one batch to the hub and the observers.
+    fn deliver(&mut self, batch: &[StreamEvent], next_send: &mut Instant) {
+        if let Some(hub) = &self.hub {
+            let mut h = lock_hub(hub);
+            h.push(batch);
+            if Instant::now() >= *next_send {
+                h.flush();
+                *next_send = Instant::now() + FRAME_INTERVAL;
+            }
+        }
+        let info = &self.info;
+        each(&mut self.observers, info, |o| o.on_batch(info, batch));
+        for ev in batch {
+            if let StreamEvent::SessionStatus { status, detail, .. } = ev {
+                self.status(&SessionStatus::State {
+                    state: *status,
+                    detail: detail.clone(),
+                });
+            }
+        }
+    }
+
+    fn status(&mut self, status: &SessionStatus) {
+        let info = &self.info;
+        each(&mut self.observers, info, |o| o.on_status(info, status));
+    }
+
+    /// Gives the batch to the tap, waiting while it is full (that wait is the backpressure
+    /// that slows the engine, and so the agent); views still get their frames meanwhile.
+    async fn feed_tap(&mut self, batch: EventBatch, next_send: &mut Instant) {
+        let Some(tap) = &self.tap else {
+            return;
+        };
+        let sent = loop {
+            let pending = has_pending(&self.hub);
+            tokio::select! {
+                permit = tap.reserve() => break match permit {
+                    Ok(permit) => {
+                        permit.send(batch);
+                        true
+                    }
+                    Err(_) => false,
+                },
+                () = tokio::time::sleep_until(*next_send), if pending => {
+                    flush(&self.hub, next_send);
+                }
+            }
+        };
+        if !sent {
+            // As with the engine's own channel: a reader that went away is not the session's
+            // end; the views and observers still get everything.
+            tracing::debug!(session = %self.info.id, "the tap's reader is gone");
+            self.tap = None;
+        }
+    }
+}
+
+/// Calls every observer; one that panics is dropped (for this session) rather than taking the
+/// pump, and with it the session's views, down.
+fn each(observers: &mut Vec<Arc<dyn Observer>>, info: &SessionInfo, call: impl Fn(&dyn Observer)) {
+    observers.retain(|o| match catch_unwind(AssertUnwindSafe(|| call(o.as_ref()))) {
+        Ok(()) => true,
+        Err(_) => {
+            tracing::error!(session = %info.id, "an observer panicked; it no longer sees this session");
+            false
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::path::PathBuf;
+    use std::sync::Mutex;
+
+    use acp_desk_core::hub::{FrameSink, StreamFrame};
+
+    use super::*;
+
+    #[derive(Default)]
+    struct Recording(Mutex<Vec<String>>);
+
+    impl Observer for Recording {
+        fn on_batch(&self, _: &SessionInfo, events: &[StreamEvent]) {
+            let kinds: Vec<_> = events.iter().map(StreamEvent::kind).collect();
+            self.0
+                .lock()
+                .unwrap()
+                .push(format!("batch {}", kinds.join(",")));
+        }
+        fn on_status(&self, _: &SessionInfo, status: &SessionStatus) {
+            let s = match status {
+                SessionStatus::Opened => "opened".to_string(),
+                SessionStatus::State { state, detail } => {
+                    format!("{state:?} {}", detail.clone().unwrap_or_default())
+                }
+                SessionStatus::Closed => "closed".to_string(),
+            };
+            self.0.lock().unwrap().push(s.trim().to_string());
+        }
+    }
+
+    struct Panicky;
+
+    impl Observer for Panicky {
+        fn on_batch(&self, _: &SessionInfo, _: &[StreamEvent]) {
+            panic!("an observer's bug");
+        }
+    }
+
+    #[derive(Clone, Default)]
+    struct View(Arc<Mutex<Vec<StreamFrame>>>);
+
+    impl FrameSink for View {
+        fn send(&self, frame: StreamFrame) -> bool {
+            self.0.lock().unwrap().push(frame);
+            true
+        }
+    }
+
+    impl View {
+        fn events(&self) -> Vec<StreamEvent> {
+            self.0
+                .lock()
+                .unwrap()
+                .iter()
+                .flat_map(|f| f.events.clone())
+                .collect()
+        }
+    }
+
+    fn status(s: SessionState, detail: Option<&str>) -> StreamEvent {
+        StreamEvent::SessionStatus {
+            session_id: "e1".into(),
+            status: s,
+            detail: detail.map(Into::into),
+            agent: None,
+        }
+    }
+
+    fn error(m: &str) -> StreamEvent {
+        StreamEvent::Error {
+            session_id: Some("e1".into()),
+            error: ErrorInfo {
+                code: None,
+                message: m.into(),
+                data: None,
+            },
+        }
+    }
+
+    struct Run {
+        engine: mpsc::Sender<EventBatch>,
+        start: oneshot::Sender<StartReport>,
+        removed: oneshot::Sender<()>,
+        task: tokio::task::JoinHandle<()>,
+        view: View,
+        tap: mpsc::Receiver<EventBatch>,
+        recorded: Arc<Recording>,
+    }
+
+    fn run_pump() -> Run {
+        let hub: SharedHub = Arc::new(Mutex::new(Hub::new()));
+        let view = View::default();
+        lock_hub(&hub).attach(Box::new(view.clone()));
+        let recorded = Arc::new(Recording::default());
+        let (tap_tx, tap) = mpsc::channel(1);
+        let (engine, rx) = mpsc::channel(1);
+        let (start, start_rx) = oneshot::channel();
+        let (removed, removed_rx) = oneshot::channel();
+        let pump = Pump {
+            info: SessionInfo {
+                id: "s1".into(),
+                folder: PathBuf::from("/p"),
+                agent: "demo".into(),
+            },
+            hub: Some(hub),
+            observers: vec![Arc::new(Panicky), recorded.clone()],
+            tap: Some(tap_tx),
+            ended: watch::channel(false).0,
+        };
+        let task = tokio::spawn(pump.run(rx, start_rx, removed_rx));
+        Run {
+            engine,
+            start,
+            removed,
+            task,
+            view,
+            tap,
+            recorded,
+        }
+    }
+
+    async fn drain(tap: &mut mpsc::Receiver<EventBatch>) -> Vec<EventBatch> {
+        let mut out = Vec::new();
+        while let Some(b) = tap.recv().await {
+            out.push(b);
+        }
+        out
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_failure_the_engine_reported_is_not_said_twice() {
+        let mut r = run_pump();
+        let reported = vec![
+            status(SessionState::Starting, None),
+            error("the agent exited"),
+            status(SessionState::Dead, Some("the agent exited")),
+        ];
+        r.engine.send(reported.clone()).await.unwrap();
+        let err = AppError::Engine(EngineError::StartFailed("the agent exited".into()));
+        r.start.send(StartReport::Failed(err)).unwrap();
+        drop(r.engine);
+        assert_eq!(drain(&mut r.tap).await, vec![reported.clone()]);
+        r.removed.send(()).unwrap();
+        r.task.await.unwrap();
+        // (Views get `starting` folded away: a frame keeps a session's latest status.)
+        let events = r.view.events();
+        assert_eq!(
+            events.iter().filter(|e| is_dead(e)).count(),
+            1,
+            "{events:?}"
+        );
+        assert_eq!(events.iter().filter(|e| e.kind() == "error").count(), 1);
+        assert_eq!(
+            *r.recorded.0.lock().unwrap(),
+            [
+                "opened",
+                "batch session-status,error,session-status",
+                "Starting",
+                "Dead the agent exited",
+                "closed"
+            ]
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_failure_the_engine_could_not_report_is_said_once_after_its_events() {
+        for err in [
+            EngineError::Spawn("no-such-agent was not found on PATH".into()),
+            // The owner task died: it may have said `starting`, never `dead`.
+            EngineError::StartFailed("the session task ended".into()),
+        ] {
+            let mut r = run_pump();
+            let said = matches!(err, EngineError::StartFailed(_));
+            if said {
+                r.engine
+                    .send(vec![status(SessionState::Starting, None)])
+                    .await
+                    .unwrap();
+            }
+            // The channel closes before the report arrives: the pump waits for the report.
+            drop(r.engine);
+            let tapped = drain(&mut r.tap).await;
+            let message = err.to_string();
+            r.start
+                .send(StartReport::Failed(AppError::Engine(err)))
+                .unwrap();
+            r.removed.send(()).unwrap();
+            r.task.await.unwrap();
+            // The tap carries the engine's events only.
+            assert_eq!(tapped.len(), usize::from(said));
+            let events = r.view.events();
+            let dead: Vec<_> = events.iter().filter(|e| is_dead(e)).collect();
+            assert_eq!(dead.len(), 1, "{events:?}");
+            assert_eq!(
+                events.last().unwrap(),
+                &StreamEvent::SessionStatus {
+                    session_id: "s1".into(),
+                    status: SessionState::Dead,
+                    detail: Some(message.clone()),
+                    agent: None,
+                }
+            );
+            assert!(matches!(
+                &events[events.len() - 2],
+                StreamEvent::Error { session_id: None, error } if error.message == message
+            ));
+            let recorded = r.recorded.0.lock().unwrap().clone();
+            let mut expected = vec!["opened".to_string()];
+            if said {
+                expected.extend(["batch session-status".into(), "Starting".into()]);
+            }
+            expected.extend([
+                "batch error,session-status".into(),
+                format!("Dead {message}"),
+                "closed".into(),
+            ]);
+            assert_eq!(recorded, expected);
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_session_closed_while_starting_gets_no_invented_failure() {
+        let mut r = run_pump();
+        drop(r.engine);
+        drop(r.start);
+        assert!(drain(&mut r.tap).await.is_empty());
+        drop(r.removed);
+        r.task.await.unwrap();
+        assert!(r.view.events().is_empty());
+        assert_eq!(*r.recorded.0.lock().unwrap(), ["opened", "closed"]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_full_tap_holds_the_engine_and_loses_nothing() {
+        let mut r = run_pump();
+        let engine = r.engine.clone();
+        // The tap holds one batch and the engine channel one: the sender runs ahead of the
+        // reader by at most a few batches and waits for it, and every batch arrives in order.
+        let send = tokio::spawn(async move {
+            for i in 0..200 {
+                engine.send(vec![error(&i.to_string())]).await.unwrap();
+            }
+        });
+        let mut got = Vec::new();
+        while got.len() < 200 {
+            let batch = r.tap.recv().await.unwrap();
+            got.extend(batch);
+            tokio::task::yield_now().await;
+        }
+        send.await.unwrap();
+        let expected: Vec<_> = (0..200).map(|i| error(&i.to_string())).collect();
+        assert_eq!(got, expected);
+        drop(r.engine);
+        r.start.send(StartReport::Started).unwrap();
+        r.removed.send(()).unwrap();
+        r.task.await.unwrap();
+        assert_eq!(r.view.events(), expected, "views get every event too");
+        assert_eq!(r.recorded.0.lock().unwrap().len(), 202);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_gone_tap_stops_nothing_else() {
+        let r = run_pump();
+        drop(r.tap);
+        for i in 0..5 {
+            r.engine.send(vec![error(&i.to_string())]).await.unwrap();
+        }
+        drop(r.engine);
+        r.start.send(StartReport::Started).unwrap();
+        r.removed.send(()).unwrap();
+        r.task.await.unwrap();
+        assert_eq!(r.view.events().len(), 5);
+    }
+}

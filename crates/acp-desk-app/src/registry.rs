@@ -1,0 +1,531 @@
+//! The open sessions: each an engine session, the hub its views attach to, and the pump that
+//! hands its events to the hub, the observers and the tap.
+//!
+//! Opening returns at once: the agent starts on a task of its own, and its progress
+//! (`session-status starting`, then `ready` or the error) reaches views and observers like any
+//! other event. Calls that need the agent before it is ready get
+//! [`AppError::SessionStarting`]; [`Registry::started`] waits for it instead.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use acp_desk_core::agents::{self, LaunchSpec};
+use acp_desk_core::events::PermissionResolution;
+use acp_desk_core::hub::{FrameSink, Hub, SharedHub};
+use acp_desk_core::schema::v1 as acp;
+use acp_desk_core::{EventBatch, SessionHandle, SessionOptions, StreamEvent, TurnOutcome};
+use tokio::runtime::Handle;
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::task::JoinHandle;
+
+use crate::error::AppError;
+use crate::observer::Observer;
+use crate::pump::{Pump, StartReport, lock_hub};
+
+/// How many event batches the engine may queue for the pump. The pump takes them at once, so
+/// this only absorbs scheduling hiccups; the hub bounds the rest by merging.
+pub const ENGINE_QUEUE: usize = 64;
+
+/// The same with a tap: the pump then waits for the tap, so what the engine may run ahead of
+/// the tap's reader is this plus the tap's own capacity; keep it to a batch or two.
+pub const TAPPED_ENGINE_QUEUE: usize = 2;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding one of these locks leaves plain data that is still consistent.
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// One open session, as front ends and observers name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionInfo {
+    /// The registry's id for the session (`s1`, `s2`, ...), unique in this registry. The
+    /// engine's events carry the engine's own id.
+    pub id: String,
+    /// The session's folder, canonical: what paths from front ends must lie inside.
+    pub folder: PathBuf,
+    /// The agent's name as the user chose it (`demo`, a settings name, a command).
+    pub agent: String,
+}
+
+/// What to open: the agent, how to run the session, and who else reads its events.
+pub struct OpenRequest {
+    /// The agent's name as the user chose it; kept in [`SessionInfo::agent`].
+    pub agent: String,
+    pub spec: LaunchSpec,
+    /// The engine's options. `options.cwd` is the session's folder, canonical (see
+    /// [`check_folder`]).
+    pub options: SessionOptions,
+    /// Views may attach: a hub keeps the compacted thread for them. Off for a headless front
+    /// end that reads the tap: no copy of the thread is then kept, and [`Registry::attach`] and
+    /// [`Registry::snapshot`] refuse.
+    pub views: bool,
+    /// A primary consumer with backpressure (the CLI's printer): gets every batch exactly as the
+    /// engine emitted it, in order, and the pump waits while it is full, so a slow reader slows
+    /// the agent instead of growing memory. Closed when the engine is done. The app's own
+    /// start-failure events (see [`Observer`]) are not on it: the opener hears of that failure
+    /// from [`Registry::started`].
+    pub tap: Option<mpsc::Sender<EventBatch>>,
+}
+
+impl OpenRequest {
+    /// A session in `folder` (canonical) with the engine's default options, views and no tap.
+    pub fn new(folder: PathBuf, agent: impl Into<String>, spec: LaunchSpec) -> Self {
+        Self {
+            agent: agent.into(),
+            spec,
+            options: SessionOptions::new(folder),
+            views: true,
+            tap: None,
+        }
+    }
+}
+
+enum Engine {
+    Starting,
+    Running(SessionHandle),
+    Failed(AppError),
+    Closed,
+}
+
+struct Session {
+    info: SessionInfo,
+    hub: Option<SharedHub>,
+    engine: watch::Sender<Engine>,
+    /// Set by the pump once the engine is done and every event was handed on.
+    ended: watch::Receiver<bool>,
+    /// Tells the pump the session left the registry; taken by whoever removes it.
+    removed: Mutex<Option<oneshot::Sender<()>>>,
+    pump: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Session {
+    fn handle(&self) -> Result<SessionHandle, AppError> {
+        match &*self.engine.borrow() {
+            Engine::Running(h) => Ok(h.clone()),
+            Engine::Starting => Err(AppError::SessionStarting(
+                "the agent is still starting; try again in a moment".into(),
+            )),
+            Engine::Failed(e) => Err(e.clone()),
+            Engine::Closed => Err(AppError::SessionEnded("the session was closed".into())),
+        }
+    }
+
+    fn hub(&self) -> Result<&SharedHub, AppError> {
+        self.hub.as_ref().ok_or_else(|| {
+            AppError::InvalidInput(format!(
+                "the session `{}` was opened without views",
+                self.info.id
+            ))
+        })
+    }
+}
+
+/// The open sessions of one front end (the app's window, a CLI run).
+///
+/// Each session has a pump on `runtime` that drains the engine's events at once into its hub
+/// (views attach there and never make the engine wait), its observers and its tap.
+pub struct Registry {
+    runtime: Handle,
+    open: Mutex<BTreeMap<String, Arc<Session>>>,
+    counter: AtomicU64,
+    observers: Mutex<Vec<Arc<dyn Observer>>>,
+}
+
+/// Resolves an agent name (settings, demo, catalog) to how to start it.
+pub fn resolve_agent(agent: &str) -> Result<LaunchSpec, AppError> {
+    agents::resolve(agent).map_err(|e| match e {
+        agents::AgentError::Unknown(..) => AppError::AgentUnknown(e.to_string()),
+        _ => AppError::AgentUnavailable(e.to_string()),
+    })
+}
+
+/// Checks a folder the user gave us (dialog, command line, drop: all come here) and returns it
+/// canonical. Reads the disk: call it off the async threads.
+pub fn check_folder(path: &str) -> Result<PathBuf, AppError> {
+    let raw = Path::new(path);
+    if path.trim().is_empty() {
+        return Err(AppError::InvalidInput(
+            "no folder was given: open one with File → Open Folder".into(),
+        ));
+    }
+    let meta = match std::fs::metadata(raw) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(AppError::FolderMissing(format!(
+                "{path} does not exist (was it moved or deleted?). Open another folder."
+            )));
+        }
+        Err(e) => {
+            return Err(AppError::FolderUnreadable(format!(
+                "{path} cannot be opened: {e}. Check its permissions, or open another folder."
+            )));
+        }
+    };
+    if !meta.is_dir() {
+        return Err(AppError::NotAFolder(format!(
+            "{path} is a file, not a folder. Drop or open the project's folder instead."
+        )));
+    }
+    if let Err(e) = std::fs::read_dir(raw) {
+        return Err(AppError::FolderUnreadable(format!(
+            "{path} cannot be read: {e}. Check its permissions, or open another folder."
+        )));
+    }
+    std::fs::canonicalize(raw).map_err(|e| {
+        AppError::FolderUnreadable(format!(
+            "{path} cannot be resolved: {e}. Open another folder."
+        ))
+    })
+}
+
+impl Registry {
+    /// An empty registry whose sessions' tasks run on `runtime` (the shell passes Tauri's
+    /// tokio runtime, the CLI its own).
+    pub fn new(runtime: Handle) -> Self {
+        Self {
+            runtime,
+            open: Mutex::new(BTreeMap::new()),
+            counter: AtomicU64::new(0),
+            observers: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Adds an observer for every session opened from now on (each observer sees a session
+    /// whole, from `Opened` to `Closed`, or not at all).
+    pub fn add_observer(&self, observer: Arc<dyn Observer>) {
+        lock(&self.observers).push(observer);
+    }
+
+    fn get(&self, id: &str) -> Result<Arc<Session>, AppError> {
+        lock(&self.open).get(id).cloned().ok_or_else(|| {
+            AppError::SessionUnknown(format!(
+                "no open session has the id `{id}` (it may have been closed)"
+            ))
+        })
+    }
+
+    /// Opens a session; its agent starts in the background. Nothing is checked here: the
+    /// folder comes from [`check_folder`] (or the front end's own checks), the agent from
+    /// [`resolve_agent`].
+    pub fn open(&self, request: OpenRequest) -> SessionInfo {
+        let OpenRequest {
+            agent,
+            spec,
+            options,
+            views,
+            tap,
+        } = request;
+        let id = format!("s{}", self.counter.fetch_add(1, Ordering::Relaxed) + 1);
+        let info = SessionInfo {
+            id: id.clone(),
+            folder: options.cwd.clone(),
+            agent,
+        };
+        let hub = views.then(|| Arc::new(Mutex::new(Hub::new())));
+        let (ended_tx, ended) = watch::channel(false);
+        let (removed, removed_rx) = oneshot::channel();
+        let session = Arc::new(Session {
+            info: info.clone(),
+            hub: hub.clone(),
+            engine: watch::channel(Engine::Starting).0,
+            ended,
+            removed: Mutex::new(Some(removed)),
+            pump: Mutex::new(None),
+        });
+        let queue = if tap.is_some() {
+            TAPPED_ENGINE_QUEUE
+        } else {
+            ENGINE_QUEUE
+        };
+        let (events, events_rx) = mpsc::channel(queue);
+        let (report, report_rx) = oneshot::channel();
+        let pump = Pump {
+            info: info.clone(),
+            hub,
+            observers: lock(&self.observers).clone(),
+            tap,
+            ended: ended_tx,
+        };
+        *lock(&session.pump) = Some(
+            self.runtime
+                .spawn(pump.run(events_rx, report_rx, removed_rx)),
+        );
+        lock(&self.open).insert(id, session.clone());
+        self.runtime
+            .spawn(start(session, spec, options, events, report));
+        tracing::info!(session = %info.id, folder = %info.folder.display(), agent = %info.agent, "session opened");
+        info
+    }
+
+    /// Waits until the session's agent is ready and returns its handle, or why it did not
+    /// start. Calls on the handle are the registry's calls (the registry only looks the handle
+    /// up); the session's events reach everyone through its pump either way.
+    pub async fn started(&self, id: &str) -> Result<SessionHandle, AppError> {
+        let session = self.get(id)?;
+        let mut engine = session.engine.subscribe();
+        // The sender lives in `session`, held here: the wait ends with the state's change.
+        let _ = engine.wait_for(|e| !matches!(e, Engine::Starting)).await;
+        session.handle()
+    }
+
+    /// Waits until the session's engine has ended (the agent died, failed to start, or the
+    /// session was closed) and each of its events reached the views, the observers and the tap.
+    pub async fn wait_ended(&self, id: &str) -> Result<(), AppError> {
+        let mut ended = self.get(id)?.ended.clone();
+        // An error means the pump is gone, which also means it is done.
+        let _ = ended.wait_for(|done| *done).await;
+        Ok(())
+    }
+
+    /// The session's engine handle, once its agent runs.
+    pub fn handle(&self, id: &str) -> Result<SessionHandle, AppError> {
+        self.get(id)?.handle()
+    }
+
+    /// Attaches a view: it gets the thread so far, then live frames, nothing missed or doubled.
+    pub fn attach(&self, id: &str, view: Box<dyn FrameSink>) -> Result<(), AppError> {
+        let session = self.get(id)?;
+        lock_hub(session.hub()?).attach(view);
+        Ok(())
+    }
+
+    /// Runs one turn; returns when it ends. The turn's events reach everyone through the pump.
+    pub async fn prompt(
+        &self,
+        id: &str,
+        blocks: Vec<acp::ContentBlock>,
+    ) -> Result<TurnOutcome, AppError> {
+        if blocks.is_empty() {
+            return Err(AppError::InvalidInput("the prompt is empty".into()));
+        }
+        let handle = self.handle(id)?;
+        Ok(handle.prompt(blocks).await?)
+    }
+
+    /// `session/set_mode`; the change also arrives as a `current-mode` event.
+    pub async fn set_mode(&self, id: &str, mode_id: &str) -> Result<(), AppError> {
+        if mode_id.trim().is_empty() {
+            return Err(AppError::InvalidInput("no mode was given".into()));
+        }
+        let handle = self.handle(id)?;
+        Ok(handle.set_mode(mode_id).await?)
+    }
+
+    /// `session/set_config_option`; the agent's options also arrive as a `config-options` event.
+    pub async fn set_config_option(
+        &self,
+        id: &str,
+        config_id: &str,
+        value: impl Into<acp::SessionConfigOptionValue>,
+    ) -> Result<(), AppError> {
+        if config_id.trim().is_empty() {
+            return Err(AppError::InvalidInput("no config option was given".into()));
+        }
+        let handle = self.handle(id)?;
+        Ok(handle.set_config_option(config_id, value).await?)
+    }
+
+    /// Stops the running turn: it ends `cancelled`. A no-op between turns.
+    pub fn cancel(&self, id: &str) -> Result<(), AppError> {
+        Ok(self.handle(id)?.cancel()?)
+    }
+
+    /// Answers a parked permission request (`agent-prompt`).
+    pub async fn respond(
+        &self,
+        id: &str,
+        request_id: &str,
+        resolution: PermissionResolution,
+    ) -> Result<(), AppError> {
+        let handle = self.handle(id)?;
+        Ok(handle.respond_permission(request_id, resolution).await?)
+    }
+
+    /// Closes a session: its agent is asked to end, then made to (a start under way is
+    /// dropped, which ends the agent). Returns once the engine has ended and the observers have
+    /// heard `Closed`.
+    pub async fn close(&self, id: &str) -> Result<(), AppError> {
+        let session = self.remove(id)?;
+        end(&session, false).await;
+        Ok(())
+    }
+
+    /// [`Registry::close`] without the grace: the agent's whole tree is killed at once.
+    pub async fn close_now(&self, id: &str) -> Result<(), AppError> {
+        let session = self.remove(id)?;
+        end(&session, true).await;
+        Ok(())
+    }
+
+    fn remove(&self, id: &str) -> Result<Arc<Session>, AppError> {
+        lock(&self.open)
+            .remove(id)
+            .ok_or_else(|| AppError::SessionUnknown(format!("no open session has the id `{id}`")))
+    }
+
+    /// Closes every session (the window is closing, the app quits, a page reloads), in
+    /// parallel: each may take the full grace of a deaf agent.
+    pub async fn close_all(&self) {
+        let all = std::mem::take(&mut *lock(&self.open));
+        let mut closing = tokio::task::JoinSet::new();
+        for session in all.into_values() {
+            closing.spawn_on(async move { end(&session, false).await }, &self.runtime);
+        }
+        while let Some(done) = closing.join_next().await {
+            if let Err(e) = done {
+                tracing::warn!("closing a session failed: {e}");
+            }
+        }
+    }
+
+    /// The open sessions, in the order they were opened.
+    pub fn list(&self) -> Vec<SessionInfo> {
+        let open = lock(&self.open);
+        let mut all: Vec<_> = open.values().map(|s| s.info.clone()).collect();
+        // Ids are `s<n>`: sort by n, not as text (s10 after s9).
+        all.sort_by_key(|i| i.id[1..].parse::<u64>().unwrap_or(u64::MAX));
+        all
+    }
+
+    pub fn len(&self) -> usize {
+        lock(&self.open).len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The thread so far of a session (compacted), for tests and diagnostics.
+    pub fn snapshot(&self, id: &str) -> Result<Vec<StreamEvent>, AppError> {
+        let session = self.get(id)?;
+        Ok(lock_hub(session.hub()?).snapshot())
+    }
+
+    /// The agent's process id (its supervisor's on Linux), once it runs.
+    pub fn pid(&self, id: &str) -> Result<u32, AppError> {
+        self.handle(id)?
+            .pid()
+            .ok_or_else(|| AppError::SessionEnded("the agent has no process".into()))
+    }
+
+    pub fn info(&self, id: &str) -> Result<SessionInfo, AppError> {
+        Ok(self.get(id)?.info.clone())
+    }
+}
+
+/// Starts the engine session and records how that went; dropped (with the start under way)
+/// when the session is closed first.
+async fn start(
+    session: Arc<Session>,
+    spec: LaunchSpec,
+    options: SessionOptions,
+    events: mpsc::Sender<EventBatch>,
+    report: oneshot::Sender<StartReport>,
+) {
+    let mut state = session.engine.subscribe();
+    let closed = async move {
+        let _ = state.wait_for(|e| matches!(e, Engine::Closed)).await;
+    };
+    // Dropping a start under way ends its agent: the engine's owner ends when the handle it
+    // was to return is dropped, and before the owner runs there is no process.
+    let started = tokio::select! {
+        started = acp_desk_core::start(spec, options, events) => started,
+        () = closed => return,
+    };
+    match started {
+        Ok(handle) => {
+            let mut handle = Some(handle);
+            session.engine.send_if_modified(|e| {
+                if let (Engine::Starting, Some(h)) = (&*e, handle.take()) {
+                    *e = Engine::Running(h);
+                    true
+                } else {
+                    false
+                }
+            });
+            let _ = report.send(StartReport::Started);
+            // Closed while the last step of the start ran: end the agent now.
+            if let Some(h) = handle {
+                h.close().await;
+            }
+        }
+        Err(e) => {
+            let err = AppError::from(e);
+            tracing::info!(session = %session.info.id, "the agent did not start: {err}");
+            session.engine.send_if_modified(|e| {
+                if matches!(e, Engine::Starting) {
+                    *e = Engine::Failed(err.clone());
+                    true
+                } else {
+                    false
+                }
+            });
+            let _ = report.send(StartReport::Failed(err));
+        }
+    }
+}
+
+/// Ends a session taken out of the registry: its engine, then its pump.
+async fn end(session: &Session, now: bool) {
+    let previous = session.engine.send_replace(Engine::Closed);
+    if let Engine::Running(handle) = previous {
+        if now {
+            handle.close_now().await;
+        } else {
+            handle.close().await;
+        }
+    }
+    if let Some(removed) = lock(&session.removed).take() {
+        let _ = removed.send(());
+    }
+    let pump = lock(&session.pump).take();
+    if let Some(pump) = pump
+        && let Err(e) = pump.await
+    {
+        tracing::warn!(session = %session.info.id, "the session's pump failed: {e}");
+    }
+    tracing::info!(session = %session.info.id, "session closed");
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn folders_are_checked_with_messages_that_say_what_to_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("notes.txt");
+        std::fs::write(&file, "x").unwrap();
+        let ok = check_folder(dir.path().to_str().unwrap()).unwrap();
+        assert_eq!(ok, std::fs::canonicalize(dir.path()).unwrap());
+        let Err(AppError::NotAFolder(m)) = check_folder(file.to_str().unwrap()) else {
+            panic!("a file is not a folder")
+        };
+        assert!(m.contains("is a file") && m.contains("folder"), "{m}");
+        let gone = dir.path().join("gone");
+        let Err(AppError::FolderMissing(m)) = check_folder(gone.to_str().unwrap()) else {
+            panic!("a missing folder")
+        };
+        assert!(m.contains("does not exist"), "{m}");
+        assert!(matches!(check_folder("  "), Err(AppError::InvalidInput(_))));
+    }
+
+    #[tokio::test]
+    async fn unknown_sessions_are_named_in_the_error() {
+        let registry = Registry::new(Handle::current());
+        let err = registry.cancel("s9").unwrap_err();
+        assert!(
+            matches!(&err, AppError::SessionUnknown(m) if m.contains("`s9`")),
+            "{err:?}"
+        );
+        assert!(matches!(
+            registry.close("s9").await,
+            Err(AppError::SessionUnknown(_))
+        ));
+        assert!(registry.is_empty());
+    }
+}
