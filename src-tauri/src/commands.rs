@@ -1,5 +1,6 @@
 //! The commands the webview may call (each listed in the root build.rs's app manifest, which
-//! the capability grants). Thin: checking and work happen in `sessions` and the engine.
+//! the capability grants). Thin: checking and work happen in `sessions`, the app layer and the
+//! engine.
 
 use acp_desk_core::events::PermissionResolution;
 use acp_desk_core::hub::{FrameSink, StreamFrame};
@@ -46,8 +47,8 @@ pub async fn open_session(
     agent: String,
 ) -> Result<SessionInfo, IpcError> {
     let checked = tauri::async_runtime::spawn_blocking(move || {
-        let folder = crate::sessions::check_folder(&folder)?;
-        let spec = crate::sessions::resolve_agent(&agent)?;
+        let folder = acp_desk_app::check_folder(&folder)?;
+        let spec = acp_desk_app::resolve_agent(&agent)?;
         Ok::<_, IpcError>((folder, spec, agent))
     })
     .await

@@ -3,6 +3,7 @@
 //! (through their JSON Schema: `acp-desk-ipc-schema`, then `npm run gen:types`); never copy them
 //! by hand.
 
+use acp_desk_app::AppError;
 use acp_desk_core::agents::AgentListing;
 use acp_desk_core::events::{PermissionResolution, TurnEndReason};
 use acp_desk_core::hub::StreamFrame;
@@ -70,6 +71,23 @@ impl From<EngineError> for IpcError {
             // ...but an option the request never offered is a bug worth showing.
             EngineError::UnknownOption(..) => Self::InvalidInput(message),
             EngineError::AgentRefused(_) => Self::AgentRefused(message),
+        }
+    }
+}
+
+impl From<AppError> for IpcError {
+    fn from(e: AppError) -> Self {
+        match e {
+            AppError::Engine(e) => e.into(),
+            AppError::FolderMissing(m) => Self::FolderMissing(m),
+            AppError::NotAFolder(m) => Self::NotAFolder(m),
+            AppError::FolderUnreadable(m) => Self::FolderUnreadable(m),
+            AppError::AgentUnknown(m) => Self::AgentUnknown(m),
+            AppError::AgentUnavailable(m) => Self::AgentUnavailable(m),
+            AppError::SessionUnknown(m) => Self::SessionUnknown(m),
+            AppError::SessionStarting(m) => Self::SessionStarting(m),
+            AppError::SessionEnded(m) => Self::SessionEnded(m),
+            AppError::InvalidInput(m) => Self::InvalidInput(m),
         }
     }
 }
