@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use acp_desk_app::{OpenRequest, Registry};
 use acp_desk_core::events::{AgentPromptEvent, TurnEndReason};
 use acp_desk_core::{PermissionPolicy, SessionOptions, agents};
 use anyhow::{Context, bail};
@@ -372,11 +373,23 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     // A turn that ended other than `end_turn` (max tokens, refusal, cancelled by the agent, the
     // watchdog, ...): exit 3, but the remaining prompts still run.
     let mut ended_otherwise = false;
-    let start = acp_desk_core::start(spec, opts, ev_tx);
+    // The session runs through the app layer, as the app's do (one path for what observers
+    // see). No views: the printer is the one consumer, on the tap, so the agent goes no faster
+    // than stdout and no copy of the thread is kept.
+    let registry = Registry::new(tokio::runtime::Handle::current());
+    let session = registry.open(OpenRequest {
+        agent: spec.name.clone(),
+        spec,
+        options: opts,
+        views: false,
+        tap: Some(ev_tx),
+    });
+    let id = session.id;
     let handle = tokio::select! {
-        h = start => h,
+        h = registry.started(&id) => h,
         _ = tokio::signal::ctrl_c() => {
-            // The half-started agent ends when the start future is dropped (its lifeline closes).
+            // Closing drops the start under way, which ends the half-started agent.
+            let _ = registry.close(&id).await;
             let _ = printer.join();
             return Ok(ExitCode::from(EXIT_INTERRUPTED));
         }
@@ -384,6 +397,7 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let handle = match handle {
         Ok(h) => h,
         Err(e) => {
+            let _ = registry.close(&id).await;
             let _ = printer.join();
             eprintln!("acp-desk-cli: {e}");
             return Ok(ExitCode::from(EXIT_FAILED));
@@ -392,36 +406,36 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     let asker = ask.then(|| tokio::spawn(render::ask_loop(ask_rx, handle.clone())));
 
     if let Some(mode) = &args.mode
-        && let Err(e) = handle.set_mode(mode).await
+        && let Err(e) = registry.set_mode(&id, mode).await
     {
         eprintln!("acp-desk-cli: could not switch to mode `{mode}`: {e}");
-        handle.close().await;
+        let _ = registry.close(&id).await;
         drop(handle);
         let _ = printer.join();
         return Ok(ExitCode::from(EXIT_FAILED));
     }
 
     for prompt in &args.prompts {
-        let turn = handle.prompt(vec![acp_desk_core::text_block(prompt.clone())]);
+        let turn = registry.prompt(&id, vec![acp_desk_core::text_block(prompt.clone())]);
         tokio::pin!(turn);
         let outcome = loop {
             tokio::select! {
                 r = &mut turn => break r,
                 Ok(true) = &mut printer_done, if !output_gone => {
                     output_gone = true;
-                    let _ = handle.cancel();
+                    let _ = registry.cancel(&id);
                 }
                 _ = tokio::signal::ctrl_c() => {
                     if interrupted {
                         // Second Ctrl-C: stop waiting for the agent.
                         eprintln!("acp-desk-cli: interrupted again; ending the agent");
-                        handle.close_now().await;
+                        let _ = registry.close_now(&id).await;
                         let _ = printer.join();
                         return Ok(ExitCode::from(EXIT_INTERRUPTED));
                     }
                     interrupted = true;
                     eprintln!("acp-desk-cli: stopping the turn (Ctrl-C again to end the agent now)");
-                    let _ = handle.cancel();
+                    let _ = registry.cancel(&id);
                 }
             }
         };
@@ -444,7 +458,7 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             break;
         }
     }
-    handle.close().await;
+    let _ = registry.close(&id).await;
     if let Some(a) = asker {
         a.abort();
     }
