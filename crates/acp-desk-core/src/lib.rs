@@ -13,6 +13,7 @@ pub mod paths;
 pub mod process;
 pub mod rules;
 pub mod session;
+pub mod settings;
 pub mod supervisor;
 pub mod terminal;
 pub mod thread;
