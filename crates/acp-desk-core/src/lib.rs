@@ -3,6 +3,7 @@
 //! front ends over it. See ARCHITECTURE.md at the repository root for the map and the rules.
 
 pub mod agents;
+pub mod atomic_file;
 pub mod audit;
 pub mod compact;
 pub mod events;
