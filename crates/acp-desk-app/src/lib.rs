@@ -8,11 +8,14 @@
 //! - A start failure reaches everyone exactly once: the pump waits for the engine's channel to
 //!   close and for the start's outcome, and only when the engine could not say `session-status:
 //!   dead` itself (the program never ran) does it add the `error` and `dead` events.
+//! - [`state`]: the app's own state file (everything the app writes for itself; the user's
+//!   settings file is only ever read, by `acp_desk_core::settings`).
 
 pub mod error;
 pub mod observer;
 mod pump;
 pub mod registry;
+pub mod state;
 
 pub use error::AppError;
 pub use observer::{Observer, SessionStatus};

@@ -4,10 +4,12 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use serde::Deserialize;
-
 use crate::paths;
 use crate::process::sibling_executable;
+use crate::settings::{self, Settings, SettingsError};
+
+/// Where `agent_servers` entries are defined; re-exported because front ends name it here.
+pub use crate::settings::AgentServer;
 
 /// How to start one agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -189,22 +191,6 @@ fn listing_in(cwd: &std::path::Path, settings_file: &std::path::Path) -> AgentLi
     }
 }
 
-/// Zed-style settings entry: `{"agent_servers": {"Name": {"command", "args", "env"}}}`.
-#[derive(Debug, Clone, Deserialize)]
-pub struct AgentServer {
-    pub command: String,
-    #[serde(default)]
-    pub args: Vec<String>,
-    #[serde(default)]
-    pub env: BTreeMap<String, String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-struct Settings {
-    #[serde(default)]
-    agent_servers: BTreeMap<String, AgentServer>,
-}
-
 /// The demo agent's executable: `ACP_DESK_DEMO_AGENT`, else next to the running program.
 pub fn demo_agent_path() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("ACP_DESK_DEMO_AGENT") {
@@ -284,14 +270,12 @@ pub fn configured() -> Result<BTreeMap<String, AgentServer>, AgentError> {
 }
 
 fn read_settings(file: &std::path::Path) -> Result<Settings, AgentError> {
-    match std::fs::read_to_string(file) {
-        Ok(text) => serde_json::from_str(&text)
-            .map_err(|e| AgentError::Settings(file.display().to_string(), e.to_string())),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Settings::default()),
-        Err(e) => Err(AgentError::Settings(
-            file.display().to_string(),
-            e.to_string(),
-        )),
+    Ok(settings::load_from(file)?)
+}
+
+impl From<SettingsError> for AgentError {
+    fn from(e: SettingsError) -> Self {
+        AgentError::Settings(e.path().display().to_string(), e.reason())
     }
 }
 

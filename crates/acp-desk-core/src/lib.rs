@@ -3,6 +3,7 @@
 //! front ends over it. See ARCHITECTURE.md at the repository root for the map and the rules.
 
 pub mod agents;
+pub mod atomic_file;
 pub mod audit;
 pub mod compact;
 pub mod events;
@@ -13,6 +14,7 @@ pub mod paths;
 pub mod process;
 pub mod rules;
 pub mod session;
+pub mod settings;
 pub mod supervisor;
 pub mod terminal;
 pub mod thread;

@@ -38,7 +38,7 @@
 //! two processes writing in the same instant can still lose one change (no cross-process lock).
 
 use std::fmt;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -488,25 +488,10 @@ impl RuleStore {
     }
 
     fn set_aside(&self) -> Result<PathBuf, RulesError> {
-        let secs = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
-        let mut name = self.path.as_os_str().to_owned();
-        name.push(format!(".bad-{secs}"));
-        let mut target = PathBuf::from(&name);
-        let mut n = 1;
-        while target.exists() {
-            let mut alt = name.clone();
-            alt.push(format!("-{n}"));
-            target = PathBuf::from(alt);
-            n += 1;
-        }
-        std::fs::rename(&self.path, &target).map_err(|source| RulesError::Write {
+        crate::atomic_file::set_aside(&self.path).map_err(|source| RulesError::Write {
             path: self.path.clone(),
             source,
-        })?;
-        Ok(target)
+        })
     }
 
     /// Stores a rule (after re-reading the file) and saves. Patterns are checked here so that a
@@ -634,42 +619,11 @@ impl RuleStore {
             source: io::Error::other(e),
         })?;
         bytes.push(b'\n');
-        write_atomic(&self.path, &bytes).map_err(|source| RulesError::Write {
+        crate::atomic_file::write_atomic(&self.path, &bytes).map_err(|source| RulesError::Write {
             path: self.path.clone(),
             source,
         })
     }
-}
-
-/// Temp file in the same folder, fsync, rename, fsync of the folder (unix): a crash leaves the
-/// old file or the new one.
-fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    std::fs::create_dir_all(dir)?;
-    let name = path
-        .file_name()
-        .ok_or_else(|| io::Error::other("the rules file path has no file name"))?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(".tmp-{}-{}", std::process::id(), next_counter()));
-    let tmp = dir.join(tmp_name);
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        drop(f);
-        std::fs::rename(&tmp, path)?;
-        #[cfg(unix)]
-        std::fs::File::open(dir)?.sync_all()?;
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }
 
 fn next_counter() -> u64 {

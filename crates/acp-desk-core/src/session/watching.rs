@@ -8,15 +8,18 @@
 //! [`TURN_TAIL`]) are the agent's; between turns it is the user editing, and nothing is
 //! recorded.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::Owner;
-use super::services::Done;
+use tokio::sync::{mpsc, oneshot};
+
+use super::client::Done;
+use super::owner::Owner;
 use crate::audit::{AuditLog, WriteVia};
 use crate::events::{FileChangeVia, NoticeSeverity, StreamEvent};
-use crate::watch::{Fingerprint, MAX_DELAY, QUIET, RootWatcher, WatchEvent};
+use crate::watch::{Fingerprint, MAX_DELAY, QUIET, RootWatcher, WatchError, WatchEvent};
 
 /// Changes reported this long after a turn ended still belong to it: the watcher reports a
 /// change up to `MAX_DELAY` after it happened (`QUIET` after a burst), so an edit made just
@@ -26,13 +29,61 @@ const TURN_TAIL: Duration = MAX_DELAY
     .saturating_add(QUIET)
     .saturating_add(Duration::from_millis(500));
 
+/// The folder watcher as the session holds it.
+pub(super) struct Watching {
+    watcher: Option<Arc<RootWatcher>>,
+    /// The watcher being started on the blocking pool.
+    pub(super) start: Option<oneshot::Receiver<Result<RootWatcher, WatchError>>>,
+    pub(super) rx: mpsc::Receiver<WatchEvent>,
+    /// Per path, the state last reported this turn, so the same state is reported once.
+    pub(super) seen: HashMap<PathBuf, Fingerprint>,
+    /// Not the agent's work: the audit log's folder and the rules file (they may lie inside
+    /// a root, e.g. a session in the home folder).
+    excluded: Vec<PathBuf>,
+}
+
+impl Watching {
+    /// Starts watching `folders` (when `enabled`): the first walk of a large tree takes a
+    /// while, so it runs on the blocking pool and the session does not wait for it.
+    pub(super) fn start(enabled: bool, folders: Vec<PathBuf>, excluded: Vec<PathBuf>) -> Self {
+        // A few batches: the watcher retries a full channel, it never drops what it saw.
+        let (tx, rx) = mpsc::channel(8);
+        let (start_tx, start_rx) = oneshot::channel();
+        if enabled {
+            tokio::task::spawn_blocking(move || {
+                let _ = start_tx.send(RootWatcher::start(&folders, tx));
+            });
+        }
+        Self {
+            watcher: None,
+            start: enabled.then_some(start_rx),
+            rx,
+            seen: HashMap::new(),
+            excluded,
+        }
+    }
+}
+
+/// The watcher's start, when one is under way; never otherwise.
+pub(super) async fn wait_started(
+    rx: &mut Option<oneshot::Receiver<Result<RootWatcher, WatchError>>>,
+) -> Result<RootWatcher, String> {
+    match rx {
+        Some(rx) => match rx.await {
+            Ok(r) => r.map_err(|e| e.to_string()),
+            Err(_) => Err("the folder watcher did not start".into()),
+        },
+        None => std::future::pending().await,
+    }
+}
+
 impl Owner {
     pub(super) async fn on_watcher_started(&mut self, started: Result<RootWatcher, String>) {
         match started {
             Ok(w) => {
                 let w = Arc::new(w);
                 // Folders the user added while the first walk ran.
-                let later: Vec<PathBuf> = self.roots.roots().to_vec();
+                let later: Vec<PathBuf> = self.client.roots.roots().to_vec();
                 let watcher = w.clone();
                 tokio::task::spawn_blocking(move || {
                     for root in later {
@@ -41,7 +92,7 @@ impl Owner {
                         }
                     }
                 });
-                self.watcher = Some(w);
+                self.watch.watcher = Some(w);
             }
             Err(e) => {
                 self.notice(
@@ -57,7 +108,7 @@ impl Owner {
 
     /// Watches a folder just added to the session (its first walk off the owner).
     pub(super) fn watch_folder(&self, folder: PathBuf) {
-        if let Some(w) = self.watcher.clone() {
+        if let Some(w) = self.watch.watcher.clone() {
             tokio::task::spawn_blocking(move || {
                 if let Err(e) = w.add_root(&folder) {
                     tracing::warn!("the added folder is not watched: {e}");
@@ -88,12 +139,12 @@ impl Owner {
                 }
                 let paths: Vec<PathBuf> = paths
                     .into_iter()
-                    .filter(|p| !self.watch_excluded.iter().any(|x| p.starts_with(x)))
+                    .filter(|p| !self.watch.excluded.iter().any(|x| p.starts_with(x)))
                     .collect();
                 if paths.is_empty() {
                     return;
                 }
-                let tx = self.done_tx.clone();
+                let tx = self.client.done_tx.clone();
                 tokio::task::spawn_blocking(move || {
                     let files = paths
                         .into_iter()
@@ -120,14 +171,15 @@ impl Owner {
             // Our own write coming back: the disk holds what we wrote last.
             let echo = hash.is_some()
                 && self
+                    .client
                     .changes
                     .get(&path)
                     .is_some_and(|c| c.after_hash == hash);
-            self.changes.record_external(path.clone());
-            if echo || self.watch_seen.get(&path) == Some(&fp) {
+            self.client.changes.record_external(path.clone());
+            if echo || self.watch.seen.get(&path) == Some(&fp) {
                 continue;
             }
-            self.watch_seen.insert(path.clone(), fp);
+            self.watch.seen.insert(path.clone(), fp);
             self.audit.file_written(
                 &path,
                 None,
@@ -159,7 +211,7 @@ impl Owner {
 
     /// Logs the commands whose exit was never seen (released, or still running at the end).
     pub(super) fn log_unfinished_commands(&mut self) {
-        for st in self.term_state.values_mut() {
+        for st in self.client.term_state.values_mut() {
             if let Some(run) = st.run.take() {
                 self.audit.command_run(run);
             }

@@ -1,0 +1,388 @@
+//! The app's own state file: everything ACP Desk itself remembers between runs.
+//!
+//! The user's settings file is the user's (`acp_desk_core::settings` only reads it); what the
+//! app writes goes here instead: switches changed in the window, first-time notices seen,
+//! recent folders, the agent chosen for new sessions, the sidebar, and which sessions were open.
+//! One JSON file, `state.json` in [`acp_desk_core::paths::data_dir`] (`ACP_DESK_DATA_DIR`
+//! moves it, for tests and portable installs).
+//!
+//! # The file
+//!
+//! - `{"version": 1, ...}`. The version changes only for a change an older ACP Desk would
+//!   misread; adding a field does not change it.
+//! - **Unknown fields are kept**, at the top level and inside `sidebar` and each open session,
+//!   and written back unchanged. The file is rewritten on every change, so an older ACP Desk
+//!   run after a newer one (or next to it) would otherwise erase the newer one's state each
+//!   time it saved; keeping them is what lets new fields come without a version change.
+//! - A missing file is [`AppState::default`]. A file that is not valid JSON of this shape is
+//!   renamed to `state.json.bad-<unix secs>` (kept for the user, never overwritten) and the
+//!   state starts from the defaults; [`StateFile::open`] returns a [`StateWarning`] for the
+//!   caller to show.
+//! - A file we cannot read (permissions, IO error) or one from a newer format is left as it
+//!   is: the state starts from the defaults, changes are kept in memory only, and the warning
+//!   says so. Overwriting what we could not read could destroy it.
+//! - Writes are atomic ([`acp_desk_core::atomic_file::write_atomic`]): a crash leaves the old
+//!   file or the new one.
+//! - Only the app writes this file (the CLI does not); two app instances at once each write
+//!   their own state and the last write wins, which costs at most a recent folder.
+//!
+//! # Blocking
+//!
+//! [`StateFile::open`] and [`StateFile::update`] do file IO, including an fsync: call them on
+//! the blocking pool (`tokio::task::spawn_blocking`) or a thread of your own, never on an async
+//! worker. A `std::sync::Mutex<StateFile>` shared by those calls is enough: it is held for one
+//! small write.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use acp_desk_core::atomic_file;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The state file's name in the data folder.
+pub const STATE_FILE_NAME: &str = "state.json";
+
+/// The format this build reads and writes; a file with a greater version is left untouched.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Recent folders kept, most recent first.
+pub const MAX_RECENT_FOLDERS: usize = 20;
+
+/// Everything the app remembers. `AppState::default()` is a first run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct AppState {
+    /// On/off switches the user changed in the window, by the switch's id. A switch that is
+    /// not here has its built-in default (which the code owning the switch knows).
+    pub switches: BTreeMap<String, bool>,
+    /// Ids of the first-time notices the user has seen (and should not see again).
+    pub notices_seen: BTreeSet<String>,
+    /// Folders sessions were opened in, most recent first, without duplicates, at most
+    /// [`MAX_RECENT_FOLDERS`] (kept so by every [`StateFile::update`]; use
+    /// [`AppState::add_recent_folder`]).
+    pub recent_folders: Vec<PathBuf>,
+    /// The agent last chosen for new sessions (its launch name); `None`: the listing's default.
+    pub new_session_agent: Option<String>,
+    pub sidebar: Sidebar,
+    /// The sessions open when the app last saved, in sidebar order (to offer reopening them).
+    pub open_sessions: Vec<OpenSession>,
+    /// Fields of a newer ACP Desk, written back as they were (see the module docs).
+    #[serde(flatten)]
+    unknown: Map<String, Value>,
+}
+
+impl Default for AppState {
+    fn default() -> Self {
+        AppState {
+            switches: BTreeMap::new(),
+            notices_seen: BTreeSet::new(),
+            recent_folders: Vec::new(),
+            new_session_agent: None,
+            sidebar: Sidebar::default(),
+            open_sessions: Vec::new(),
+            unknown: Map::new(),
+        }
+    }
+}
+
+/// The sidebar as the user left it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Sidebar {
+    /// Default: shown.
+    pub shown: bool,
+    /// Width in CSS pixels; `None`: the window's default. The window clamps it to what fits.
+    pub width: Option<u32>,
+    #[serde(flatten)]
+    unknown: Map<String, Value>,
+}
+
+impl Default for Sidebar {
+    fn default() -> Self {
+        Sidebar {
+            shown: true,
+            width: None,
+            unknown: Map::new(),
+        }
+    }
+}
+
+/// One session that was open: where, and with which agent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenSession {
+    pub folder: PathBuf,
+    /// The agent's launch name.
+    pub agent: String,
+    #[serde(flatten)]
+    unknown: Map<String, Value>,
+}
+
+impl OpenSession {
+    pub fn new(folder: impl Into<PathBuf>, agent: impl Into<String>) -> Self {
+        OpenSession {
+            folder: folder.into(),
+            agent: agent.into(),
+            unknown: Map::new(),
+        }
+    }
+}
+
+impl AppState {
+    /// Puts `folder` first in the recent folders (moving it there if it was already listed)
+    /// and drops the oldest past [`MAX_RECENT_FOLDERS`]. Folders are compared as given:
+    /// callers pass canonical paths.
+    pub fn add_recent_folder(&mut self, folder: impl Into<PathBuf>) {
+        self.recent_folders.insert(0, folder.into());
+        self.normalize();
+    }
+
+    /// The user's value for switch `id`, if they changed it.
+    pub fn switch(&self, id: &str) -> Option<bool> {
+        self.switches.get(id).copied()
+    }
+
+    pub fn notice_seen(&self, id: &str) -> bool {
+        self.notices_seen.contains(id)
+    }
+
+    /// Notes that notice `id` was shown. Returns whether it was new.
+    pub fn mark_notice_seen(&mut self, id: impl Into<String>) -> bool {
+        self.notices_seen.insert(id.into())
+    }
+
+    /// Keeps the invariants the fields document, whatever a caller or a hand-edited file did:
+    /// recent folders without duplicates (the first, most recent, one kept), capped.
+    fn normalize(&mut self) {
+        let mut seen = BTreeSet::new();
+        self.recent_folders.retain(|f| seen.insert(f.clone()));
+        self.recent_folders.truncate(MAX_RECENT_FOLDERS);
+    }
+
+    /// What goes to disk: JSON strings cannot hold a path that is not UTF-8 (possible on
+    /// unix), and one such path must not make every save fail, so those entries stay in memory
+    /// only.
+    fn storable(&self) -> AppState {
+        let mut s = self.clone();
+        let utf8 = |p: &Path| p.to_str().is_some();
+        s.recent_folders.retain(|f| utf8(f));
+        s.open_sessions.retain(|o| utf8(&o.folder));
+        s
+    }
+}
+
+/// The file on disk: the version, then the state's fields.
+#[derive(Serialize, Deserialize)]
+struct FileFormat {
+    version: u32,
+    #[serde(flatten)]
+    state: AppState,
+}
+
+/// Only the version, to refuse a newer file before reading its fields with our own shape.
+#[derive(Deserialize)]
+struct VersionOnly {
+    version: u32,
+}
+
+/// The state could not be saved. The change is kept in memory, and the next successful
+/// [`StateFile::update`] writes it.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    #[error("could not save the app state file {}: {source}", path.display())]
+    Write { path: PathBuf, source: io::Error },
+}
+
+/// Shown to the user once: the state file was not used as it was.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StateWarning {
+    /// The file could not be parsed; it was renamed to `moved_to` and the state starts from the
+    /// defaults.
+    SetAside { moved_to: PathBuf, reason: String },
+    /// The file could not be read (or, corrupt, could not be set aside); it is left as it is
+    /// and this run's changes are not saved.
+    Unreadable { path: PathBuf, reason: String },
+    /// The file was written by a newer ACP Desk; it is left as it is and this run's changes
+    /// are not saved.
+    NewerFormat { path: PathBuf, found: u32 },
+}
+
+impl fmt::Display for StateWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StateWarning::SetAside { moved_to, reason } => write!(
+                f,
+                "the app state file could not be read ({reason}); it was kept as {} and ACP \
+                 Desk starts with its default window state (recent folders, sidebar, notices)",
+                moved_to.display()
+            ),
+            StateWarning::Unreadable { path, reason } => write!(
+                f,
+                "the app state file {} could not be read ({reason}); it was left as it is, and \
+                 changes to the window state will not be saved until it is fixed",
+                path.display()
+            ),
+            StateWarning::NewerFormat { path, found } => write!(
+                f,
+                "the app state file {} was written by a newer ACP Desk (format {found}); it was \
+                 left as it is, and changes to the window state will not be saved",
+                path.display()
+            ),
+        }
+    }
+}
+
+/// The app's state, backed by its file. Blocking (see the module docs).
+#[derive(Debug)]
+pub struct StateFile {
+    path: PathBuf,
+    state: AppState,
+    /// The file must be left as it is (unreadable, newer format): changes stay in memory.
+    frozen: bool,
+    /// The in-memory state has changes the file lacks (a write failed).
+    unsaved: bool,
+}
+
+impl StateFile {
+    /// `<data dir>/state.json`.
+    pub fn default_path() -> PathBuf {
+        acp_desk_core::paths::data_dir().join(STATE_FILE_NAME)
+    }
+
+    /// Opens [`StateFile::default_path`].
+    pub fn open_default() -> (StateFile, Option<StateWarning>) {
+        StateFile::open(StateFile::default_path())
+    }
+
+    /// Loads `path`. Never fails: whatever is wrong with the file, the app starts (from the
+    /// defaults) and the warning says what happened to the file.
+    pub fn open(path: impl Into<PathBuf>) -> (StateFile, Option<StateWarning>) {
+        let path = path.into();
+        let (state, frozen, warning) = load(&path);
+        if let Some(w) = &warning {
+            tracing::warn!(file = %path.display(), "{w}");
+        }
+        let file = StateFile {
+            path,
+            state,
+            frozen,
+            unsaved: false,
+        };
+        (file, warning)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn state(&self) -> &AppState {
+        &self.state
+    }
+
+    /// Whether changes reach the file (false after an [`StateWarning::Unreadable`] or
+    /// [`StateWarning::NewerFormat`] warning: they are kept in memory only).
+    pub fn saves(&self) -> bool {
+        !self.frozen
+    }
+
+    /// Applies `change` and saves, when it changed anything (or an earlier save failed).
+    ///
+    /// On an error the change stays applied in memory (the window keeps showing what the user
+    /// did) and the next successful update writes it. When the file is left alone
+    /// ([`StateFile::saves`] is false) the change is applied in memory and `Ok` is returned.
+    pub fn update(&mut self, change: impl FnOnce(&mut AppState)) -> Result<(), StateError> {
+        let before = self.state.clone();
+        change(&mut self.state);
+        self.state.normalize();
+        if self.frozen || (self.state == before && !self.unsaved) {
+            return Ok(());
+        }
+        match self.save() {
+            Ok(()) => {
+                self.unsaved = false;
+                Ok(())
+            }
+            Err(e) => {
+                self.unsaved = true;
+                tracing::warn!("{e}");
+                Err(e)
+            }
+        }
+    }
+
+    fn save(&self) -> Result<(), StateError> {
+        let write_error = |source| StateError::Write {
+            path: self.path.clone(),
+            source,
+        };
+        let file = FileFormat {
+            version: FORMAT_VERSION,
+            state: self.state.storable(),
+        };
+        let mut bytes = serde_json::to_vec_pretty(&file).map_err(|e| write_error(e.into()))?;
+        bytes.push(b'\n');
+        atomic_file::write_atomic(&self.path, &bytes).map_err(write_error)
+    }
+}
+
+/// The state in the file, whether the file must be left alone, and what to tell the user.
+fn load(path: &Path) -> (AppState, bool, Option<StateWarning>) {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        // No file yet (a parent that is a file means no file too; saving will say why).
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+            ) =>
+        {
+            return (AppState::default(), false, None);
+        }
+        Err(e) => {
+            let warning = StateWarning::Unreadable {
+                path: path.to_owned(),
+                reason: e.to_string(),
+            };
+            return (AppState::default(), true, Some(warning));
+        }
+    };
+    // The version first: a newer file is left alone even if its fields would not parse as ours.
+    if let Ok(VersionOnly { version }) = serde_json::from_slice(&bytes)
+        && version > FORMAT_VERSION
+    {
+        let warning = StateWarning::NewerFormat {
+            path: path.to_owned(),
+            found: version,
+        };
+        return (AppState::default(), true, Some(warning));
+    }
+    match serde_json::from_slice::<FileFormat>(&bytes) {
+        Ok(f) => {
+            let mut state = f.state;
+            state.normalize();
+            (state, false, None)
+        }
+        Err(e) => match atomic_file::set_aside(path) {
+            Ok(moved_to) => {
+                let warning = StateWarning::SetAside {
+                    moved_to,
+                    reason: e.to_string(),
+                };
+                (AppState::default(), false, Some(warning))
+            }
+            Err(io) => {
+                let warning = StateWarning::Unreadable {
+                    path: path.to_owned(),
+                    reason: format!("{e}; it could not be set aside either: {io}"),
+                };
+                (AppState::default(), true, Some(warning))
+            }
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,307 @@
+#![allow(clippy::unwrap_used)]
+
+use super::*;
+
+fn state_path(dir: &tempfile::TempDir) -> PathBuf {
+    dir.path().join(STATE_FILE_NAME)
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+fn files_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_missing_file_is_the_defaults_and_is_not_created_until_a_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = state_path(&dir);
+    let (mut file, warning) = StateFile::open(&path);
+    assert!(warning.is_none());
+    assert!(file.saves());
+    assert_eq!(file.state(), &AppState::default());
+    assert!(file.state().sidebar.shown, "the sidebar is shown at first");
+    // Nothing changed: nothing written.
+    file.update(|_| {}).unwrap();
+    file.update(|s| s.sidebar.shown = true).unwrap();
+    assert!(!path.exists());
+}
+
+#[test]
+fn round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = state_path(&dir);
+    let (mut file, _) = StateFile::open(&path);
+    file.update(|s| {
+        s.switches.insert("allowReadsInsideRoots".into(), true);
+        s.switches.insert("followOutput".into(), false);
+        assert!(s.mark_notice_seen("welcome"));
+        assert!(!s.mark_notice_seen("welcome"));
+        s.add_recent_folder("/home/u/a");
+        s.add_recent_folder("/home/u/b");
+        s.new_session_agent = Some("claude".into());
+        s.sidebar = Sidebar {
+            shown: false,
+            width: Some(280),
+            ..Sidebar::default()
+        };
+        s.open_sessions = vec![
+            OpenSession::new("/home/u/b", "claude"),
+            OpenSession::new("/home/u/a", "demo"),
+            OpenSession::new("/home/u/b", "claude"),
+        ];
+    })
+    .unwrap();
+    let expected = file.state().clone();
+    drop(file);
+
+    let json = read_json(&path);
+    assert_eq!(json["version"], 1);
+    assert_eq!(json["recentFolders"][0], "/home/u/b");
+    assert_eq!(json["sidebar"]["width"], 280);
+    assert_eq!(json["openSessions"][1]["agent"], "demo");
+
+    let (file, warning) = StateFile::open(&path);
+    assert!(warning.is_none());
+    assert_eq!(file.state(), &expected);
+    let s = file.state();
+    assert_eq!(s.switch("allowReadsInsideRoots"), Some(true));
+    assert_eq!(s.switch("followOutput"), Some(false));
+    assert_eq!(s.switch("never-changed"), None);
+    assert!(s.notice_seen("welcome"));
+    assert!(!s.notice_seen("other"));
+    assert_eq!(
+        s.recent_folders,
+        vec![PathBuf::from("/home/u/b"), PathBuf::from("/home/u/a")]
+    );
+    // Sidebar order kept, duplicates allowed (two sessions in one folder).
+    let order: Vec<_> = s
+        .open_sessions
+        .iter()
+        .map(|o| (o.folder.to_str().unwrap(), o.agent.as_str()))
+        .collect();
+    assert_eq!(
+        order,
+        vec![
+            ("/home/u/b", "claude"),
+            ("/home/u/a", "demo"),
+            ("/home/u/b", "claude")
+        ]
+    );
+    assert_eq!(files_in(dir.path()), vec![STATE_FILE_NAME]);
+}
+
+#[test]
+fn a_corrupt_file_is_set_aside_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = state_path(&dir);
+    for text in [
+        "{oops",
+        "",
+        r#"{"recentFolders": []}"#,
+        r#"{"version": 1, "recentFolders": 5}"#,
+    ] {
+        std::fs::write(&path, text).unwrap();
+        let (mut file, warning) = StateFile::open(&path);
+        let Some(StateWarning::SetAside { moved_to, reason }) = warning.clone() else {
+            panic!("{text:?}: {warning:?}")
+        };
+        assert!(!reason.is_empty());
+        assert!(
+            warning
+                .unwrap()
+                .to_string()
+                .contains(&*moved_to.to_string_lossy())
+        );
+        let name = moved_to.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with("state.json.bad-"), "{name}");
+        assert_eq!(std::fs::read_to_string(&moved_to).unwrap(), text);
+        assert!(!path.exists());
+        assert_eq!(file.state(), &AppState::default());
+        // The app goes on and saves a good file in its place.
+        assert!(file.saves());
+        file.update(|s| s.add_recent_folder("/p")).unwrap();
+        assert_eq!(read_json(&path)["recentFolders"][0], "/p");
+        std::fs::remove_file(&path).unwrap();
+    }
+    // Every bad file kept, even several in the same second.
+    let bad = files_in(dir.path());
+    assert_eq!(bad.len(), 4, "{bad:?}");
+}
+
+#[test]
+fn unknown_fields_are_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = state_path(&dir);
+    std::fs::write(
+        &path,
+        r#"{
+            "version": 1,
+            "recentFolders": ["/a"],
+            "windowGeometry": {"x": 10, "y": 20, "maximized": false},
+            "sidebar": {"shown": false, "collapsedGroups": ["old"]},
+            "openSessions": [{"folder": "/a", "agent": "demo", "pinned": true}]
+        }"#,
+    )
+    .unwrap();
+    let (mut file, warning) = StateFile::open(&path);
+    assert!(warning.is_none());
+    assert!(!file.state().sidebar.shown);
+    assert_eq!(file.state().open_sessions[0].agent, "demo");
+    file.update(|s| {
+        s.add_recent_folder("/b");
+        s.sidebar.width = Some(300);
+    })
+    .unwrap();
+    let json = read_json(&path);
+    assert_eq!(json["version"], 1);
+    assert_eq!(
+        json["windowGeometry"],
+        serde_json::json!({"x": 10, "y": 20, "maximized": false})
+    );
+    assert_eq!(
+        json["sidebar"],
+        serde_json::json!({"shown": false, "width": 300, "collapsedGroups": ["old"]})
+    );
+    assert_eq!(json["openSessions"][0]["pinned"], true);
+    assert_eq!(json["recentFolders"], serde_json::json!(["/b", "/a"]));
+}
+
+#[test]
+fn recent_folders_are_deduplicated_and_capped() {
+    let mut s = AppState::default();
+    for i in 0..30 {
+        s.add_recent_folder(format!("/p/{i}"));
+    }
+    s.add_recent_folder("/p/25");
+    assert_eq!(s.recent_folders.len(), MAX_RECENT_FOLDERS);
+    assert_eq!(s.recent_folders[0], PathBuf::from("/p/25"));
+    assert_eq!(s.recent_folders[1], PathBuf::from("/p/29"));
+    let mut unique = s.recent_folders.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), s.recent_folders.len());
+    // The oldest fell off.
+    assert!(!s.recent_folders.contains(&PathBuf::from("/p/0")));
+
+    // A hand-edited file is put right on load, and a caller pushing by hand on update.
+    let dir = tempfile::tempdir().unwrap();
+    let path = state_path(&dir);
+    let many: Vec<String> = (0..25).map(|i| format!("/q/{}", i % 22)).collect();
+    std::fs::write(
+        &path,
+        serde_json::to_vec(&serde_json::json!({"version": 1, "recentFolders": many})).unwrap(),
+    )
+    .unwrap();
+    let (mut file, _) = StateFile::open(&path);
+    let r = &file.state().recent_folders;
+    assert_eq!(r.len(), MAX_RECENT_FOLDERS);
+    assert_eq!(r[0], PathBuf::from("/q/0"));
+    file.update(|s| s.recent_folders.push("/q/0".into()))
+        .unwrap();
+    assert_eq!(file.state().recent_folders.len(), MAX_RECENT_FOLDERS);
+    assert_eq!(
+        file.state()
+            .recent_folders
+            .iter()
+            .filter(|p| p.as_os_str() == "/q/0")
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn a_failed_write_is_an_error_and_keeps_the_change_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    // Tests run as root, for whom a read-only folder is writable: make the parent a file.
+    let parent = dir.path().join("data");
+    let path = parent.join(STATE_FILE_NAME);
+    let (mut file, warning) = StateFile::open(&path);
+    assert!(warning.is_none());
+    std::fs::write(&parent, b"a file, not a folder").unwrap();
+    let err = file.update(|s| s.add_recent_folder("/kept")).unwrap_err();
+    let StateError::Write { path: p, .. } = &err;
+    assert_eq!(p, &path);
+    assert!(err.to_string().contains("state.json"), "{err}");
+    assert_eq!(
+        file.state().recent_folders,
+        vec![PathBuf::from("/kept")],
+        "the change stays in memory"
+    );
+    assert_eq!(std::fs::read(&parent).unwrap(), b"a file, not a folder");
+
+    // Once writing works again, the next update (even one changing nothing) saves it.
+    std::fs::remove_file(&parent).unwrap();
+    file.update(|_| {}).unwrap();
+    let (reopened, _) = StateFile::open(&path);
+    assert_eq!(
+        reopened.state().recent_folders,
+        vec![PathBuf::from("/kept")]
+    );
+}
+
+#[test]
+fn an_unreadable_file_is_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = state_path(&dir);
+    // A folder in the file's place cannot be read, even by root.
+    std::fs::create_dir(&path).unwrap();
+    let (mut file, warning) = StateFile::open(&path);
+    assert!(
+        matches!(warning, Some(StateWarning::Unreadable { .. })),
+        "{warning:?}"
+    );
+    assert!(!file.saves());
+    file.update(|s| s.add_recent_folder("/in-memory")).unwrap();
+    assert_eq!(file.state().recent_folders.len(), 1);
+    assert!(path.is_dir());
+    assert_eq!(files_in(dir.path()), vec![STATE_FILE_NAME]);
+}
+
+#[test]
+fn a_newer_format_is_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = state_path(&dir);
+    // Fields a newer format might have changed the shape of.
+    let text = r#"{"version": 2, "recentFolders": {"pinned": ["/a"]}}"#;
+    std::fs::write(&path, text).unwrap();
+    let (mut file, warning) = StateFile::open(&path);
+    assert_eq!(
+        warning,
+        Some(StateWarning::NewerFormat {
+            path: path.clone(),
+            found: 2
+        })
+    );
+    assert_eq!(file.state(), &AppState::default());
+    file.update(|s| s.add_recent_folder("/b")).unwrap();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+    assert_eq!(files_in(dir.path()), vec![STATE_FILE_NAME]);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_path_that_is_not_utf8_stays_in_memory_and_does_not_stop_saving() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = state_path(&dir);
+    let odd = PathBuf::from(std::ffi::OsStr::from_bytes(b"/home/u/caf\xe9"));
+    let (mut file, _) = StateFile::open(&path);
+    file.update(|s| {
+        s.add_recent_folder("/ok");
+        s.add_recent_folder(odd.clone());
+        s.open_sessions.push(OpenSession::new(odd.clone(), "demo"));
+    })
+    .unwrap();
+    assert_eq!(file.state().recent_folders[0], odd);
+    let json = read_json(&path);
+    assert_eq!(json["recentFolders"], serde_json::json!(["/ok"]));
+    assert_eq!(json["openSessions"], serde_json::json!([]));
+}

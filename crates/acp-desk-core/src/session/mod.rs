@@ -1,0 +1,458 @@
+//! A session: one agent, one owner task.
+//!
+//! The owner task ([`owner`]) is the only code that touches the session's state. It takes the
+//! agent's messages in arrival order from the connection's single inbound channel, and commands
+//! from front ends (prompt, cancel, answer a permission, close) from a command channel. Nothing
+//! in it waits for a person: permission requests are parked and answered when a `Respond`
+//! command arrives. Events go out through a bounded channel, so a slow consumer slows the agent
+//! down (backpressure) instead of growing a queue.
+//!
+//! The state is split by who owns it, one module each:
+//! - this file: the public handle, the options and [`start`];
+//! - [`owner`]: the owner's state, its run loop, the agent link and the event outbox;
+//! - [`handshake`]: `initialize`, then `session/new` (later: authenticate, load/resume, MCP
+//!   servers);
+//! - [`permissions`]: parked permission requests, settling them, remembered rules
+//!   ([`remembered`]);
+//! - [`turn`]: a turn's life (prompt, stop, watchdog, its one end);
+//! - [`ending`]: the ONE path by which a session ends, whatever ended it (closed, the agent
+//!   exited, stuck, deaf to a stop, not started in time, a failed handshake);
+//! - [`requests`]: the front end's requests to the agent between or during turns (modes,
+//!   config options);
+//! - [`client`]: what the agent asks of us (`fs/*`, `terminal/*`, access outside the roots);
+//! - [`watching`]: the folder watcher and the audit log.
+//!
+//! The owner runs over any byte stream ([`start_over`]): unit tests drive it over an in-memory
+//! pipe with a scripted peer (`tests.rs`), no process needed.
+
+mod client;
+mod ending;
+mod handshake;
+mod owner;
+mod permissions;
+mod remembered;
+mod requests;
+#[cfg(test)]
+mod tests;
+mod turn;
+mod watching;
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use agent_client_protocol_schema::v1 as acp;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::agents::LaunchSpec;
+use crate::audit::{AuditKind, AuditLog};
+use crate::events::{PermissionResolution, StreamEvent, TurnEndReason};
+use crate::fs::{Change, Roots};
+use crate::jsonrpc::{Connection, Inbound, Limits};
+use crate::process::{AgentProcess, ProcessOptions};
+use crate::rules::RuleStore;
+use owner::{AgentProc, Owner};
+
+/// Events travel to consumers in batches: one per burst of agent messages (one read of its
+/// output), so a flood costs one wake-up per batch rather than per event.
+pub type EventBatch = Vec<StreamEvent>;
+
+/// What the engine does with the agent's permission requests when nobody answers them by hand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PermissionPolicy {
+    /// Park them and emit `agent-prompt`; a front end answers through `respond_permission`.
+    Ask,
+    /// Answer with the request's `allow_once` option (chosen by kind, never by id or name).
+    AllowOnce,
+    /// Answer with the request's `reject_once` option.
+    RejectOnce,
+    /// Answer `cancelled`.
+    Cancel,
+}
+
+#[derive(Debug, Clone)]
+pub struct SessionOptions {
+    pub cwd: PathBuf,
+    pub additional_dirs: Vec<PathBuf>,
+    pub permission_policy: PermissionPolicy,
+    /// How long a turn may go on after `session/cancel` before the agent is ended. Agents must
+    /// answer a cancel with `stopReason: cancelled`; one that does not is stuck or deaf.
+    pub cancel_grace: Duration,
+    /// A turn during which the agent sends nothing for this long ends with `turn-end`
+    /// `watchdog-timeout` (and the agent is asked to cancel). Waiting for the user's answer to a
+    /// permission request does not count as idle. `None`: no watchdog.
+    pub turn_idle_timeout: Option<Duration>,
+    /// Budget for `initialize` + `session/new`. Generous: `npx` on a cold cache takes tens of
+    /// seconds (notes/real-agents.md).
+    pub start_timeout: Duration,
+    pub process: ProcessOptions,
+    pub limits: Limits,
+    /// The remembered "always" answers (`permission-rules.json`): applied before
+    /// `permission_policy`, and where the user's "always" answers are stored. `None`: none
+    /// applied, none stored.
+    pub rules_file: Option<PathBuf>,
+    /// Answer the agent's read requests (kind `read`) whose every path is inside the session's
+    /// folders with allow, without asking. Off by default.
+    pub allow_reads_inside_roots: bool,
+    /// The session's audit log. On by default; `Off` is AIP-44's `audit.kind: off`.
+    pub audit: AuditKind,
+    /// Where the audit log goes (`<dir>/<UTC date>/<session>.jsonl`).
+    pub audit_dir: PathBuf,
+    /// Watch the session's folders for files changed without `fs/write_text_file`.
+    pub watch_roots: bool,
+}
+
+impl SessionOptions {
+    pub fn new(cwd: impl Into<PathBuf>) -> Self {
+        Self {
+            cwd: cwd.into(),
+            additional_dirs: Vec::new(),
+            permission_policy: PermissionPolicy::Ask,
+            cancel_grace: Duration::from_secs(5),
+            // Long enough for a model thinking hard between messages; short enough that a
+            // wedged agent does not hold a turn (and a CI job) forever.
+            turn_idle_timeout: Some(Duration::from_secs(600)),
+            start_timeout: Duration::from_secs(120),
+            process: ProcessOptions::default(),
+            limits: Limits::default(),
+            rules_file: Some(RuleStore::default_path()),
+            allow_reads_inside_roots: false,
+            audit: AuditKind::On,
+            audit_dir: AuditLog::default_dir(),
+            watch_roots: true,
+        }
+    }
+}
+
+/// Errors a front end can get from a session. Front ends match on the variant, never the text.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum EngineError {
+    #[error("{0}")]
+    Spawn(String),
+    #[error("the agent failed to start: {0}")]
+    StartFailed(String),
+    #[error(
+        "the agent needs you to sign in first ({0}). Sign in with the agent's own command, then try again."
+    )]
+    AuthRequired(String),
+    #[error(
+        "the agent speaks ACP protocol version {0}; ACP Desk speaks version 1. Update the agent or ACP Desk."
+    )]
+    ProtocolVersion(u16),
+    #[error("the session has ended: {0}")]
+    SessionEnded(String),
+    #[error("a turn is already running; wait for it to end or stop it first")]
+    TurnInProgress,
+    #[error("no pending permission request has the id `{0}` (it may have been answered already)")]
+    UnknownPermission(String),
+    #[error("the permission request `{0}` has no option `{1}`")]
+    UnknownOption(String, String),
+    /// The agent answered a request (set a mode, a config option) with an error, or with an
+    /// answer that is not ACP. Carries what the agent said: the user needs its reason.
+    #[error("the agent refused: {0}")]
+    AgentRefused(String),
+}
+
+/// How a turn ended, as the `turn-end` event says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnOutcome {
+    pub reason: TurnEndReason,
+    pub stop_reason: Option<acp::StopReason>,
+}
+
+enum Command {
+    Prompt {
+        blocks: Vec<acp::ContentBlock>,
+        reply: oneshot::Sender<Result<TurnOutcome, EngineError>>,
+    },
+    Cancel,
+    Respond {
+        correlation_id: String,
+        resolution: PermissionResolution,
+        reply: oneshot::Sender<Result<(), EngineError>>,
+    },
+    Close {
+        /// End the agent at once (SIGKILL of its tree) instead of politely.
+        now: bool,
+        reply: oneshot::Sender<()>,
+    },
+    Changes {
+        reply: oneshot::Sender<Vec<Change>>,
+    },
+    SetMode {
+        mode_id: String,
+        reply: oneshot::Sender<Result<(), EngineError>>,
+    },
+    SetConfigOption {
+        config_id: String,
+        value: acp::SessionConfigOptionValue,
+        reply: oneshot::Sender<Result<(), EngineError>>,
+    },
+}
+
+/// A front end's handle on a session. Cheap to clone; when the last clone is dropped the
+/// session closes and its agent ends.
+#[derive(Clone)]
+pub struct SessionHandle {
+    id: String,
+    cmds: mpsc::UnboundedSender<Command>,
+    supervised: bool,
+    pid: Option<u32>,
+    prompt_capabilities: acp::PromptCapabilities,
+}
+
+impl SessionHandle {
+    /// Our id for the session (every event's `sessionId`).
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The process we started: the supervisor on Linux, the agent itself elsewhere. Its
+    /// descendants are the agent's whole tree.
+    pub fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
+    /// Whether the agent runs under `acp-desk-supervisor` (Linux).
+    pub fn is_supervised(&self) -> bool {
+        self.supervised
+    }
+
+    /// What the agent said it accepts in a prompt (`initialize`): front ends send images and
+    /// embedded resources only when it does.
+    pub fn prompt_capabilities(&self) -> &acp::PromptCapabilities {
+        &self.prompt_capabilities
+    }
+
+    /// Switches the session's mode (`session/set_mode`); returns once the agent agreed, after
+    /// the `current-mode` event went out. Allowed during a turn too (agents switch modes
+    /// mid-turn, e.g. leaving plan mode).
+    pub async fn set_mode(&self, mode_id: &str) -> Result<(), EngineError> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::SetMode {
+            mode_id: mode_id.into(),
+            reply,
+        })?;
+        rx.await.unwrap_or_else(|_| Err(ended()))
+    }
+
+    /// Sets one of the session's config options (`session/set_config_option`): a select's value
+    /// id or a boolean. Returns once the agent agreed, after the `config-options` event with
+    /// every option as the agent now has them went out.
+    pub async fn set_config_option(
+        &self,
+        config_id: &str,
+        value: impl Into<acp::SessionConfigOptionValue>,
+    ) -> Result<(), EngineError> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::SetConfigOption {
+            config_id: config_id.into(),
+            value: value.into(),
+            reply,
+        })?;
+        rx.await.unwrap_or_else(|_| Err(ended()))
+    }
+
+    /// Sends a prompt and waits for its turn to end.
+    pub async fn prompt(&self, blocks: Vec<acp::ContentBlock>) -> Result<TurnOutcome, EngineError> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::Prompt { blocks, reply })?;
+        rx.await.unwrap_or_else(|_| Err(ended()))
+    }
+
+    /// Stops the running turn: `session/cancel`, parked permissions answered `cancelled`, and the
+    /// agent ended if it does not stop within the cancel grace period. A no-op between turns.
+    pub fn cancel(&self) -> Result<(), EngineError> {
+        self.send(Command::Cancel)
+    }
+
+    pub async fn respond_permission(
+        &self,
+        correlation_id: &str,
+        resolution: PermissionResolution,
+    ) -> Result<(), EngineError> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::Respond {
+            correlation_id: correlation_id.into(),
+            resolution,
+            reply,
+        })?;
+        rx.await.unwrap_or_else(|_| Err(ended()))
+    }
+
+    /// The current turn's change set (the last turn's between turns): every file written
+    /// through `fs/write_text_file`, once, with its text before the turn's first write, and every
+    /// file the folder watcher saw change during the turn (the agent's own tools), without it.
+    pub async fn changes(&self) -> Result<Vec<Change>, EngineError> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::Changes { reply })?;
+        rx.await.map_err(|_| ended())
+    }
+
+    /// Ends the session and its agent's whole process tree (stdin closed, then SIGTERM, then
+    /// SIGKILL); returns when they are gone.
+    pub async fn close(&self) {
+        self.close_with(false).await;
+    }
+
+    /// Ends the session and kills the agent's whole tree at once, without a grace period.
+    pub async fn close_now(&self) {
+        self.close_with(true).await;
+    }
+
+    async fn close_with(&self, now: bool) {
+        let (reply, rx) = oneshot::channel();
+        if self.send(Command::Close { now, reply }).is_ok() {
+            let _ = rx.await;
+        }
+    }
+
+    fn send(&self, cmd: Command) -> Result<(), EngineError> {
+        self.cmds.send(cmd).map_err(|_| ended())
+    }
+}
+
+fn ended() -> EngineError {
+    EngineError::SessionEnded("the agent is no longer running".into())
+}
+
+static SESSION_COUNTER: AtomicU64 = AtomicU64::new(1);
+
+fn new_session_id() -> String {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or_default();
+    format!(
+        "s{t:x}-{}-{}",
+        std::process::id(),
+        SESSION_COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Starts the agent and a session in `opts.cwd`; returns once the session is ready (or with the
+/// reason it could not start). Events, starting with `session-status: starting`, go to `events`.
+///
+/// On an error other than [`EngineError::Spawn`], the events already ended with
+/// `session-status: dead` (they were sent before this returns); a spawn failure sent none.
+pub async fn start(
+    spec: LaunchSpec,
+    opts: SessionOptions,
+    events: mpsc::Sender<EventBatch>,
+) -> Result<SessionHandle, EngineError> {
+    let id = new_session_id();
+    let prepared = owner::Prepared::new(&id, &spec, &opts).await;
+    let spawned = AgentProcess::spawn(&spec, &opts.cwd, opts.process)
+        .map_err(|e| EngineError::Spawn(e.to_string()))?;
+    let supervised = spawned.process.is_supervised();
+    let pid = spawned.process.pid();
+    let (conn, inbound) = Connection::start(spawned.stdout, spawned.stdin, opts.limits);
+    let agent = AgentProc::Os(Box::new(spawned.process));
+    let link = Link {
+        agent,
+        conn,
+        inbound,
+        supervised,
+        pid,
+    };
+    launch(id, prepared, &spec.name, link, opts, events).await
+}
+
+/// Like [`start`], with the agent on the other end of `reader`/`writer` instead of a process we
+/// start: an agent reached some other way, or a scripted peer in tests. `name` is the launch
+/// name (what rules and agent quirks are keyed by). Ending the session closes `writer`.
+pub async fn start_over<R, W>(
+    name: &str,
+    reader: R,
+    writer: W,
+    opts: SessionOptions,
+    events: mpsc::Sender<EventBatch>,
+) -> Result<SessionHandle, EngineError>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let spec = LaunchSpec {
+        name: name.into(),
+        command: name.into(),
+        args: Vec::new(),
+        env: Vec::new(),
+        cwd: None,
+    };
+    let id = new_session_id();
+    let prepared = owner::Prepared::new(&id, &spec, &opts).await;
+    let (conn, inbound) = Connection::start(reader, writer, opts.limits);
+    let link = Link {
+        agent: AgentProc::Detached,
+        conn,
+        inbound,
+        supervised: false,
+        pid: None,
+    };
+    launch(id, prepared, name, link, opts, events).await
+}
+
+/// The agent as the owner reaches it.
+struct Link {
+    agent: AgentProc,
+    conn: Connection,
+    inbound: mpsc::Receiver<Vec<Inbound>>,
+    supervised: bool,
+    pid: Option<u32>,
+}
+
+/// What [`start`] and [`start_over`] share once the agent is reachable: the owner task, and
+/// waiting for it to say the session is ready.
+async fn launch(
+    id: String,
+    prepared: owner::Prepared,
+    name: &str,
+    link: Link,
+    opts: SessionOptions,
+    events: mpsc::Sender<EventBatch>,
+) -> Result<SessionHandle, EngineError> {
+    let (supervised, pid) = (link.supervised, link.pid);
+    let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
+    let (ready_tx, ready_rx) = oneshot::channel();
+    let owner = Owner::new(
+        id.clone(),
+        name,
+        prepared,
+        link.agent,
+        link.conn,
+        link.inbound,
+        opts,
+        events,
+        ready_tx,
+    );
+    tokio::spawn(owner.run(cmd_rx));
+    match ready_rx.await {
+        Ok(Ok(prompt_capabilities)) => Ok(SessionHandle {
+            id,
+            cmds: cmd_tx,
+            supervised,
+            pid,
+            prompt_capabilities,
+        }),
+        Ok(Err(e)) => Err(e),
+        Err(_) => Err(EngineError::StartFailed("the session task ended".into())),
+    }
+}
+
+/// The session's roots: its cwd and the added folders. A folder that cannot be used (gone
+/// since it was chosen) is left out with a warning rather than failing the session.
+fn session_roots(opts: &SessionOptions) -> Roots {
+    let mut roots = Roots::default();
+    for dir in std::iter::once(&opts.cwd).chain(&opts.additional_dirs) {
+        if let Err(e) = roots.add_root(dir) {
+            tracing::warn!("session folder {} left out: {e}", dir.display());
+        }
+    }
+    roots
+}
+
+/// A text prompt block.
+pub fn text_block(text: impl Into<String>) -> acp::ContentBlock {
+    acp::ContentBlock::Text(acp::TextContent::new(text))
+}

@@ -1,0 +1,606 @@
+//! The owner's state machine driven over an in-memory pipe by a scripted peer: no process,
+//! and tokio's paused clock, so the watchdog, the cancel grace and the start timeout are
+//! exercised without waiting for them (time jumps to the next timer when nothing else runs).
+#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
+use tokio::sync::mpsc;
+
+use super::*;
+
+/// The agent's side of the pipe: reads what the client sends, writes what the script says.
+struct Peer {
+    lines: tokio::io::Lines<BufReader<ReadHalf<DuplexStream>>>,
+    out: Option<WriteHalf<DuplexStream>>,
+}
+
+impl Peer {
+    /// The client's next message.
+    async fn recv(&mut self) -> Value {
+        let line = self
+            .lines
+            .next_line()
+            .await
+            .unwrap()
+            .expect("the client closed the pipe");
+        serde_json::from_str(&line).unwrap()
+    }
+
+    /// The client's next message, which must be `method`; returns it whole.
+    async fn expect(&mut self, method: &str) -> Value {
+        let msg = self.recv().await;
+        assert_eq!(msg["method"], method, "expected {method}, got {msg}");
+        msg
+    }
+
+    /// Whether the client closed its side (its messages end).
+    async fn closed(&mut self) -> bool {
+        loop {
+            match self.lines.next_line().await {
+                Ok(Some(_)) => continue,
+                Ok(None) | Err(_) => return true,
+            }
+        }
+    }
+
+    async fn send(&mut self, v: Value) {
+        let out = self.out.as_mut().unwrap();
+        let mut line = serde_json::to_vec(&v).unwrap();
+        line.push(b'\n');
+        out.write_all(&line).await.unwrap();
+        out.flush().await.unwrap();
+    }
+
+    async fn respond(&mut self, request: &Value, result: Value) {
+        self.send(json!({"jsonrpc": "2.0", "id": request["id"], "result": result}))
+            .await;
+    }
+
+    async fn respond_error(&mut self, request: &Value, code: i64, message: &str) {
+        let error = json!({"code": code, "message": message});
+        self.send(json!({"jsonrpc": "2.0", "id": request["id"], "error": error}))
+            .await;
+    }
+
+    async fn update(&mut self, update: Value) {
+        let params = json!({"sessionId": "acp-1", "update": update});
+        self.send(json!({"jsonrpc": "2.0", "method": "session/update", "params": params}))
+            .await;
+    }
+
+    /// Answers `initialize` and `session/new` as a minimal agent does.
+    async fn handshake(&mut self) {
+        let init = self.expect("initialize").await;
+        assert_eq!(init["params"]["protocolVersion"], 1);
+        self.respond(
+            &init,
+            json!({"protocolVersion": 1, "agentCapabilities": {}}),
+        )
+        .await;
+        let new = self.expect("session/new").await;
+        self.respond(&new, json!({"sessionId": "acp-1"})).await;
+    }
+
+    /// The agent's output closes: it exited.
+    async fn hang_up(&mut self) {
+        if let Some(mut out) = self.out.take() {
+            out.shutdown().await.unwrap();
+        }
+    }
+}
+
+struct Rig {
+    peer: Peer,
+    events: mpsc::Receiver<EventBatch>,
+    _dir: tempfile::TempDir,
+}
+
+/// Options that touch nothing outside the test: no rules file, no audit log, no watcher.
+fn quiet_options(dir: &std::path::Path) -> SessionOptions {
+    let mut o = SessionOptions::new(dir);
+    o.rules_file = None;
+    o.audit = AuditKind::Off;
+    o.audit_dir = dir.join("audit");
+    o.watch_roots = false;
+    o
+}
+
+/// A session over a pipe; `start` runs as a task, since it returns only once the peer did the
+/// handshake.
+fn rig(
+    tune: impl FnOnce(&mut SessionOptions),
+) -> (
+    Rig,
+    tokio::task::JoinHandle<Result<SessionHandle, EngineError>>,
+) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = quiet_options(dir.path());
+    tune(&mut opts);
+    let (client, agent) = tokio::io::duplex(64 * 1024);
+    let (client_r, client_w) = tokio::io::split(client);
+    let (agent_r, agent_w) = tokio::io::split(agent);
+    let (tx, events) = mpsc::channel(64);
+    let started =
+        tokio::spawn(async move { start_over("scripted", client_r, client_w, opts, tx).await });
+    let peer = Peer {
+        lines: BufReader::new(agent_r).lines(),
+        out: Some(agent_w),
+    };
+    (
+        Rig {
+            peer,
+            events,
+            _dir: dir,
+        },
+        started,
+    )
+}
+
+/// A session that did its handshake.
+async fn ready(tune: impl FnOnce(&mut SessionOptions)) -> (Rig, SessionHandle) {
+    let (mut rig, started) = rig(tune);
+    rig.peer.handshake().await;
+    let handle = started.await.unwrap().unwrap();
+    (rig, handle)
+}
+
+/// An event in a few words: its kind and what tells it apart.
+fn label(ev: &StreamEvent) -> String {
+    let v = serde_json::to_value(ev).unwrap();
+    let kind = v["kind"].as_str().unwrap_or("?").to_string();
+    let detail = match kind.as_str() {
+        "session-status" => v["status"].as_str().map(str::to_string),
+        "turn-end" => v["reason"].as_str().map(str::to_string),
+        "agent-prompt-settled" => v["by"].as_str().map(str::to_string),
+        "text-delta" => v["text"].as_str().map(str::to_string),
+        _ => None,
+    };
+    match detail {
+        Some(d) => format!("{kind}:{d}"),
+        None => kind,
+    }
+}
+
+impl Rig {
+    /// Every event up to and including the first whose label is `last`.
+    async fn events_until(&mut self, last: &str) -> Vec<StreamEvent> {
+        let mut got = Vec::new();
+        while let Some(batch) = self.events.recv().await {
+            for ev in batch {
+                let done = label(&ev) == last;
+                got.push(ev);
+                if done {
+                    return got;
+                }
+            }
+        }
+        panic!(
+            "the events ended before {last}: {:?}",
+            got.iter().map(label).collect::<Vec<_>>()
+        );
+    }
+
+    /// Every event until the stream ends (the owner is gone).
+    async fn rest(&mut self) -> Vec<StreamEvent> {
+        let mut got = Vec::new();
+        while let Some(batch) = self.events.recv().await {
+            got.extend(batch);
+        }
+        got
+    }
+}
+
+fn labels(evs: &[StreamEvent]) -> Vec<String> {
+    evs.iter().map(label).collect()
+}
+
+fn error_messages(evs: &[StreamEvent]) -> Vec<String> {
+    evs.iter()
+        .filter_map(|e| match e {
+            StreamEvent::Error { error, .. } => Some(error.message.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn dead_detail(evs: &[StreamEvent]) -> Option<String> {
+    evs.iter().find_map(|e| match e {
+        StreamEvent::SessionStatus {
+            status: crate::events::SessionState::Dead,
+            detail,
+            ..
+        } => detail.clone(),
+        _ => None,
+    })
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_turn_streams_the_agents_text_and_ends_with_its_stop_reason() {
+    let (mut rig, handle) = ready(|_| {}).await;
+    let turn = tokio::spawn({
+        let h = handle.clone();
+        async move { h.prompt(vec![text_block("hi")]).await }
+    });
+    let prompt = rig.peer.expect("session/prompt").await;
+    assert_eq!(prompt["params"]["sessionId"], "acp-1");
+    assert_eq!(prompt["params"]["prompt"][0]["text"], "hi");
+    rig.peer
+        .update(json!({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "Hello"}}))
+        .await;
+    rig.peer
+        .respond(&prompt, json!({"stopReason": "end_turn"}))
+        .await;
+    let outcome = turn.await.unwrap().unwrap();
+    assert_eq!(outcome.reason, TurnEndReason::Completed);
+    assert_eq!(outcome.stop_reason, Some(acp::StopReason::EndTurn));
+    let evs = rig.events_until("turn-end:completed").await;
+    assert_eq!(
+        labels(&evs),
+        [
+            "session-status:starting",
+            "session-status:ready",
+            "turn-start",
+            "session-status:prompting",
+            "text-delta:Hello",
+            "turn-end:completed",
+        ]
+    );
+    // A second prompt while one runs is refused; the first goes on.
+    let again = tokio::spawn({
+        let h = handle.clone();
+        async move { h.prompt(vec![text_block("one")]).await }
+    });
+    let p = rig.peer.expect("session/prompt").await;
+    let refused = handle.prompt(vec![text_block("two")]).await;
+    assert_eq!(refused.unwrap_err(), EngineError::TurnInProgress);
+    rig.peer
+        .respond(&p, json!({"stopReason": "max_tokens"}))
+        .await;
+    assert_eq!(
+        again.await.unwrap().unwrap().stop_reason,
+        Some(acp::StopReason::MaxTokens)
+    );
+    handle.close().await;
+    let rest = rig.rest().await;
+    assert_eq!(dead_detail(&rest).as_deref(), Some("Session closed."));
+    assert!(rig.peer.closed().await, "closing closes the agent's input");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_silent_agent_is_stopped_by_the_watchdog_without_waiting_ten_minutes() {
+    let (mut rig, handle) = ready(|o| o.turn_idle_timeout = Some(Duration::from_secs(600))).await;
+    let turn = tokio::spawn({
+        let h = handle.clone();
+        async move { h.prompt(vec![text_block("think")]).await }
+    });
+    let prompt = rig.peer.expect("session/prompt").await;
+    // The agent says nothing; the paused clock jumps to the watchdog's deadline.
+    let cancel = rig.peer.expect("session/cancel").await;
+    assert_eq!(cancel["params"]["sessionId"], "acp-1");
+    rig.peer
+        .respond(&prompt, json!({"stopReason": "cancelled"}))
+        .await;
+    let outcome = turn.await.unwrap().unwrap();
+    assert_eq!(outcome.reason, TurnEndReason::WatchdogTimeout);
+    let evs = rig.events_until("turn-end:watchdog-timeout").await;
+    let notice = evs.iter().find_map(|e| match e {
+        StreamEvent::Notice { title, .. } => Some(title.clone()),
+        _ => None,
+    });
+    assert_eq!(
+        notice.as_deref(),
+        Some("The agent sent nothing for 600 s; the turn was stopped.")
+    );
+    // The session lives on: the next turn works.
+    let next = tokio::spawn({
+        let h = handle.clone();
+        async move { h.prompt(vec![text_block("again")]).await }
+    });
+    let p = rig.peer.expect("session/prompt").await;
+    rig.peer
+        .respond(&p, json!({"stopReason": "end_turn"}))
+        .await;
+    assert_eq!(
+        next.await.unwrap().unwrap().reason,
+        TurnEndReason::Completed
+    );
+    handle.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_agent_deaf_to_stop_is_ended_after_the_grace_and_the_turn_ends_cancelled() {
+    let (mut rig, handle) = ready(|o| o.cancel_grace = Duration::from_secs(5)).await;
+    let turn = tokio::spawn({
+        let h = handle.clone();
+        async move { h.prompt(vec![text_block("work")]).await }
+    });
+    let _prompt = rig.peer.expect("session/prompt").await;
+    // A permission request waits for the user when Stop comes.
+    rig.peer
+        .send(
+            json!({"jsonrpc": "2.0", "id": 90, "method": "session/request_permission", "params": {
+                "sessionId": "acp-1",
+                "toolCall": {"toolCallId": "t1", "title": "rm -rf build", "kind": "execute"},
+                "options": [
+                    {"optionId": "y", "name": "Allow", "kind": "allow_once"},
+                    {"optionId": "n", "name": "Reject", "kind": "reject_once"}
+                ]
+            }}),
+        )
+        .await;
+    rig.events_until("agent-prompt").await;
+    handle.cancel().unwrap();
+    rig.peer.expect("session/cancel").await;
+    let answer = rig.peer.recv().await;
+    assert_eq!(answer["id"], 90);
+    assert_eq!(answer["result"]["outcome"]["outcome"], "cancelled");
+    // The agent never answers the prompt: the grace runs out on the paused clock.
+    let outcome = turn.await.unwrap().unwrap();
+    assert_eq!(outcome.reason, TurnEndReason::Cancelled);
+    let evs = rig.rest().await;
+    let l = labels(&evs);
+    let settled = l.iter().position(|x| x == "agent-prompt-settled:stop");
+    let notice = l.iter().position(|x| x == "notice");
+    let end = l.iter().position(|x| x == "turn-end:cancelled");
+    let dead = l.iter().position(|x| x == "session-status:dead");
+    assert!(
+        settled < notice && notice < end && end < dead && dead.is_some(),
+        "{l:?}"
+    );
+    assert_eq!(
+        dead_detail(&evs).as_deref(),
+        Some("the agent was ended after it ignored a request to stop")
+    );
+    let after = handle.prompt(vec![text_block("more")]).await;
+    assert_eq!(
+        after.unwrap_err(),
+        EngineError::SessionEnded("the agent was ended after it ignored a request to stop".into())
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_agent_that_never_answers_initialize_fails_the_start_once() {
+    let (mut rig, started) = rig(|o| o.start_timeout = Duration::from_secs(120));
+    rig.peer.expect("initialize").await;
+    let err = started.await.unwrap().err().unwrap();
+    assert_eq!(
+        err,
+        EngineError::StartFailed("no answer to initialize/session/new within 120 s".into())
+    );
+    let evs = rig.rest().await;
+    assert_eq!(
+        labels(&evs),
+        ["session-status:starting", "error", "session-status:dead"]
+    );
+    assert_eq!(
+        error_messages(&evs),
+        ["the agent failed to start: no answer to initialize/session/new within 120 s"]
+    );
+    assert_eq!(
+        dead_detail(&evs).as_deref(),
+        Some("Session did not start in time.")
+    );
+    assert!(rig.peer.closed().await);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_failed_handshake_says_why_once_and_ends_the_session() {
+    let (mut rig, started) = rig(|_| {});
+    let init = rig.peer.expect("initialize").await;
+    rig.peer
+        .respond(
+            &init,
+            json!({"protocolVersion": 1, "agentCapabilities": {}}),
+        )
+        .await;
+    let new = rig.peer.expect("session/new").await;
+    rig.peer
+        .respond_error(&new, -32000, "Authentication required")
+        .await;
+    let err = started.await.unwrap().err().unwrap();
+    assert_eq!(
+        err,
+        EngineError::AuthRequired("Authentication required".into())
+    );
+    let evs = rig.rest().await;
+    assert_eq!(
+        labels(&evs),
+        ["session-status:starting", "error", "session-status:dead"]
+    );
+    assert_eq!(error_messages(&evs), [err.to_string()]);
+    assert_eq!(dead_detail(&evs), Some(err.to_string()));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_protocol_version_we_do_not_speak_is_refused() {
+    let (mut rig, started) = rig(|_| {});
+    let init = rig.peer.expect("initialize").await;
+    rig.peer
+        .respond(
+            &init,
+            json!({"protocolVersion": 2, "agentCapabilities": {}}),
+        )
+        .await;
+    let err = started.await.unwrap().err().unwrap();
+    assert_eq!(err, EngineError::ProtocolVersion(2));
+    assert!(rig.peer.closed().await, "no session/new is sent");
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_agent_that_exits_mid_turn_ends_the_turn_and_its_parked_requests() {
+    let (mut rig, handle) = ready(|_| {}).await;
+    let turn = tokio::spawn({
+        let h = handle.clone();
+        async move { h.prompt(vec![text_block("go")]).await }
+    });
+    rig.peer.expect("session/prompt").await;
+    rig.peer
+        .send(
+            json!({"jsonrpc": "2.0", "id": 5, "method": "session/request_permission", "params": {
+                "sessionId": "acp-1",
+                "toolCall": {"toolCallId": "t9", "title": "Edit a.txt", "kind": "edit"},
+                "options": [{"optionId": "ok", "name": "Allow", "kind": "allow_once"}]
+            }}),
+        )
+        .await;
+    rig.events_until("agent-prompt").await;
+    rig.peer.hang_up().await;
+    let outcome = turn.await.unwrap().unwrap();
+    assert_eq!(outcome.reason, TurnEndReason::Error);
+    let evs = rig.rest().await;
+    assert_eq!(
+        labels(&evs),
+        [
+            "error",
+            "agent-prompt-settled:stop",
+            "turn-end:error",
+            "session-status:dead"
+        ]
+    );
+    assert_eq!(
+        error_messages(&evs),
+        ["The agent closed its connection during the turn. Start a new session to continue."]
+    );
+    assert_eq!(
+        handle
+            .respond_permission("t9#1", PermissionResolution::selected("ok"))
+            .await,
+        Err(EngineError::SessionEnded(
+            "The agent closed its connection during the turn.".into()
+        ))
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_users_answer_is_checked_then_sent_and_feedback_reaches_the_next_prompt() {
+    let (mut rig, handle) = ready(|_| {}).await;
+    let turn = tokio::spawn({
+        let h = handle.clone();
+        async move { h.prompt(vec![text_block("edit")]).await }
+    });
+    let prompt = rig.peer.expect("session/prompt").await;
+    rig.peer
+        .send(
+            json!({"jsonrpc": "2.0", "id": "p1", "method": "session/request_permission", "params": {
+                "sessionId": "acp-1",
+                "toolCall": {"toolCallId": "t1", "title": "Write notes.md", "kind": "edit"},
+                "options": [
+                    {"optionId": "y", "name": "Allow", "kind": "allow_once"},
+                    {"optionId": "n", "name": "Reject", "kind": "reject_once"}
+                ]
+            }}),
+        )
+        .await;
+    rig.events_until("agent-prompt").await;
+    assert_eq!(
+        handle
+            .respond_permission("t1#1", PermissionResolution::selected("maybe"))
+            .await,
+        Err(EngineError::UnknownOption("t1#1".into(), "maybe".into()))
+    );
+    let reject = PermissionResolution::Selected {
+        option_id: "n".into(),
+        feedback: Some("write it to docs/ instead".into()),
+    };
+    handle.respond_permission("t1#1", reject).await.unwrap();
+    let answer = rig.peer.recv().await;
+    assert_eq!(answer["id"], "p1");
+    assert_eq!(answer["result"]["outcome"]["optionId"], "n");
+    assert_eq!(
+        handle
+            .respond_permission("t1#1", PermissionResolution::selected("y"))
+            .await,
+        Err(EngineError::UnknownPermission("t1#1".into())),
+        "answered once"
+    );
+    rig.peer
+        .respond(&prompt, json!({"stopReason": "end_turn"}))
+        .await;
+    turn.await.unwrap().unwrap();
+    let next = tokio::spawn({
+        let h = handle.clone();
+        async move { h.prompt(vec![text_block("ok, go on")]).await }
+    });
+    let p = rig.peer.expect("session/prompt").await;
+    assert_eq!(
+        p["params"]["prompt"][0]["text"],
+        "Feedback on the request I rejected: write it to docs/ instead"
+    );
+    assert_eq!(p["params"]["prompt"][1]["text"], "ok, go on");
+    rig.peer
+        .respond(&p, json!({"stopReason": "end_turn"}))
+        .await;
+    next.await.unwrap().unwrap();
+    handle.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn closing_during_a_turn_stops_it_politely_first_then_ends_the_session() {
+    let (mut rig, handle) = ready(|_| {}).await;
+    let turn = tokio::spawn({
+        let h = handle.clone();
+        async move { h.prompt(vec![text_block("long job")]).await }
+    });
+    rig.peer.expect("session/prompt").await;
+    rig.events_until("session-status:prompting").await;
+    let closing = tokio::spawn({
+        let h = handle.clone();
+        async move { h.close().await }
+    });
+    // The agent hears the stop before its input closes.
+    rig.peer.expect("session/cancel").await;
+    assert!(rig.peer.closed().await);
+    closing.await.unwrap();
+    assert_eq!(
+        turn.await.unwrap().unwrap().reason,
+        TurnEndReason::Cancelled
+    );
+    let evs = rig.rest().await;
+    assert_eq!(labels(&evs), ["turn-end:cancelled", "session-status:dead"]);
+    assert_eq!(dead_detail(&evs).as_deref(), Some("Session closed."));
+    // Closing again, and every other command, get an answer, not a hang.
+    handle.close().await;
+    assert_eq!(
+        handle.set_mode("plan").await,
+        Err(EngineError::SessionEnded("closed".into()))
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_agent_that_stops_reading_is_ended_rather_than_waited_for() {
+    let (mut rig, handle) = ready(|o| o.limits.outbound_capacity = 2).await;
+    // The agent floods us with requests and reads none of our answers: the pipe fills, then
+    // the queue to it. (The flood may block once we stop reading it: it runs on its own.)
+    let mut out = rig.peer.out.take().unwrap();
+    let flood = tokio::spawn(async move {
+        for id in 0..100_000 {
+            let req = json!({"jsonrpc": "2.0", "id": id, "method": "x/unknown", "params": {}});
+            let mut line = serde_json::to_vec(&req).unwrap();
+            line.push(b'\n');
+            if out.write_all(&line).await.is_err() {
+                break;
+            }
+        }
+        out
+    });
+    let evs = rig.rest().await;
+    let errors = error_messages(&evs);
+    assert_eq!(
+        errors,
+        [
+            "The agent stopped reading its input (2 messages were waiting for it); it was ended. Start a new session to continue."
+        ]
+    );
+    assert_eq!(
+        dead_detail(&evs).as_deref(),
+        Some("The agent stopped reading its input (2 messages were waiting for it); it was ended.")
+    );
+    flood.abort();
+    assert!(matches!(
+        handle.prompt(vec![text_block("hello?")]).await,
+        Err(EngineError::SessionEnded(_))
+    ));
+}
