@@ -9,6 +9,9 @@ pub mod menu;
 pub mod sessions;
 
 use std::path::PathBuf;
+use std::sync::Arc;
+
+use acp_desk_app::state::{StateFile, StateRecorder};
 
 use tauri::{Builder, DragDropEvent, Emitter, Manager, Runtime, WindowEvent};
 
@@ -57,13 +60,29 @@ fn absolute(p: &str) -> String {
 pub struct AppState {
     pub sessions: Sessions,
     pub launch: Launch,
+    /// Writes what the app remembers between runs (the app layer's state file); `None` when
+    /// its thread could not start (the app then remembers nothing, and says so in the log).
+    pub recorder: Option<Arc<StateRecorder>>,
 }
 
 impl AppState {
     pub fn new(launch: Launch) -> Self {
+        let sessions = Sessions::default();
+        let recorder = match StateRecorder::start(StateFile::default_path()) {
+            Ok(r) => {
+                let r = Arc::new(r);
+                sessions.registry().add_observer(r.clone());
+                Some(r)
+            }
+            Err(e) => {
+                tracing::warn!("the app's state will not be saved: {e}");
+                None
+            }
+        };
         Self {
-            sessions: Sessions::default(),
+            sessions,
             launch,
+            recorder,
         }
     }
 }
@@ -234,6 +253,9 @@ pub fn run(context: tauri::Context<tauri::Wry>) {
             // supervisor's lifeline ends them too if this process dies without getting here.
             let state = app.state::<AppState>();
             tauri::async_runtime::block_on(state.sessions.close_all());
+            if let Some(r) = &state.recorder {
+                r.finish();
+            }
         }
     });
 }

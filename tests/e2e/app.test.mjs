@@ -2,6 +2,7 @@
 // WebKitWebDriver under Xvfb (run.sh sets that up), with the real demo agent.
 import assert from 'node:assert/strict';
 import {
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -365,6 +366,16 @@ describe('ACP Desk, end to end', () => {
       .map((f) => readFileSync(join(audit, String(f)), 'utf8'));
     assert.equal(logs.length, 1, 'one session, one audit log');
     assert.match(logs[0].trim().split('\n').at(-1), /"event":"session-ended"/);
+    // The app's own state file (never the user's settings file) remembers the folder.
+    const state = JSON.parse(
+      readFileSync(join(process.env.ACP_DESK_DATA_DIR ?? '', 'state.json'), 'utf8'),
+    );
+    assert.equal(state.version, 1);
+    assert.deepEqual(state.recentFolders, [project]);
+    assert.ok(
+      !existsSync(join(process.env.ACP_DESK_CONFIG_DIR ?? '', 'settings.json')),
+      'the app never writes the settings file',
+    );
     await browser.deleteSession().catch(() => undefined);
     browser = undefined;
   });

@@ -386,3 +386,6 @@ fn load(path: &Path) -> (AppState, bool, Option<StateWarning>) {
 
 #[cfg(test)]
 mod tests;
+
+mod recorder;
+pub use recorder::StateRecorder;
