@@ -5,12 +5,11 @@
 // Test helpers too: a panic with the error is exactly the failure report wanted here.
 #![allow(clippy::unwrap_used)]
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use acp_desk_core::StreamEvent;
 use acp_desk_core::events::PermissionResolution;
-use acp_desk_core::hub::{FrameSink, StreamFrame};
+use acp_desk_core::hub::RecordingView;
 use acp_desk_shell::files;
 use acp_desk_shell::ipc::{IpcError, PromptPart};
 use acp_desk_shell::sessions::Sessions;
@@ -164,25 +163,13 @@ fn the_app_and_the_cli_share_one_identifier() {
     assert_eq!(conf["identifier"], acp_desk_core::paths::APP_IDENTIFIER);
 }
 
-#[derive(Clone, Default)]
-struct View(Arc<Mutex<Vec<StreamFrame>>>);
+type View = RecordingView;
 
-impl FrameSink for View {
-    fn send(&self, frame: StreamFrame) -> bool {
-        self.0.lock().unwrap().push(frame);
-        true
-    }
+trait Text {
+    fn text(&self) -> String;
 }
 
-impl View {
-    fn events(&self) -> Vec<StreamEvent> {
-        self.0
-            .lock()
-            .unwrap()
-            .iter()
-            .flat_map(|f| f.events.clone())
-            .collect()
-    }
+impl Text for View {
     fn text(&self) -> String {
         self.events()
             .iter()
@@ -241,7 +228,7 @@ async fn a_session_with_the_demo_agent_streams_to_views_attached_before_and_afte
     .await;
     let late = View::default();
     sessions.attach(&info.id, Box::new(late.clone())).unwrap();
-    let frames = late.0.lock().unwrap().clone();
+    let frames = late.frames();
     assert!(frames[0].snapshot, "a late view starts with the snapshot");
     assert_eq!(late.text(), early.text());
     assert!(early.text().contains("ledgerline"));

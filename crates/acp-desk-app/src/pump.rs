@@ -208,8 +208,6 @@ mod tests {
     use std::path::PathBuf;
     use std::sync::Mutex;
 
-    use acp_desk_core::hub::{FrameSink, StreamFrame};
-
     use super::*;
 
     #[derive(Default)]
@@ -243,26 +241,7 @@ mod tests {
         }
     }
 
-    #[derive(Clone, Default)]
-    struct View(Arc<Mutex<Vec<StreamFrame>>>);
-
-    impl FrameSink for View {
-        fn send(&self, frame: StreamFrame) -> bool {
-            self.0.lock().unwrap().push(frame);
-            true
-        }
-    }
-
-    impl View {
-        fn events(&self) -> Vec<StreamEvent> {
-            self.0
-                .lock()
-                .unwrap()
-                .iter()
-                .flat_map(|f| f.events.clone())
-                .collect()
-        }
-    }
+    type View = acp_desk_core::hub::RecordingView;
 
     fn status(s: SessionState, detail: Option<&str>) -> StreamEvent {
         StreamEvent::SessionStatus {

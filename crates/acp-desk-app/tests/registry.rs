@@ -13,7 +13,7 @@ use acp_desk_app::{AppError, Observer, OpenRequest, Registry, SessionInfo, Sessi
 use acp_desk_core::agents::LaunchSpec;
 use acp_desk_core::compact::Compactor;
 use acp_desk_core::events::{PermissionResolution, SessionState, TurnEndReason};
-use acp_desk_core::hub::{FrameSink, StreamFrame};
+use acp_desk_core::hub::RecordingView;
 use acp_desk_core::schema::v1::PermissionOptionKind;
 use acp_desk_core::{EngineError, EventBatch, SessionOptions, StreamEvent, text_block};
 use tokio::runtime::Handle;
@@ -154,26 +154,7 @@ impl Recorder {
     }
 }
 
-#[derive(Clone, Default)]
-struct View(Arc<Mutex<Vec<StreamFrame>>>);
-
-impl FrameSink for View {
-    fn send(&self, frame: StreamFrame) -> bool {
-        self.0.lock().unwrap().push(frame);
-        true
-    }
-}
-
-impl View {
-    fn events(&self) -> Vec<StreamEvent> {
-        self.0
-            .lock()
-            .unwrap()
-            .iter()
-            .flat_map(|f| f.events.clone())
-            .collect()
-    }
-}
+type View = RecordingView;
 
 /// The thread the events build, as a view would hold it.
 fn fold(events: &[StreamEvent]) -> Vec<StreamEvent> {
@@ -233,6 +214,31 @@ fn tap(
     (tx, read)
 }
 
+/// A registry with a recording observer, and one session of `spec` in `dir` whose tap holds
+/// `tap_capacity` batches: what most tests here start from.
+struct Recorded {
+    registry: Registry,
+    recorder: Arc<Recorder>,
+    info: SessionInfo,
+    tapped: tokio::task::JoinHandle<Vec<EventBatch>>,
+}
+
+fn open_recorded(dir: &Path, spec: LaunchSpec, tap_capacity: usize) -> Recorded {
+    let registry = Registry::new(Handle::current());
+    let recorder = Arc::new(Recorder::default());
+    registry.add_observer(recorder.clone());
+    let (tap_tx, tapped) = tap(tap_capacity);
+    let mut req = request(dir, spec);
+    req.tap = Some(tap_tx);
+    let info = registry.open(req);
+    Recorded {
+        registry,
+        recorder,
+        info,
+        tapped,
+    }
+}
+
 async fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
     let deadline = tokio::time::Instant::now() + HANG;
     while !ok() {
@@ -246,14 +252,7 @@ async fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
 
 #[cfg(target_os = "linux")]
 fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat
-            .rfind(')')
-            .map(|i| &stat[i + 1..])
-            .and_then(|r| r.split_whitespace().next())
-            .is_some_and(|s| s != "Z" && s != "X"),
-        Err(_) => false,
-    }
+    acp_desk_core::process::is_running(pid)
 }
 
 /// Live processes whose working folder is `dir` (an agent and its supervisor run there).
@@ -278,13 +277,12 @@ async fn views_observers_and_the_tap_see_one_thread() {
     isolated();
     tokio::time::timeout(HANG, async {
         let dir = tempfile::tempdir().unwrap();
-        let registry = Registry::new(Handle::current());
-        let recorder = Arc::new(Recorder::default());
-        registry.add_observer(recorder.clone());
-        let (tap_tx, tapped) = tap(1);
-        let mut req = request(dir.path(), demo());
-        req.tap = Some(tap_tx);
-        let info = registry.open(req);
+        let Recorded {
+            registry,
+            recorder,
+            info,
+            tapped,
+        } = open_recorded(dir.path(), demo(), 1);
         let id = info.id.clone();
         assert_eq!(info.folder, std::fs::canonicalize(dir.path()).unwrap());
         assert_eq!(registry.list(), vec![info.clone()]);
@@ -346,7 +344,7 @@ async fn views_observers_and_the_tap_see_one_thread() {
         .await;
         let late = View::default();
         registry.attach(&id, Box::new(late.clone())).unwrap();
-        assert!(late.0.lock().unwrap()[0].snapshot);
+        assert!(late.frames()[0].snapshot);
         assert!(text(&early.events()).contains("ledgerline"));
 
         let pid = registry.pid(&id).unwrap();
@@ -391,13 +389,13 @@ async fn a_program_that_does_not_exist_is_reported_once_to_every_view() {
     isolated();
     tokio::time::timeout(HANG, async {
         let dir = tempfile::tempdir().unwrap();
-        let registry = Registry::new(Handle::current());
-        let recorder = Arc::new(Recorder::default());
-        registry.add_observer(recorder.clone());
-        let (tap_tx, tapped) = tap(4);
-        let mut req = request(dir.path(), program("/nonexistent/acp-desk-agent", &[]));
-        req.tap = Some(tap_tx);
-        let id = registry.open(req).id;
+        let Recorded {
+            registry,
+            recorder,
+            info,
+            tapped,
+        } = open_recorded(dir.path(), program("/nonexistent/acp-desk-agent", &[]), 4);
+        let id = info.id;
         let early = View::default();
         registry.attach(&id, Box::new(early.clone())).unwrap();
 
@@ -453,13 +451,13 @@ async fn a_program_that_exits_at_once_is_reported_once_by_the_engine() {
     isolated();
     tokio::time::timeout(HANG, async {
         let dir = tempfile::tempdir().unwrap();
-        let registry = Registry::new(Handle::current());
-        let recorder = Arc::new(Recorder::default());
-        registry.add_observer(recorder.clone());
-        let (tap_tx, tapped) = tap(1);
-        let mut req = request(dir.path(), program("sh", &["-c", "exit 3"]));
-        req.tap = Some(tap_tx);
-        let id = registry.open(req).id;
+        let Recorded {
+            registry,
+            recorder,
+            info,
+            tapped,
+        } = open_recorded(dir.path(), program("sh", &["-c", "exit 3"]), 1);
+        let id = info.id;
         let early = View::default();
         registry.attach(&id, Box::new(early.clone())).unwrap();
 

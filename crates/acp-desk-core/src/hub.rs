@@ -44,6 +44,36 @@ pub trait FrameSink: Send {
     fn send(&self, frame: StreamFrame) -> bool;
 }
 
+/// A view that keeps every frame it gets, for tests and tools that read a session's stream the
+/// way a window does. Clones share the frames.
+#[derive(Clone, Default)]
+pub struct RecordingView(Arc<Mutex<Vec<StreamFrame>>>);
+
+impl FrameSink for RecordingView {
+    fn send(&self, frame: StreamFrame) -> bool {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(frame);
+        true
+    }
+}
+
+impl RecordingView {
+    /// Every frame so far, the snapshot first.
+    pub fn frames(&self) -> Vec<StreamFrame> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The events of every frame so far, in order.
+    pub fn events(&self) -> Vec<StreamEvent> {
+        self.frames().into_iter().flat_map(|f| f.events).collect()
+    }
+}
+
 pub struct Hub {
     thread: Compactor,
     pending: Compactor,

@@ -438,6 +438,21 @@ async fn pump_stderr(
     }
 }
 
+/// Whether `pid` is a process that runs: a zombie has ended (it only waits to be reaped, and
+/// PID 1 of a container may never reap it). Reads `/proc`; for tests and diagnostics.
+#[cfg(target_os = "linux")]
+pub fn is_running(pid: u32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // The command name may hold spaces and parentheses: the fields start after the last ')'.
+    let state = stat
+        .rfind(')')
+        .and_then(|i| stat[i + 1..].split_whitespace().next())
+        .unwrap_or("");
+    !state.is_empty() && state != "Z" && state != "X"
+}
+
 /// "exited with code 3" / "was killed by signal 9", for messages.
 pub fn describe_exit(status: Option<std::process::ExitStatus>) -> String {
     match status {

@@ -166,14 +166,7 @@ pub fn tree(pid: u32) -> Vec<u32> {
 /// Whether `pid` is a live process (not a zombie).
 #[cfg(target_os = "linux")]
 pub fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat
-            .rfind(')')
-            .map(|i| &stat[i + 1..])
-            .and_then(|r| r.split_whitespace().next())
-            .is_some_and(|s| s != "Z" && s != "X"),
-        Err(_) => false,
-    }
+    acp_desk_core::process::is_running(pid)
 }
 
 /// Waits (bounded) until none of `pids` is alive; returns those still alive.

@@ -94,14 +94,7 @@ fn parse_pids(text: &str) -> Vec<i32> {
 
 /// A process that runs (zombies have ended: they only wait to be reaped).
 fn is_live(pid: i32) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return false;
-    };
-    let state = stat
-        .rfind(')')
-        .and_then(|i| stat[i + 1..].split_whitespace().next())
-        .unwrap_or("");
-    state != "Z" && state != "X"
+    u32::try_from(pid).is_ok_and(crate::process::is_running)
 }
 
 async fn all_end(pids: &[i32]) {
