@@ -4,10 +4,10 @@
 //! report reaches everyone exactly once, after everything the engine said.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::{Arc, MutexGuard, PoisonError};
+use std::sync::Arc;
 
 use acp_desk_core::events::{ErrorInfo, SessionState, StreamEvent};
-use acp_desk_core::hub::{FRAME_INTERVAL, Hub, SharedHub};
+use acp_desk_core::hub::{FRAME_INTERVAL, SharedHub};
 use acp_desk_core::{EngineError, EventBatch};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::time::Instant;
@@ -34,10 +34,7 @@ pub(crate) struct Pump {
     pub(crate) ended: watch::Sender<bool>,
 }
 
-pub(crate) fn lock_hub(hub: &SharedHub) -> MutexGuard<'_, Hub> {
-    // A panic while holding the lock leaves a hub that is still consistent event by event.
-    hub.lock().unwrap_or_else(PoisonError::into_inner)
-}
+pub(crate) use acp_desk_core::hub::lock as lock_hub;
 
 fn has_pending(hub: &Option<SharedHub>) -> bool {
     hub.as_ref().is_some_and(|h| lock_hub(h).has_pending())
@@ -84,7 +81,10 @@ fn failure_events(id: &str, err: &AppError) -> EventBatch {
 
 impl Pump {
     /// Runs until the session is removed from the registry (`removed` fires or is dropped).
-    /// Never waits on a view or an observer; waits on the tap, which is the tap's purpose.
+    /// Never waits on a view (a frame is handed over, not awaited); waits on the tap, which is
+    /// the tap's purpose. Observers are called inline: one that blocks stalls this pump and,
+    /// through the engine's bounded channel, the agent, which is why the [`Observer`] contract
+    /// says to hand work to a thread of one's own.
     pub(crate) async fn run(
         mut self,
         mut events: mpsc::Receiver<EventBatch>,
@@ -274,7 +274,7 @@ mod tests {
     }
 
     fn run_pump() -> Run {
-        let hub: SharedHub = Arc::new(Mutex::new(Hub::new()));
+        let hub: SharedHub = Arc::new(Mutex::new(acp_desk_core::hub::Hub::new()));
         let view = View::default();
         lock_hub(&hub).attach(Box::new(view.clone()));
         let recorded = Arc::new(Recording::default());
@@ -420,13 +420,25 @@ mod tests {
     async fn a_full_tap_holds_the_engine_and_loses_nothing() {
         let mut r = run_pump();
         let engine = r.engine.clone();
+        let sent = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = sent.clone();
         // The tap holds one batch and the engine channel one: the sender runs ahead of the
         // reader by at most a few batches and waits for it, and every batch arrives in order.
         let send = tokio::spawn(async move {
             for i in 0..200 {
                 engine.send(vec![error(&i.to_string())]).await.unwrap();
+                counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             }
         });
+        // Nobody reads the tap yet: however long we wait, the sender is held after a few
+        // batches (one in the tap, one held by the pump, one in the engine's channel).
+        tokio::time::sleep(std::time::Duration::from_secs(60)).await;
+        let ahead = sent.load(std::sync::atomic::Ordering::SeqCst);
+        assert!(
+            ahead <= 3,
+            "the engine ran {ahead} batches ahead of a tap nobody read"
+        );
+        assert!(!send.is_finished());
         let mut got = Vec::new();
         while got.len() < 200 {
             let batch = r.tap.recv().await.unwrap();
@@ -456,5 +468,59 @@ mod tests {
         r.removed.send(()).unwrap();
         r.task.await.unwrap();
         assert_eq!(r.view.events().len(), 5);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn views_get_merged_frames_and_never_hold_the_engine() {
+        let hub: SharedHub = Arc::new(Mutex::new(acp_desk_core::hub::Hub::new()));
+        let view = View::default();
+        lock_hub(&hub).attach(Box::new(view.clone()));
+        let (engine, rx) = mpsc::channel(1);
+        let (start, start_rx) = oneshot::channel();
+        let (removed, removed_rx) = oneshot::channel();
+        let pump = Pump {
+            info: SessionInfo {
+                id: "s1".into(),
+                folder: PathBuf::from("/p"),
+                agent: "demo".into(),
+            },
+            hub: Some(hub.clone()),
+            observers: Vec::new(),
+            tap: None,
+            ended: watch::channel(false).0,
+        };
+        let task = tokio::spawn(pump.run(rx, start_rx, removed_rx));
+        // 1000 batches back to back through a channel of one: the pump keeps taking them, and
+        // the view gets them merged, far fewer frames than batches.
+        let text = |t: &str| StreamEvent::TextDelta {
+            session_id: "e1".into(),
+            text: t.into(),
+            content: None,
+            message_id: None,
+        };
+        for i in 0..1000 {
+            engine.send(vec![text(&i.to_string())]).await.unwrap();
+        }
+        drop(engine);
+        start.send(StartReport::Started).unwrap();
+        removed.send(()).unwrap();
+        task.await.unwrap();
+        let frames = view.frames();
+        let expected: String = (0..1000).map(|i| i.to_string()).collect();
+        let got: String = view
+            .events()
+            .iter()
+            .map(|e| match e {
+                StreamEvent::TextDelta { text, .. } => text.clone(),
+                _ => String::new(),
+            })
+            .collect();
+        assert_eq!(got, expected);
+        assert!(
+            frames.len() < 50,
+            "{} frames for 1000 batches",
+            frames.len()
+        );
+        assert_eq!(lock_hub(&hub).snapshot(), vec![text(&expected)]);
     }
 }

@@ -1,9 +1,10 @@
 //! One session's events fanned out to the views attached to it (windows, reloads), for front
 //! ends that cannot make the engine wait.
 //!
-//! The engine sends [`EventBatch`]es on a bounded channel and waits when it is full
-//! (backpressure). A webview must never be the one it waits on: a busy or frozen page would stall
-//! the agent. So a front end drains the channel at once into a [`Hub`], which
+//! The engine sends [`EventBatch`](crate::EventBatch)es on a bounded channel and waits when it
+//! is full (backpressure). A webview must never be the one it waits on: a busy or frozen page
+//! would stall the agent. So the app layer's pump (`acp-desk-app`) drains the channel at once
+//! into a [`Hub`], which
 //! - keeps the whole thread compacted (a [`Compactor`]) for views that attach later;
 //! - folds the events that arrived since the last send into a pending frame, where text deltas
 //!   merge per message and a tool call's updates merge into one event: a flood costs memory in
@@ -17,12 +18,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use tokio::sync::mpsc;
-use tokio::time::Instant;
 
 use crate::compact::Compactor;
 use crate::events::StreamEvent;
-use crate::session::EventBatch;
 
 /// How often views get a frame at most. The UI applies events once per animation frame
 /// (60 Hz: 16.7 ms), so sending more often would only queue work in the webview; sending less
@@ -144,36 +142,10 @@ impl Hub {
 
 pub type SharedHub = Arc<Mutex<Hub>>;
 
-fn lock(hub: &SharedHub) -> std::sync::MutexGuard<'_, Hub> {
+/// The hub, whatever a panic elsewhere left it as.
+pub fn lock(hub: &SharedHub) -> std::sync::MutexGuard<'_, Hub> {
     // A panic while holding the lock leaves a hub that is still consistent event by event.
     hub.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Drains the engine's channel into the hub until the session's sender is gone, flushing at
-/// most once per [`FRAME_INTERVAL`]. Never waits on a view.
-pub async fn pump(hub: SharedHub, mut events: mpsc::Receiver<EventBatch>) {
-    let mut next_send = Instant::now();
-    loop {
-        let has_pending = lock(&hub).has_pending();
-        tokio::select! {
-            batch = events.recv() => match batch {
-                Some(batch) => {
-                    let mut h = lock(&hub);
-                    h.push(&batch);
-                    if Instant::now() >= next_send {
-                        h.flush();
-                        next_send = Instant::now() + FRAME_INTERVAL;
-                    }
-                }
-                None => break,
-            },
-            () = tokio::time::sleep_until(next_send), if has_pending => {
-                lock(&hub).flush();
-                next_send = Instant::now() + FRAME_INTERVAL;
-            }
-        }
-    }
-    lock(&hub).flush();
 }
 
 #[cfg(test)]
@@ -319,26 +291,5 @@ mod tests {
         hub.push(&[text("x")]);
         hub.flush();
         assert_eq!(hub.views(), 0);
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn the_pump_never_waits_on_views_and_sends_at_most_once_per_interval() {
-        let hub: SharedHub = Arc::new(Mutex::new(Hub::new()));
-        let view = Recorder::default();
-        lock(&hub).attach(Box::new(view.clone()));
-        let (tx, rx) = mpsc::channel(1);
-        let task = tokio::spawn(pump(hub.clone(), rx));
-        // 1000 batches sent back to back through a channel of one: the pump keeps taking them.
-        for i in 0..1000 {
-            tx.send(vec![text(&i.to_string())]).await.unwrap();
-        }
-        drop(tx);
-        task.await.unwrap();
-        let frames = view.0.lock().unwrap().clone();
-        let expected: String = (0..1000).map(|i| i.to_string()).collect();
-        assert_eq!(texts(&frames), expected);
-        // 1000 batches, far fewer frames: the rest were merged while an interval ran.
-        assert!(frames.len() < 50, "{} frames", frames.len());
-        assert_eq!(lock(&hub).snapshot(), vec![text(&expected)]);
     }
 }

@@ -12,8 +12,10 @@ use serde_json::value::RawValue;
 use super::EngineError;
 use super::ending::Ending;
 use super::owner::{Owner, Pending};
-use super::turn::AUTH_REQUIRED;
 use crate::events::{NoticeSeverity, SessionState, StreamEvent};
+
+/// ACP's "authentication required" error code (from `session/new`, or a prompt).
+pub(super) const AUTH_REQUIRED: i32 = -32000;
 
 impl Owner {
     pub(super) async fn send_initialize(&mut self) {

@@ -112,8 +112,6 @@ pub(super) struct Life {
     pub(super) start_error: Option<EngineError>,
     /// Why the session is dead, once it is.
     pub(super) dead: Option<String>,
-    /// Whether `session-status: dead` went out.
-    pub(super) announced_dead: bool,
     /// What ends the session, once something did: the loop ends it after the current step.
     /// The first cause wins.
     pub(super) ending: Option<Ending>,
@@ -232,7 +230,6 @@ impl Owner {
                 ready: Some(ready),
                 start_error: None,
                 dead: None,
-                announced_dead: false,
                 ending: None,
                 warned_not_json: false,
             },
@@ -372,9 +369,6 @@ impl Owner {
     }
 
     pub(super) async fn emit_status(&mut self, status: SessionState, detail: Option<String>) {
-        if status == SessionState::Dead {
-            self.life.announced_dead = true;
-        }
         let ev = StreamEvent::SessionStatus {
             session_id: self.id.clone(),
             status,

@@ -36,14 +36,14 @@ impl Peer {
         msg
     }
 
-    /// Whether the client closed its side (its messages end).
-    async fn closed(&mut self) -> bool {
-        loop {
-            match self.lines.next_line().await {
-                Ok(Some(_)) => continue,
-                Ok(None) | Err(_) => return true,
-            }
+    /// What the client still sends until it closes its side (its messages end); a hang here
+    /// is a client that never closes.
+    async fn rest_until_closed(&mut self) -> Vec<Value> {
+        let mut rest = Vec::new();
+        while let Ok(Some(line)) = self.lines.next_line().await {
+            rest.push(serde_json::from_str(&line).unwrap());
         }
+        rest
     }
 
     async fn send(&mut self, v: Value) {
@@ -266,7 +266,11 @@ async fn a_turn_streams_the_agents_text_and_ends_with_its_stop_reason() {
     handle.close().await;
     let rest = rig.rest().await;
     assert_eq!(dead_detail(&rest).as_deref(), Some("Session closed."));
-    assert!(rig.peer.closed().await, "closing closes the agent's input");
+    assert_eq!(
+        rig.peer.rest_until_closed().await,
+        Vec::<Value>::new(),
+        "closing between turns sends nothing, then closes the agent's input"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -341,14 +345,14 @@ async fn an_agent_deaf_to_stop_is_ended_after_the_grace_and_the_turn_ends_cancel
     let outcome = turn.await.unwrap().unwrap();
     assert_eq!(outcome.reason, TurnEndReason::Cancelled);
     let evs = rig.rest().await;
-    let l = labels(&evs);
-    let settled = l.iter().position(|x| x == "agent-prompt-settled:stop");
-    let notice = l.iter().position(|x| x == "notice");
-    let end = l.iter().position(|x| x == "turn-end:cancelled");
-    let dead = l.iter().position(|x| x == "session-status:dead");
-    assert!(
-        settled < notice && notice < end && end < dead && dead.is_some(),
-        "{l:?}"
+    assert_eq!(
+        labels(&evs),
+        [
+            "agent-prompt-settled:stop",
+            "notice",
+            "turn-end:cancelled",
+            "session-status:dead"
+        ]
     );
     assert_eq!(
         dead_detail(&evs).as_deref(),
@@ -383,7 +387,7 @@ async fn an_agent_that_never_answers_initialize_fails_the_start_once() {
         dead_detail(&evs).as_deref(),
         Some("Session did not start in time.")
     );
-    assert!(rig.peer.closed().await);
+    assert_eq!(rig.peer.rest_until_closed().await, Vec::<Value>::new());
 }
 
 #[tokio::test(start_paused = true)]
@@ -415,6 +419,26 @@ async fn a_failed_handshake_says_why_once_and_ends_the_session() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn an_agent_that_refuses_initialize_and_exits_is_reported_once_with_its_reason() {
+    let (mut rig, started) = rig(|_| {});
+    let init = rig.peer.expect("initialize").await;
+    // The refusal and the exit arrive together: the first cause is the one the user hears.
+    rig.peer.respond_error(&init, -32603, "no API key").await;
+    rig.peer.hang_up().await;
+    let err = started.await.unwrap().err().unwrap();
+    assert_eq!(
+        err,
+        EngineError::StartFailed("initialize failed: no API key (-32603)".into())
+    );
+    let evs = rig.rest().await;
+    assert_eq!(
+        labels(&evs),
+        ["session-status:starting", "error", "session-status:dead"]
+    );
+    assert_eq!(error_messages(&evs), [err.to_string()]);
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_protocol_version_we_do_not_speak_is_refused() {
     let (mut rig, started) = rig(|_| {});
     let init = rig.peer.expect("initialize").await;
@@ -426,7 +450,11 @@ async fn a_protocol_version_we_do_not_speak_is_refused() {
         .await;
     let err = started.await.unwrap().err().unwrap();
     assert_eq!(err, EngineError::ProtocolVersion(2));
-    assert!(rig.peer.closed().await, "no session/new is sent");
+    assert_eq!(
+        rig.peer.rest_until_closed().await,
+        Vec::<Value>::new(),
+        "no session/new is sent"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -552,7 +580,7 @@ async fn closing_during_a_turn_stops_it_politely_first_then_ends_the_session() {
     });
     // The agent hears the stop before its input closes.
     rig.peer.expect("session/cancel").await;
-    assert!(rig.peer.closed().await);
+    assert_eq!(rig.peer.rest_until_closed().await, Vec::<Value>::new());
     closing.await.unwrap();
     assert_eq!(
         turn.await.unwrap().unwrap().reason,

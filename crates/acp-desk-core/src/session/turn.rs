@@ -7,13 +7,11 @@ use serde_json::value::RawValue;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
+use super::handshake::AUTH_REQUIRED;
 use super::owner::{Owner, Pending};
 use super::{EngineError, TurnOutcome};
 use crate::events::{NoticeSeverity, SessionState, SettledBy, StreamEvent, TurnEndReason};
 use crate::jsonrpc::codes;
-
-/// ACP's "authentication required" error code.
-pub(super) const AUTH_REQUIRED: i32 = -32000;
 
 pub(super) struct Turn {
     /// Our `session/prompt` request, once sent.
@@ -48,10 +46,9 @@ impl Owner {
         }
         prompt.extend(blocks);
         // A new turn: a new change set, and earlier answers cover nothing any more.
-        self.client.changes.take();
-        self.watch.seen.clear();
+        self.client.new_turn();
+        self.watch.new_turn();
         self.turn_ended_at = None;
-        self.client.approved.clear();
         self.perms.rules.reload().await;
         let ev = StreamEvent::TurnStart {
             session_id: self.id.clone(),

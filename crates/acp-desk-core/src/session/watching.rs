@@ -43,6 +43,11 @@ pub(super) struct Watching {
 }
 
 impl Watching {
+    /// A new turn: changes are reported afresh.
+    pub(super) fn new_turn(&mut self) {
+        self.seen.clear();
+    }
+
     /// Starts watching `folders` (when `enabled`): the first walk of a large tree takes a
     /// while, so it runs on the blocking pool and the session does not wait for it.
     pub(super) fn start(enabled: bool, folders: Vec<PathBuf>, excluded: Vec<PathBuf>) -> Self {
@@ -209,19 +214,10 @@ impl Owner {
         }
     }
 
-    /// Logs the commands whose exit was never seen (released, or still running at the end).
-    pub(super) fn log_unfinished_commands(&mut self) {
-        for st in self.client.term_state.values_mut() {
-            if let Some(run) = st.run.take() {
-                self.audit.command_run(run);
-            }
-        }
-    }
-
     /// Logs the session's end and waits until every line is on disk: a CLI exiting right after
     /// `close()` would lose the lines still queued otherwise.
     pub(super) async fn end_audit(&mut self, reason: &str) {
-        self.log_unfinished_commands();
+        self.close_terminals();
         let log = std::mem::replace(&mut self.audit, AuditLog::off());
         log.session_ended(Some(reason));
         let closed = tokio::task::spawn_blocking(move || log.close()).await;

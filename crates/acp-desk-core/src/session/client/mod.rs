@@ -108,6 +108,12 @@ pub(super) struct Client {
 }
 
 impl Client {
+    /// A new turn: a new change set, and the user's earlier answers cover nothing any more.
+    pub(super) fn new_turn(&mut self) {
+        self.changes.take();
+        self.approved.clear();
+    }
+
     pub(super) fn new(roots: Roots, compat: Compat, reads: Arc<Mutex<ReadTracker>>) -> Self {
         // A few dozen deltas: a full channel pauses the commands (backpressure), it loses
         // nothing.

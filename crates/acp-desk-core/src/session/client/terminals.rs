@@ -346,6 +346,18 @@ impl Owner {
     }
 
     /// Whether a terminal of the session is running (the watchdog waits for it).
+    /// Ends every terminal of the session (its end): each command not logged yet (released,
+    /// or still running) goes to the audit log without an exit status.
+    pub(in crate::session) fn close_terminals(&mut self) {
+        self.client.terminals.close_all();
+        for st in self.client.term_state.values_mut() {
+            if let Some(run) = st.run.take() {
+                self.audit.command_run(run);
+            }
+        }
+        self.client.term_state.clear();
+    }
+
     pub(in crate::session) fn terminal_running(&self) -> bool {
         self.client.term_state.values().any(|t| t.running)
     }
