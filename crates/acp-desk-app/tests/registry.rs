@@ -23,18 +23,20 @@ use tokio::sync::mpsc;
 /// Never a performance assertion.
 const HANG: Duration = Duration::from_secs(60);
 
-/// Settings, rules and audit logs of this test process only, never the user's real folders.
+/// Settings and data folders of these tests only, never the user's real ones: one fixed folder
+/// under cargo's target folder, the same for every test process (tests run in threads of one
+/// process or in processes of their own), so nothing piles up in /tmp. Sessions here write no
+/// rules or audit logs (`opts`), so they only read it.
 fn isolated() {
-    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
+    static DONE: std::sync::Once = std::sync::Once::new();
+    DONE.call_once(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("acp-desk-app-tests");
         // SAFETY: set once, before any session starts, by whichever test comes first; every test
         // reads the same values.
         unsafe {
-            std::env::set_var("ACP_DESK_CONFIG_DIR", dir.path().join("config"));
-            std::env::set_var("ACP_DESK_DATA_DIR", dir.path().join("data"));
+            std::env::set_var("ACP_DESK_CONFIG_DIR", dir.join("config"));
+            std::env::set_var("ACP_DESK_DATA_DIR", dir.join("data"));
         }
-        dir
     });
 }
 
