@@ -820,3 +820,46 @@ async fn waits_on_a_terminal_released_meanwhile_get_the_kill_status() {
         "{t}"
     );
 }
+
+/// Agent quirks follow what the agent says it is, not only how it was launched: Gemini CLI
+/// started through a wrapper script (`my-gemini`, as a Nix or Flatpak shim or a settings entry
+/// would) must still be able to create a file, which needs its missing-file quirk.
+#[cfg(unix)]
+#[tokio::test]
+async fn gemini_behind_a_wrapper_script_can_still_create_a_file() {
+    use std::os::unix::fs::PermissionsExt;
+
+    let bin = tempfile::tempdir().unwrap();
+    let wrapper = bin.path().join("my-gemini");
+    let agent = repo_root().join("tests/fake-agents/gemini-like.mjs");
+    std::fs::write(
+        &wrapper,
+        format!("#!/bin/sh\nexec node '{}' \"$@\"\n", agent.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let spec = acp_desk_core::agents::from_command_line(&wrapper.display().to_string()).unwrap();
+    assert!(
+        !acp_desk_core::fs::Compat::for_launch(&spec).missing_file_reads_empty,
+        "the launch alone does not say it is Gemini"
+    );
+    let (h, rx, dir) = session_with(spec).await;
+    let events = tokio::spawn(rx.all());
+    let outcome = finish(spawn_prompt(&h, "create notes.txt")).await;
+    assert_eq!(outcome.reason, TurnEndReason::Completed);
+    h.close().await;
+    drop(h);
+    let events = events.await.unwrap();
+    let said: String = events
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::TextDelta { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(said, "Created notes.txt.");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("notes.txt")).unwrap(),
+        "written by gemini-like\n"
+    );
+}

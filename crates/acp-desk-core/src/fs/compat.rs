@@ -2,6 +2,8 @@
 
 use std::path::Path;
 
+use agent_client_protocol_schema::v1 as acp;
+
 use super::error::FsError;
 use crate::agents::LaunchSpec;
 
@@ -41,6 +43,25 @@ impl Compat {
             return by_name;
         }
         Compat::for_command(&spec.command, &spec.args)
+    }
+
+    /// From what the agent says it is (`initialize` → `agentInfo`). A launch through a wrapper
+    /// (a script, a Nix or Flatpak shim, a settings entry named `my-gemini`) hides the program
+    /// from [`Compat::for_launch`]; the agent's own name does not. Gemini CLI says `gemini-cli`
+    /// (its ACP integration's `initialize`). The version is here so that a quirk can end with
+    /// the release that fixes it; none has so far (observed with 0.61.0).
+    pub fn for_agent_info(info: &acp::Implementation) -> Compat {
+        Compat {
+            missing_file_reads_empty: info.name.eq_ignore_ascii_case("gemini-cli"),
+        }
+    }
+
+    /// Every quirk that either calls for: the launch and what the agent says can each tell.
+    pub fn or(self, other: Compat) -> Compat {
+        Compat {
+            missing_file_reads_empty: self.missing_file_reads_empty
+                || other.missing_file_reads_empty,
+        }
     }
 
     fn for_command(program: &str, args: &[String]) -> Compat {

@@ -524,6 +524,28 @@ fn a_file_deleted_while_read_keeps_being_read_or_is_not_found() {
 // ---------------------------------------------------------------- compat
 
 #[test]
+fn quirks_follow_what_the_agent_says_it_is_whatever_launched_it() {
+    use agent_client_protocol_schema::v1::Implementation;
+    let said = |name: &str| Compat::for_agent_info(&Implementation::new(name, "0.61.0"));
+    assert!(said("gemini-cli").missing_file_reads_empty);
+    assert!(said("Gemini-CLI").missing_file_reads_empty);
+    for other in [
+        "claude-code-acp",
+        "acp-desk-demo-agent",
+        "gemini-cli-fork",
+        "",
+    ] {
+        assert!(!said(other).missing_file_reads_empty, "{other}");
+    }
+    // The launch's quirks and the agent's own add up; neither takes one away.
+    let gemini = said("gemini-cli");
+    let none = Compat::default();
+    assert_eq!(none.or(gemini), gemini);
+    assert_eq!(gemini.or(none), gemini);
+    assert_eq!(none.or(none), none);
+}
+
+#[test]
 fn gemini_reads_a_missing_file_as_empty_text_and_nobody_else_does() {
     for gemini in [
         "gemini",

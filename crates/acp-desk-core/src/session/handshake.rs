@@ -13,6 +13,7 @@ use super::EngineError;
 use super::ending::Ending;
 use super::owner::{Owner, Pending};
 use crate::events::{NoticeSeverity, SessionState, StreamEvent};
+use crate::fs::Compat;
 
 /// ACP's "authentication required" error code (from `session/new`, or a prompt).
 pub(super) const AUTH_REQUIRED: i32 = -32000;
@@ -62,6 +63,8 @@ impl Owner {
         self.identity.prompt_capabilities =
             Some(resp.agent_capabilities.prompt_capabilities.clone());
         if let Some(info) = resp.agent_info {
+            // Before any request of the agent's: its first read may already need them.
+            self.client.add_quirks(Compat::for_agent_info(&info));
             self.identity.name = Some(info.name);
             self.identity.title = info.title;
             self.identity.version = Some(info.version);

@@ -108,6 +108,15 @@ pub(super) struct Client {
 }
 
 impl Client {
+    /// Quirks learnt once the agent said what it is (`initialize`), added to the launch's.
+    pub(super) fn add_quirks(&mut self, quirks: Compat) {
+        let merged = self.compat.or(quirks);
+        if merged != self.compat {
+            tracing::info!(?merged, "agent quirks from what the agent says it is");
+        }
+        self.compat = merged;
+    }
+
     /// A new turn: a new change set, and the user's earlier answers cover nothing any more.
     pub(super) fn new_turn(&mut self) {
         self.changes.take();
