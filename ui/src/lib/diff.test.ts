@@ -5,6 +5,7 @@ import {
   computeDiff,
   diffAsync,
   diffStrategy,
+  sameLeadingLines,
   sections,
   shouldUseWorker,
   splitRows,
@@ -41,6 +42,57 @@ describe('computeDiff', () => {
     const m = computeDiff('x\ny\n', '');
     expect(m.deleted).toBe(true);
     expect(m.lines.map((l) => l.kind)).toEqual(['del', 'del']);
+  });
+});
+
+describe('a fragment placed in its file', () => {
+  it('numbers both sides from the line the fragment starts at', () => {
+    const m = computeDiff('b\nc\n', 'B\nc\n', 7);
+    expect(m.lines.map((l) => [l.kind, l.oldNo, l.newNo])).toEqual([
+      ['del', 7, null],
+      ['add', null, 7],
+      ['ctx', 8, 8],
+    ]);
+  });
+
+  it('numbers in the worker from the same line', async () => {
+    let posted: unknown = null;
+    const factory: WorkerFactory = () => {
+      const w = {
+        onmessage: null as ((e: MessageEvent<DiffModel>) => void) | null,
+        onerror: null,
+        postMessage(msg: { oldText: string | null; newText: string; firstLine: number }) {
+          posted = msg;
+          queueMicrotask(() =>
+            w.onmessage?.({
+              data: computeDiff(msg.oldText, msg.newText, msg.firstLine),
+            } as MessageEvent),
+          );
+        },
+        terminate() {},
+      };
+      return w as unknown as Worker;
+    };
+    const big = lines(1500);
+    const m = await diffAsync(big, big.replace('line 1\n', 'one\n'), factory, undefined, 40);
+    expect(posted).toMatchObject({ firstLine: 40 });
+    expect(m.lines[0]).toMatchObject({ kind: 'del', oldNo: 40 });
+  });
+
+  it("counts the unchanged lines before jsdiff's first change", () => {
+    const cases: [string, string][] = [
+      ['a\nb\nc\n', 'a\nB\nc\n'],
+      ['a\nb\n', 'a\nb\nc\n'],
+      ['colour = red', 'colour = blue'],
+      ['a\nb', 'a\nb\n'],
+      ['a\r\nb\r\n', 'a\r\nB\r\n'],
+      ['', 'x\n'],
+      ['x\ny\n', 'y\n'],
+    ];
+    for (const [a, b] of cases) {
+      const first = computeDiff(a, b).lines.findIndex((l) => l.kind !== 'ctx');
+      expect(sameLeadingLines(a, b), JSON.stringify([a, b])).toBe(first);
+    }
   });
 });
 

@@ -8,7 +8,7 @@ export type LineKind = 'ctx' | 'add' | 'del';
 
 export interface DiffLine {
   kind: LineKind;
-  /** 1-based line numbers; null on the side the line is not on. */
+  /** 1-based line numbers (from `firstLine`); null on the side the line is not on. */
   oldNo: number | null;
   newNo: number | null;
   text: string;
@@ -28,7 +28,7 @@ export interface DiffModel {
 export const WORKER_MIN_LINES = 2000;
 export const WORKER_MIN_BYTES = 200 * 1024;
 
-function countLines(s: string): number {
+export function countLines(s: string): number {
   let n = 0;
   for (let i = s.indexOf('\n'); i !== -1; i = s.indexOf('\n', i + 1)) n++;
   return n + (s.length > 0 && !s.endsWith('\n') ? 1 : 0);
@@ -47,13 +47,35 @@ function splitLines(value: string): string[] {
   return parts;
 }
 
-/** The diff of two texts, line by line (synchronous: small inputs, or inside the worker). */
-export function computeDiff(oldText: string | null | undefined, newText: string): DiffModel {
+/**
+ * How many lines the two texts share before they differ: where jsdiff's first change is, since
+ * it takes the common prefix of its line tokens first. Its tokens are lines with their line
+ * break, so are these; diff.test.ts checks the two agree.
+ */
+export function sameLeadingLines(a: string, b: string): number {
+  const la = a.split(/(?<=\n)/);
+  const lb = b.split(/(?<=\n)/);
+  let n = 0;
+  while (n < la.length && n < lb.length && la[n] !== '' && la[n] === lb[n]) n++;
+  return n;
+}
+
+/**
+ * The diff of two texts, line by line (synchronous: small inputs, or inside the worker).
+ * `firstLine` is the file line both texts start at: 1 for whole files; a fragment's place in
+ * the file otherwise (the lines above a fragment are the same before and after, so both sides
+ * start there).
+ */
+export function computeDiff(
+  oldText: string | null | undefined,
+  newText: string,
+  firstLine = 1,
+): DiffModel {
   const created = oldText === null || oldText === undefined;
   const old = oldText ?? '';
   const lines: DiffLine[] = [];
-  let oldNo = 1;
-  let newNo = 1;
+  let oldNo = firstLine;
+  let newNo = firstLine;
   let added = 0;
   let removed = 0;
   const changes =
@@ -171,9 +193,10 @@ export function diffAsync(
   factory: WorkerFactory | null = defaultWorkerFactory,
   /** Aborted (the view went away): the worker ends and the promise never settles. */
   signal?: AbortSignal,
+  firstLine = 1,
 ): Promise<DiffModel> {
   if (!factory || diffStrategy(oldText, newText, factory) === 'inline')
-    return Promise.resolve(computeDiff(oldText, newText));
+    return Promise.resolve(computeDiff(oldText, newText, firstLine));
   return new Promise((resolve) => {
     const w = factory();
     signal?.addEventListener('abort', () => w.terminate(), { once: true });
@@ -183,7 +206,7 @@ export function diffAsync(
     };
     w.onmessage = (e: MessageEvent<DiffModel>) => done(e.data);
     // A worker that cannot run (blocked, crashed) must not lose the diff.
-    w.onerror = () => done(computeDiff(oldText, newText));
-    w.postMessage({ oldText: oldText ?? null, newText });
+    w.onerror = () => done(computeDiff(oldText, newText, firstLine));
+    w.postMessage({ oldText: oldText ?? null, newText, firstLine });
   });
 }

@@ -6,6 +6,7 @@ import type {
   PermissionOptionKind,
   ToolCallContent,
 } from './generated/ipc';
+import { countLines, sameLeadingLines } from './diff';
 
 const ORDER: Record<PermissionOptionKind, number> = {
   allow_once: 0,
@@ -124,6 +125,57 @@ export type DiffItem = Extract<ToolCallContent, { type: 'diff' }>;
 
 export function diffsOf(req: AgentPromptEvent): DiffItem[] {
   return (req.content ?? []).filter((c): c is DiffItem => c.type === 'diff');
+}
+
+/** The lines (1-based, as the dialog shows them) the request's locations give for a file. */
+function linesFor(req: AgentPromptEvent, path: string): number[] {
+  const out = new Set<number>();
+  for (const l of req.locations ?? []) {
+    // 0 or none: no position (claude-code-acp sends `line: 0` for a Read without an offset).
+    if (l.path === path && typeof l.line === 'number' && Number.isInteger(l.line) && l.line >= 1)
+      out.add(l.line);
+  }
+  return [...out];
+}
+
+/**
+ * The file line a request's diff starts at, for its line numbers: 1 when the diff is the whole
+ * file, a fragment's place when the request gives it, null when it does not (the dialog then
+ * shows no numbers: numbers that may be wrong are worse than none).
+ *
+ * ACP calls `oldText` the original content, yet agents send fragments: claude-code-acp puts
+ * its Edit's `old_string`/`new_string` there, with a location that has no line; the demo
+ * agent's showcase sends one changed line with the location `line: 3` and no raw input. So
+ * the rule reads what the request says, in this order:
+ * 1. no `oldText`: a new file, whole by definition -> 1;
+ * 2. the raw input has `old_string` and `oldText` is it (an Edit): a fragment -> see below;
+ * 3. the raw input has `content` and `newText` is it (a Write): the whole file -> 1;
+ * 4. nothing says: the whole file, as ACP has it -> 1, unless a location's line rules that
+ *    out: one line past the end of both texts cannot be in them, so the diff is a fragment
+ *    (below); one line inside them that is neither 1 nor the diff's first change could mean
+ *    either -> null; several lines -> null.
+ * A fragment starts at its file's one location line, when there is exactly one. The line
+ * could name the fragment's first line or its first changed line; they are the same line
+ * only when the fragment opens with a change, so otherwise -> null. `replace_all` puts the
+ * fragment in several places -> null.
+ */
+export function diffFirstLine(req: AgentPromptEvent, d: DiffItem): number | null {
+  const oldText = d.oldText;
+  if (oldText === null || oldText === undefined) return 1;
+  const input = record(req.rawInput);
+  const lines = linesFor(req, d.path);
+  const fragment = (): number | null => {
+    if (input?.['replace_all'] === true || lines.length !== 1) return null;
+    return sameLeadingLines(oldText, d.newText) === 0 ? (lines[0] ?? null) : null;
+  };
+  if (typeof input?.['old_string'] === 'string' && input['old_string'] === oldText)
+    return fragment();
+  if (typeof input?.['content'] === 'string' && input['content'] === d.newText) return 1;
+  if (lines.length === 0) return 1;
+  const [line] = lines;
+  if (lines.length > 1 || line === undefined) return null;
+  if (line > Math.max(countLines(oldText), countLines(d.newText))) return fragment();
+  return line === 1 || line === sameLeadingLines(oldText, d.newText) + 1 ? 1 : null;
 }
 
 /** Text the agent put in the request's content (besides diffs). */
