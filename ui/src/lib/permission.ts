@@ -123,12 +123,18 @@ export function rawJson(rawInput: unknown): string | null {
 
 export type DiffItem = Extract<ToolCallContent, { type: 'diff' }>;
 
+/**
+ * What numbering a diff needs from the call it belongs to: a permission request, or the
+ * thread's card for the same call (both number a diff by the same rule, so they agree).
+ */
+export type DiffContext = Pick<AgentPromptEvent, 'rawInput' | 'locations'>;
+
 export function diffsOf(req: AgentPromptEvent): DiffItem[] {
   return (req.content ?? []).filter((c): c is DiffItem => c.type === 'diff');
 }
 
 /** The lines (1-based, as the dialog shows them) the request's locations give for a file. */
-function linesFor(req: AgentPromptEvent, path: string): number[] {
+function linesFor(req: DiffContext, path: string): number[] {
   const out = new Set<number>();
   for (const l of req.locations ?? []) {
     // 0 or none: no position (claude-code-acp sends `line: 0` for a Read without an offset).
@@ -159,7 +165,7 @@ function linesFor(req: AgentPromptEvent, path: string): number[] {
  * only when the fragment opens with a change, so otherwise -> null. `replace_all` puts the
  * fragment in several places -> null.
  */
-export function diffFirstLine(req: AgentPromptEvent, d: DiffItem): number | null {
+export function diffFirstLine(req: DiffContext, d: DiffItem): number | null {
   const oldText = d.oldText;
   if (oldText === null || oldText === undefined) return 1;
   const input = record(req.rawInput);
