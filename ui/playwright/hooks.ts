@@ -53,6 +53,8 @@ export interface SeenEntry {
   reason: string | null;
   /** The row's text, whitespace collapsed. */
   text: string;
+  /** What of it is rendered to be read (`innerText`: no hidden elements), whitespace collapsed. */
+  visibleText: string;
 }
 
 /**
@@ -84,6 +86,7 @@ export async function collectEntries(page: Page): Promise<SeenEntry[]> {
             kind: el.getAttribute('data-kind'),
             reason: el.getAttribute('data-reason'),
             text: (item.textContent ?? '').replace(/\s+/g, ' ').trim(),
+            visibleText: item.innerText.replace(/\s+/g, ' ').trim(),
           });
         }
       };

@@ -15,6 +15,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { collectEntries, countEntries, repo, revealEntry, sel, shot } from './hooks';
 import { calls, replay, replayed, type StreamEvent } from './mock-ipc.js';
+import { sentinelCases, sentinelChunkings } from './sentinel-corpus';
 
 /** The app's CSP, as tauri.conf.json states it, in header form. */
 export const APP_CSP = Object.entries(
@@ -66,6 +67,15 @@ async function withAppCsp(page: Page): Promise<void> {
 
 function violations(page: Page): Promise<Violation[]> {
   return page.evaluate(() => (window as unknown as { __csp: Violation[] }).__csp);
+}
+
+/** The violations that are not Chromium's parse-time reports of agent text (see the corpus test). */
+function unexpected(all: Violation[]): Violation[] {
+  return all.filter(
+    (v) =>
+      !(v.directive === 'script-src-attr' && v.blocked === 'inline') &&
+      !(v.directive === 'base-uri' && v.blocked.startsWith('https://evil.example')),
+  );
 }
 
 // Every payload that could run sets window.__pwned (and most also call alert()).
@@ -314,6 +324,20 @@ async function assertInert(page: Page): Promise<void> {
   expect(head.filter((h) => /evil|refresh|<base/i.test(h))).toEqual([]);
 }
 
+/** The DOM is inert, no payload ran or asked for anything, and the page threw nothing. */
+async function assertNothingRan(
+  page: Page,
+  seen: { dialogs: string[]; remote: string[]; errors: string[] },
+): Promise<void> {
+  await assertInert(page);
+  expect(
+    await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned),
+  ).toBeUndefined();
+  expect(seen.dialogs).toEqual([]);
+  expect(seen.remote).toEqual([]);
+  expect(seen.errors).toEqual([]);
+}
+
 for (const csp of [false, true])
   for (const pending of [false, true]) {
     test(`hostile corpus renders inert${csp ? " under the app's CSP" : ''}${pending ? ' (with a permission dialog open)' : ''}`, async ({
@@ -331,14 +355,8 @@ for (const csp of [false, true])
       await page.waitForTimeout(1500);
       await shot(page, `hostile${csp ? '-csp' : ''}${pending ? '-dialog' : ''}--window`);
 
-      await assertInert(page);
-      expect(
-        await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned),
-      ).toBeUndefined();
-      expect(seen.dialogs).toEqual([]);
-      expect(seen.remote).toEqual([]);
+      await assertNothingRan(page, seen);
       expect(page.url()).toBe(start);
-      expect(seen.errors).toEqual([]);
 
       if (!pending) {
         // Clicking every link in the thread neither navigates nor runs anything. The thread is
@@ -367,15 +385,57 @@ for (const csp of [false, true])
         const all = await violations(page);
         expect(all.length).toBeGreaterThan(0);
         expect(await page.evaluate(() => document.baseURI)).toBe(start);
-        const other = all.filter(
-          (v) =>
-            !(v.directive === 'script-src-attr' && v.blocked === 'inline') &&
-            !(v.directive === 'base-uri' && v.blocked.startsWith('https://evil.example')),
-        );
-        expect(other).toEqual([]);
+        expect(unexpected(all)).toEqual([]);
       }
     });
   }
+
+// Issue 12: a payload the sanitizer removes together with its content (an unclosed `<style>`,
+// `<script>`, `<textarea>`, ...) took the rest of the agent's message with it. Each payload of
+// sentinel-corpus.ts (shared with markdown.test.ts) is one agent message, streamed chunk by
+// chunk through the built UI under the app's CSP; every sentinel sentence after it must be
+// rendered visible (`innerText`), and nothing may run.
+for (const chunking of ['inside the tag', 'at the newlines'])
+  test(`text after a hostile payload stays visible, streamed ${chunking}, under the app's CSP`, async ({
+    page,
+  }) => {
+    test.setTimeout(120_000);
+    const seen = await watch(page);
+    await withAppCsp(page);
+    const cases = sentinelCases(PWN);
+    const events: StreamEvent[] = [
+      { kind: 'session-status', status: 'ready', agent: { launchName: 'demo', name: 'Demo' } },
+      { kind: 'turn-start', prompt: [{ type: 'text', text: 'hostile, streamed' }] },
+    ];
+    cases.forEach((c, i) => {
+      const parts = sentinelChunkings(c).find(([how]) => how === chunking)?.[1] ?? [];
+      expect(parts.join('')).toBe(c.message);
+      for (const text of parts) events.push({ kind: 'text-delta', text, messageId: `s${i}` });
+    });
+    events.push({ kind: 'turn-end', reason: 'completed', stopReason: 'end_turn' });
+    // One chunk per frame (longer than an animation frame): the growing message is rendered
+    // between its chunks, through the streaming path, as it is from a real agent.
+    await replay(
+      page,
+      events.map((e) => ({ sessionId: sid, ...e })),
+      { pace: 20 },
+    );
+    await page.goto('/');
+    await expect.poll(() => replayed(page), { timeout: 90_000 }).toBe(true);
+    await expect.poll(() => countEntries(page, 'turn-end')).toBe(1);
+
+    const agent = (await collectEntries(page)).filter((e) => e.entry === 'agent');
+    expect(agent).toHaveLength(cases.length);
+    const missing: string[] = [];
+    cases.forEach((c, i) => {
+      for (const s of c.sentinels)
+        if (!agent[i]?.visibleText.includes(s)) missing.push(`${c.name}: ${s}`);
+    });
+    expect(missing).toEqual([]);
+
+    await assertNothingRan(page, seen);
+    expect(unexpected(await violations(page))).toEqual([]);
+  });
 
 test("the showcase replays under the app's CSP without a violation", async ({ page }) => {
   const seen = await watch(page);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { sentinelCases, sentinelChunkings } from '../../playwright/sentinel-corpus';
 import { MarkdownStream, lexStats, renderMarkdown, renderStreaming, renderTitle } from './markdown';
 
 // Agent output is untrusted: whatever it sends must render inert.
@@ -246,5 +247,84 @@ describe('tool output', () => {
     for (let i = 1; i <= out.length; i += 7) s.update(out.slice(0, i));
     const r = s.update(out);
     expect(r.blocks.join('') + r.tail).toBe(whole);
+  });
+});
+
+// Issue 12: the sanitizer must remove what is dangerous and keep everything else visible. An
+// element the HTML parser reads as raw text to its end tag (`<style>`, `<script>`, `<textarea>`,
+// ...) or one DOMPurify drops together with its content took the rest of the message with it.
+describe('text after a hostile payload', () => {
+  const ACTIVE = ['SCRIPT', 'STYLE', 'IFRAME', 'FRAME', 'OBJECT', 'EMBED', 'SVG', 'MATH', 'LINK'];
+
+  /** The rendered HTML's text (whitespace collapsed) and what in it would not be inert. */
+  function read(html: string): { text: string; bad: string[] } {
+    const doc = new DOMParser().parseFromString(`<div>${html}</div>`, 'text/html');
+    const bad: string[] = [];
+    // Not querySelectorAll: jsdom's selector engine slows down with every document it has
+    // queried, and these tests parse tens of thousands.
+    for (const el of doc.body.getElementsByTagName('*')) {
+      if (ACTIVE.includes(el.tagName.toUpperCase())) bad.push(`<${el.tagName}>`);
+      if (el.namespaceURI !== 'http://www.w3.org/1999/xhtml') bad.push(`${el.tagName} (foreign)`);
+      for (const attr of el.getAttributeNames()) {
+        if (attr.toLowerCase().startsWith('on') || attr === 'style')
+          bad.push(`${el.tagName} ${attr}`);
+      }
+      for (const attr of ['href', 'src']) {
+        const v = el.getAttribute(attr);
+        if (v !== null && !/^(https?:|mailto:|data:image\/)/i.test(v))
+          bad.push(`${el.tagName} ${attr}=${v}`);
+      }
+    }
+    return { text: (doc.body.textContent ?? '').replace(/\s+/g, ' '), bad };
+  }
+
+  const cases = sentinelCases();
+
+  it.each(cases.map((c) => [c.name, c] as const))('%s: rendered whole', (_name, c) => {
+    const { text, bad } = read(renderMarkdown(c.message));
+    expect(bad).toEqual([]);
+    for (const s of c.sentinels) expect(text).toContain(s);
+  });
+
+  it.each(cases.map((c) => [c.name, c] as const))('%s: streamed in every chunking', (_name, c) => {
+    for (const [how, parts] of sentinelChunkings(c)) {
+      const s = new MarkdownStream();
+      let acc = '';
+      for (const p of parts) {
+        acc += p;
+        const r = s.update(acc);
+        const html = r.blocks.join('') + r.tail;
+        // Inert at every step, and the same as a whole render of the text so far.
+        expect(read(html).bad, `${how}, after ${JSON.stringify(acc)}`).toEqual([]);
+        expect(html, how).toBe(renderMarkdown(acc));
+      }
+      const r = s.update(c.message);
+      const all = read(r.blocks.join('') + r.tail).text;
+      for (const sentence of c.sentinels) expect(all, how).toContain(sentence);
+    }
+  });
+
+  it('keeps the allow-list for raw HTML that is on it', () => {
+    const html = renderMarkdown('a<br>b <strong>c</strong> <span class="evil">d</span>');
+    expect(html).toContain('a<br>b <strong>c</strong> <span>d</span>');
+    expect(renderMarkdown('<div>\nraw html\n</div>')).toBe('<div>\nraw html\n</div>');
+    // Entities in raw HTML still read as the character, inside a block and inline.
+    expect(renderMarkdown('<div>\nTom &amp; Jerry &lt;3\n</div>')).toBe(
+      '<div>\nTom &amp; Jerry &lt;3\n</div>',
+    );
+  });
+
+  it('shows raw HTML that is not on the allow-list as text', () => {
+    expect(renderMarkdown('use a <textarea> here')).toBe('<p>use a &lt;textarea&gt; here</p>\n');
+    const html = renderMarkdown('<style>p{}</style>\n\nafter');
+    expect(read(html).text).toContain('<style>p{}</style>');
+    expect(read(html).text).toContain('after');
+  });
+
+  it('keeps a title readable after an unclosed raw-text tag', () => {
+    const html = renderTitle('Run <style> `cargo test` now');
+    expect(html).not.toMatch(/<style/i);
+    expect(html).toContain('<code>cargo test</code>');
+    expect(html).toContain('now');
   });
 });

@@ -7,6 +7,20 @@
 // the page. Images: only inline PNG/JPEG/GIF/WebP `data:` URIs survive (no remote, no `file:`,
 // no SVG); the CSP's `img-src 'self' data:` blocks the rest too.
 //
+// RAW HTML. The sanitizer works on a parsed DOM, and the HTML parser has already decided what
+// is text by then: after an unclosed `<style>`, `<script>`, `<textarea>`, `<title>`, `<xmp>`,
+// `<iframe>`, `<noembed>`, `<noframes>`, `<noscript>` or `<plaintext>` the rest of the input
+// is that element's content, and DOMPurify drops it (or, for `<template>`, `<svg>`, `<math>`,
+// `<select>`, comments and `<![CDATA[`, drops it with the element or never sees it as text).
+// The agent's words after such a tag vanished (issue 12). So only raw tags named on the
+// allow-list reach the parser as tags (and DOMPurify still filters their attributes); any
+// other raw HTML (tags, comments, `<!...>`, `<?...?>`) is rendered as the text it is, so no
+// markup can turn the words after it into something else. marked hands raw HTML over one tag
+// at a time inside paragraphs, and as a whole block at a line's start; a block is split into
+// tags and text by marked's own inline lexer (its text stays raw, as CommonMark says, and is
+// escaped). Text marked would emit unescaped (after an inline `<pre>`, `<code>`, `<kbd>` or
+// `<script>`, its "raw block") is escaped too: a bare `<` there could open a tag.
+//
 // STREAMING. An agent message grows by small appends. Re-parsing it from its start on every
 // chunk is quadratic; instead a `MarkdownStream` freezes the HTML of leading blocks and re-lexes
 // only the tail. The freezing rule (marked's lexer is block-by-block and never looks back):
@@ -32,7 +46,7 @@
 // Each segment is sanitized on its own, so `renderMarkdown(text)` (all segments joined) is
 // exactly what any sequence of appends ends with; markdown.test.ts checks it for many chunkings.
 import DOMPurify from 'dompurify';
-import { Marked, type Token } from 'marked';
+import { Lexer, Marked, type Token } from 'marked';
 import { escapeHtml, highlightCode, knownLanguage } from './highlight';
 
 /** `breaks`: a single newline is a line break. Off for prose (Markdown's rule); on for tool
@@ -51,6 +65,22 @@ const makeMarked = (breaks: boolean) =>
           `<div class="code-block"><div class="code-head"><span class="code-lang">${escapeHtml(label || 'text')}</span></div>` +
           `<pre><code${cls}>${highlightCode(text.replace(/\n$/, ''), lang)}\n</code></pre></div>\n`
         );
+      },
+      html({ text, block }) {
+        // Shown as written; marked's text renderer escapes without double-encoding entities.
+        const asText = (raw: string) => this.text({ type: 'text', raw, text: raw });
+        const one = (raw: string) => (allowedTag(raw) ? raw : asText(raw));
+        if (!block) return one(text);
+        return Lexer.lexInline(text, this.options)
+          .map((t) => (t.type === 'html' ? one(t.raw) : asText(t.raw)))
+          .join('');
+      },
+      text(token) {
+        // `false` falls back to marked's renderer; text from a raw block goes there as ordinary
+        // text, so it is escaped like any other.
+        return token.type === 'text' && token.escaped
+          ? this.text({ ...token, escaped: false })
+          : false;
       },
     },
   });
@@ -103,6 +133,16 @@ export const ALLOWED_ATTR = [
   'src',
   'alt',
 ];
+const ALLOWED = new Set(ALLOWED_TAGS);
+/** The tag name of one raw tag as marked's lexer cut it out (`<name ...>`, `</name>`). */
+const TAG_NAME = /^<\/?([a-z][a-z0-9-]*)(?=[\s/>])/i;
+
+/** Whether one raw tag from marked's lexer (or a comment, `<!...>`, `<?...?>`) may reach the
+ * HTML parser as markup: only if the allow-list names it (DOMPurify then filters it). */
+function allowedTag(raw: string): boolean {
+  const name = TAG_NAME.exec(raw)?.[1]?.toLowerCase();
+  return name !== undefined && ALLOWED.has(name);
+}
 /** Links that may be opened (in the system browser, on a click); anything else is dropped. */
 export const SAFE_URL = /^(?:https?:|mailto:)/i;
 /** The only images agent Markdown may show: inline PNG/JPEG/GIF/WebP (never SVG, never remote
