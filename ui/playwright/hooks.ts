@@ -147,17 +147,19 @@ export async function countEntries(page: Page, type: EntryType): Promise<number>
 
 /**
  * Scrolls the thread until an element matching `selector` (inside the thread) is rendered, then
- * scrolls it into view; the locator for it. Throws if the thread has none.
+ * scrolls it into view; the locator for it. A pass from the top that ends without it is done
+ * again (up to three: the thread may have followed the stream back to its end before it noticed
+ * the scroll); throws, saying where the scroller stood, if every pass did.
  */
 export async function revealEntry(page: Page, selector: string): Promise<Locator> {
   const found = await page.evaluate(
     async ({ thread, selector }) => {
       const sc = document.querySelector<HTMLElement>(thread);
-      if (!sc) return false;
+      if (!sc) return 'no thread';
       const frames = () =>
         new Promise<void>((r) => requestAnimationFrame(() => requestAnimationFrame(() => r())));
       const find = () => sc.querySelector<HTMLElement>(selector);
-      if (!find()) {
+      for (let attempt = 0; attempt < 3 && !find(); attempt++) {
         sc.scrollTop = 0;
         await frames();
         for (let step = 0; step < 10_000 && !find(); step++) {
@@ -168,14 +170,18 @@ export async function revealEntry(page: Page, selector: string): Promise<Locator
         }
       }
       const el = find();
-      if (!el) return false;
+      if (!el) {
+        const rows = sc.querySelectorAll('.item[data-index]').length;
+        return `scrollTop ${sc.scrollTop} of ${sc.scrollHeight - sc.clientHeight}, ${rows} rows rendered`;
+      }
       el.scrollIntoView({ block: el.offsetHeight > sc.clientHeight ? 'start' : 'center' });
       await frames();
-      return true;
+      return 'found';
     },
     { thread: sel.thread, selector },
   );
-  if (!found) throw new Error(`revealEntry: nothing in the thread matches ${selector}`);
+  if (found !== 'found')
+    throw new Error(`revealEntry: nothing in the thread matches ${selector} (${found})`);
   return page.locator(sel.thread).locator(selector).first();
 }
 
