@@ -27,33 +27,43 @@ struct View {
 /// is exercised; any limit up to `TERMINAL_KEEP_BYTES` must fold the same.
 const VIEW_TERMINAL_LIMIT: usize = 150;
 
-fn merge(into: &mut ToolCallEvent, u: &ToolCallEvent) {
-    if !u.tool_name.is_empty() {
-        into.tool_name.clone_from(&u.tool_name);
+/// A tool card as the contract describes it (events.rs, "The merge rule"), stated as a query
+/// over the call's events rather than as an incremental merge: each field shows the value of the
+/// last event that carried one. Independent of `ToolCallEvent::merge`, which the compactor uses.
+fn card(events: &[Value]) -> Value {
+    let carries = |field: &str, v: &Value| match (field, v) {
+        (_, Value::Null) => false,
+        ("toolName", Value::String(s)) => !s.is_empty(),
+        ("arguments", Value::Object(o)) => !o.is_empty(),
+        _ => true,
+    };
+    let mut card = serde_json::Map::new();
+    for field in [
+        "sessionId",
+        "toolCallId",
+        "toolName",
+        "arguments",
+        "toolKind",
+        "status",
+        "content",
+        "locations",
+        "rawOutput",
+        "_meta",
+    ] {
+        let last = events
+            .iter()
+            .filter_map(|e| e.get(field))
+            .rfind(|v| carries(field, v));
+        if let Some(v) = last {
+            card.insert(field.into(), v.clone());
+        }
     }
-    if !u.arguments.is_null() {
-        into.arguments.clone_from(&u.arguments);
-    }
-    if u.tool_kind.is_some() {
-        into.tool_kind = u.tool_kind;
-    }
-    if u.status.is_some() {
-        into.status = u.status;
-    }
-    if u.content.is_some() {
-        into.content.clone_from(&u.content);
-    }
-    if u.locations.is_some() {
-        into.locations.clone_from(&u.locations);
-    }
-    if u.raw_output.is_some() {
-        into.raw_output.clone_from(&u.raw_output);
-    }
+    Value::Object(card)
 }
 
 fn fold(events: &[StreamEvent]) -> View {
     let mut v = View::default();
-    let mut calls: HashMap<String, ToolCallEvent> = HashMap::new();
+    let mut calls: HashMap<String, Vec<Value>> = HashMap::new();
     let mut last_run: Option<(String, Option<String>)> = None;
     for ev in events {
         let run = match ev {
@@ -99,14 +109,14 @@ fn fold(events: &[StreamEvent]) -> View {
                     t.1 = Some(serde_json::to_value(s).unwrap());
                 }
             }
-            StreamEvent::ToolCall(tc) => match calls.get_mut(&tc.tool_call_id) {
-                Some(c) => merge(c, tc),
-                None => {
-                    calls.insert(tc.tool_call_id.clone(), (**tc).clone());
+            StreamEvent::ToolCall(tc) => {
+                let seen = calls.entry(tc.tool_call_id.clone()).or_insert_with(|| {
                     v.items.push(format!("tool:{}", tc.tool_call_id));
                     last_run = None;
-                }
-            },
+                    Vec::new()
+                });
+                seen.push(serde_json::to_value(tc).unwrap());
+            }
             StreamEvent::Plan { .. }
             | StreamEvent::UsageUpdate { .. }
             | StreamEvent::AvailableCommands { .. }
@@ -128,9 +138,8 @@ fn fold(events: &[StreamEvent]) -> View {
             }
         }
     }
-    for (id, mut c) in calls {
-        c.is_update = false;
-        v.tools.insert(id, serde_json::to_value(c).unwrap());
+    for (id, events) in calls {
+        v.tools.insert(id, card(&events));
     }
     v
 }

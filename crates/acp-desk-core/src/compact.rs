@@ -11,9 +11,7 @@
 
 use std::collections::HashMap;
 
-use serde_json::Value;
-
-use crate::events::{StreamEvent, ToolCallEvent};
+use crate::events::StreamEvent;
 use crate::terminal::MAX_OUTPUT_BYTE_LIMIT;
 
 /// Most output kept per terminal in a snapshot when its first event does not carry the
@@ -135,7 +133,7 @@ impl Compactor {
             if let Some(&i) = self.tools.get(&tc.tool_call_id)
                 && let Some(Some(StreamEvent::ToolCall(first))) = self.events.get_mut(i)
             {
-                merge_tool_call(first, tc);
+                first.merge(tc);
                 return;
             }
             // In a snapshot the first event of a call announces it.
@@ -258,35 +256,6 @@ fn chunk(ev: &mut StreamEvent) -> Option<(&'static str, &Option<String>, &mut St
             ..
         } => Some(("user", message_id, text)),
         _ => None,
-    }
-}
-
-/// Merges an update into the call's first event, by the contract's rules: non-empty names and
-/// non-null arguments only; content and locations replace; present fields win.
-fn merge_tool_call(first: &mut ToolCallEvent, u: &ToolCallEvent) {
-    if !u.tool_name.is_empty() {
-        first.tool_name.clone_from(&u.tool_name);
-    }
-    if u.arguments != Value::Null {
-        first.arguments.clone_from(&u.arguments);
-    }
-    if u.tool_kind.is_some() {
-        first.tool_kind = u.tool_kind;
-    }
-    if u.status.is_some() {
-        first.status = u.status;
-    }
-    if u.content.is_some() {
-        first.content.clone_from(&u.content);
-    }
-    if u.locations.is_some() {
-        first.locations.clone_from(&u.locations);
-    }
-    if u.raw_output.is_some() {
-        first.raw_output.clone_from(&u.raw_output);
-    }
-    if u.meta.is_some() {
-        first.meta.clone_from(&u.meta);
     }
 }
 

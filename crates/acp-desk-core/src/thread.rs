@@ -11,18 +11,12 @@ use serde_json::{Value, json};
 use crate::events::{AgentPromptEvent, ToolCallEvent};
 use crate::events::{CommandInfo, CommandInput, NoticeSeverity, NoticeSource, StreamEvent};
 
-/// A tool call as merged so far.
-#[derive(Debug, Clone, Default)]
+/// A tool call as merged so far: its events merged by the one rule ([`ToolCallEvent::merge`]).
+#[derive(Debug, Clone)]
 pub struct ToolCallState {
-    pub title: String,
-    pub kind: Option<acp::ToolKind>,
-    pub status: Option<acp::ToolCallStatus>,
-    pub content: Vec<acp::ToolCallContent>,
-    pub locations: Vec<acp::ToolCallLocation>,
-    pub raw_input: Option<Value>,
-    pub raw_output: Option<Value>,
+    merged: ToolCallEvent,
     /// `tool-result` is emitted once, when the call first becomes completed or failed.
-    pub resulted: bool,
+    resulted: bool,
     /// Approximate bytes held in content and raw input/output.
     payload_bytes: usize,
     /// The payload was dropped to bound memory.
@@ -39,18 +33,55 @@ const MAX_RUNNING_PAYLOADS: usize = 256;
 const MAX_PAYLOAD_BYTES: usize = 16 * 1024 * 1024;
 
 impl ToolCallState {
+    fn new(first: ToolCallEvent) -> Self {
+        Self {
+            merged: first,
+            resulted: false,
+            payload_bytes: 0,
+            payload_dropped: false,
+        }
+    }
+
+    /// The title; `""` while no event carried one.
+    pub fn title(&self) -> &str {
+        &self.merged.tool_name
+    }
+
+    pub fn kind(&self) -> Option<acp::ToolKind> {
+        self.merged.tool_kind
+    }
+
+    pub fn status(&self) -> Option<acp::ToolCallStatus> {
+        self.merged.status
+    }
+
+    /// Empty once the payload was dropped (the call finished, or memory was bounded).
+    pub fn content(&self) -> &[acp::ToolCallContent] {
+        self.merged.content.as_deref().unwrap_or_default()
+    }
+
+    pub fn locations(&self) -> &[acp::ToolCallLocation] {
+        self.merged.locations.as_deref().unwrap_or_default()
+    }
+
+    pub fn raw_input(&self) -> Option<&Value> {
+        self.merged.input()
+    }
+
     fn drop_payload(&mut self) {
-        self.content = Vec::new();
-        self.locations = Vec::new();
-        self.raw_input = None;
-        self.raw_output = None;
+        let m = &mut self.merged;
+        m.content = None;
+        m.locations = None;
+        m.arguments = Value::Null;
+        m.raw_output = None;
+        m.meta = None;
         self.payload_bytes = 0;
     }
 
     fn measure(&mut self) -> usize {
-        self.payload_bytes = self.content.iter().map(content_size).sum::<usize>()
-            + self.raw_input.as_ref().map_or(0, value_size)
-            + self.raw_output.as_ref().map_or(0, value_size);
+        self.payload_bytes = self.content().iter().map(content_size).sum::<usize>()
+            + self.raw_input().map_or(0, value_size)
+            + self.merged.raw_output.as_ref().map_or(0, value_size);
         self.payload_bytes
     }
 }
@@ -117,12 +148,12 @@ impl Thread {
             .iter()
             .filter(|(_, t)| {
                 !matches!(
-                    t.status,
+                    t.status(),
                     Some(acp::ToolCallStatus::Completed | acp::ToolCallStatus::Failed)
                 )
             })
             .filter(|(_, t)| {
-                paths_named(&t.locations, t.raw_input.as_ref())
+                paths_named(t.locations(), t.raw_input())
                     .iter()
                     .any(|p| p == path)
             })
@@ -139,7 +170,7 @@ impl Thread {
         self.payload_bytes
     }
 
-    /// Maps one update; `raw` is the update object as sent, kept for pass-through.
+    /// Maps one update to the events it makes (appended to `out`).
     pub fn apply(&mut self, update: SessionUpdate, out: &mut Vec<StreamEvent>) {
         let sid = || self.session_id.clone();
         match update {
@@ -242,36 +273,42 @@ impl Thread {
     }
 
     fn tool_call(&mut self, tc: acp::ToolCall, out: &mut Vec<StreamEvent>) {
-        let id = tc.tool_call_id.0.to_string();
-        // claude-code-acp sends `tool_call` twice for one id: the second enriches the first.
-        let is_update = self.tools.contains_key(&id);
-        let state = self.tools.entry(id.clone()).or_default();
-        if !tc.title.is_empty() {
-            state.title.clone_from(&tc.title);
+        // claude-code-acp sends `tool_call` twice for one id: the second enriches the first, by
+        // the same rule as an update.
+        self.record(
+            ToolCallEvent {
+                session_id: self.session_id.clone(),
+                tool_call_id: tc.tool_call_id.0.to_string(),
+                tool_name: tc.title,
+                arguments: tc.raw_input.unwrap_or(Value::Null),
+                is_update: false,
+                tool_kind: Some(tc.kind),
+                status: Some(tc.status),
+                content: Some(tc.content),
+                locations: Some(tc.locations),
+                raw_output: tc.raw_output,
+                meta: tc.meta,
+            },
+            out,
+        );
+    }
+
+    /// Merges a call's event into its state (the first one announces it), emits it, and its
+    /// `tool-result` when it is the one that finished the call.
+    fn record(&mut self, mut ev: ToolCallEvent, out: &mut Vec<StreamEvent>) {
+        let id = ev.tool_call_id.clone();
+        match self.tools.get_mut(&id) {
+            Some(state) => {
+                ev.is_update = true;
+                state.merged.merge(&ev);
+            }
+            None => {
+                ev.is_update = false;
+                self.tools
+                    .insert(id.clone(), ToolCallState::new(ev.clone()));
+            }
         }
-        state.kind = Some(tc.kind);
-        state.status = Some(tc.status);
-        state.content.clone_from(&tc.content);
-        state.locations.clone_from(&tc.locations);
-        if tc.raw_input.is_some() {
-            state.raw_input.clone_from(&tc.raw_input);
-        }
-        if tc.raw_output.is_some() {
-            state.raw_output.clone_from(&tc.raw_output);
-        }
-        out.push(StreamEvent::ToolCall(Box::new(ToolCallEvent {
-            session_id: self.session_id.clone(),
-            tool_call_id: id.clone(),
-            tool_name: tc.title,
-            arguments: tc.raw_input.unwrap_or(Value::Null),
-            is_update,
-            tool_kind: Some(tc.kind),
-            status: Some(tc.status),
-            content: Some(tc.content),
-            locations: Some(tc.locations),
-            raw_output: tc.raw_output,
-            meta: tc.meta,
-        })));
+        out.push(StreamEvent::ToolCall(Box::new(ev)));
         self.track(&id);
         self.maybe_result(&id, out);
     }
@@ -301,56 +338,32 @@ impl Thread {
         }
     }
 
-    /// Merges a `tool_call_update` (or a permission request's `toolCall`). Returns false when
-    /// the update carried nothing but the id (nothing to emit for it).
+    /// Merges a `tool_call_update` (or a permission request's `toolCall`).
     pub fn tool_call_update(&mut self, u: acp::ToolCallUpdate, out: &mut Vec<StreamEvent>) {
-        let id = u.tool_call_id.0.to_string();
-        let is_update = self.tools.contains_key(&id);
-        let state = self.tools.entry(id.clone()).or_default();
         let f = u.fields;
-        if let Some(t) = f.title.as_ref().filter(|t| !t.is_empty()) {
-            state.title.clone_from(t);
-        }
-        if let Some(k) = f.kind {
-            state.kind = Some(k);
-        }
-        if let Some(s) = f.status {
-            state.status = Some(s);
-        }
-        if let Some(c) = &f.content {
-            state.content.clone_from(c);
-        }
-        if let Some(l) = &f.locations {
-            state.locations.clone_from(l);
-        }
-        if f.raw_input.is_some() {
-            state.raw_input.clone_from(&f.raw_input);
-        }
-        if f.raw_output.is_some() {
-            state.raw_output.clone_from(&f.raw_output);
-        }
-        out.push(StreamEvent::ToolCall(Box::new(ToolCallEvent {
-            session_id: self.session_id.clone(),
-            tool_call_id: id.clone(),
-            tool_name: f.title.unwrap_or_default(),
-            arguments: f.raw_input.unwrap_or(Value::Null),
-            is_update,
-            tool_kind: f.kind,
-            status: f.status,
-            content: f.content,
-            locations: f.locations,
-            raw_output: f.raw_output,
-            meta: u.meta,
-        })));
-        self.track(&id);
-        self.maybe_result(&id, out);
+        self.record(
+            ToolCallEvent {
+                session_id: self.session_id.clone(),
+                tool_call_id: u.tool_call_id.0.to_string(),
+                tool_name: f.title.unwrap_or_default(),
+                arguments: f.raw_input.unwrap_or(Value::Null),
+                is_update: true,
+                tool_kind: f.kind,
+                status: f.status,
+                content: f.content,
+                locations: f.locations,
+                raw_output: f.raw_output,
+                meta: u.meta,
+            },
+            out,
+        );
     }
 
     fn maybe_result(&mut self, id: &str, out: &mut Vec<StreamEvent>) {
         let Some(state) = self.tools.get_mut(id) else {
             return;
         };
-        let failed = match state.status {
+        let failed = match state.status() {
             Some(acp::ToolCallStatus::Completed) => false,
             Some(acp::ToolCallStatus::Failed) => true,
             _ => return,
@@ -360,8 +373,8 @@ impl Thread {
         }
         state.resulted = true;
         let mut result = json!({
-            "content": std::mem::take(&mut state.content),
-            "rawOutput": state.raw_output.take(),
+            "content": state.merged.content.take().unwrap_or_default(),
+            "rawOutput": state.merged.raw_output.take(),
         });
         if state.payload_dropped {
             result["payloadDropped"] = Value::Bool(true);
@@ -400,8 +413,11 @@ impl Thread {
         if !known || carries_fields {
             self.tool_call_update(req.tool_call, out);
         }
-        let state = self.tools.get(&target).cloned().unwrap_or_default();
-        let tool_name = (!state.title.is_empty()).then(|| state.title.clone());
+        let state = self.tools.get(&target);
+        let tool_name = state
+            .map(ToolCallState::title)
+            .filter(|t| !t.is_empty())
+            .map(str::to_owned);
         AgentPromptEvent {
             session_id: self.session_id.clone(),
             tool_call_id: correlation_id,
@@ -411,12 +427,18 @@ impl Thread {
                 None => "Allow this tool call?".into(),
             }),
             tool_name,
-            raw_input: state.raw_input.clone(),
+            raw_input: state.and_then(ToolCallState::raw_input).cloned(),
             meta,
             target_tool_call_id: target,
-            tool_kind: state.kind,
-            content: (!state.content.is_empty()).then(|| state.content.clone()),
-            locations: (!state.locations.is_empty()).then(|| state.locations.clone()),
+            tool_kind: state.and_then(ToolCallState::kind),
+            content: state
+                .map(ToolCallState::content)
+                .filter(|c| !c.is_empty())
+                .map(<[_]>::to_vec),
+            locations: state
+                .map(ToolCallState::locations)
+                .filter(|l| !l.is_empty())
+                .map(<[_]>::to_vec),
         }
     }
 }

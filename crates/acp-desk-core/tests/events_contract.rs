@@ -507,7 +507,7 @@ fn tool_calls_merge_by_id_and_result_once() {
     assert_eq!(v[3]["isError"], false);
     assert_eq!(v[3]["result"]["content"][0]["content"]["text"], "fn a() {}");
     assert_eq!(v.iter().filter(|e| e["kind"] == "tool-result").count(), 1);
-    assert_eq!(t.tool("c1").unwrap().title, "Read src/a.rs");
+    assert_eq!(t.tool("c1").unwrap().title(), "Read src/a.rs");
 }
 
 #[test]

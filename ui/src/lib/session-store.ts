@@ -19,6 +19,7 @@ import type {
   TerminalExitStatus,
   ToolCallContent,
   ToolCallLocation,
+  ToolCallEvent,
   ToolCallStatus,
   ToolKind,
   TurnEndReason,
@@ -303,19 +304,7 @@ export class SessionStore {
         const at = this.tools.get(ev.toolCallId);
         const existing = at === undefined ? undefined : v.entries[at];
         if (existing && existing.type === 'tool') {
-          v.entries[at as number] = {
-            ...existing,
-            title: ev.toolName || existing.title,
-            kind: ev.toolKind ?? existing.kind,
-            status: ev.status ?? existing.status,
-            content: ev.content ?? existing.content,
-            locations: ev.locations ?? existing.locations,
-            rawInput: hasKeys(ev.arguments) ? ev.arguments : existing.rawInput,
-            rawOutput:
-              ev.rawOutput !== undefined && ev.rawOutput !== null
-                ? ev.rawOutput
-                : existing.rawOutput,
-          };
+          v.entries[at as number] = mergeToolCall(existing, ev);
         } else {
           this.tools.set(ev.toolCallId, v.entries.length);
           this.push(v, {
@@ -327,7 +316,7 @@ export class SessionStore {
             status: ev.status ?? null,
             content: ev.content ?? [],
             locations: ev.locations ?? [],
-            rawInput: hasKeys(ev.arguments) ? ev.arguments : undefined,
+            rawInput: carriesInput(ev.arguments) ? ev.arguments : undefined,
             rawOutput: ev.rawOutput ?? undefined,
           });
         }
@@ -452,8 +441,30 @@ export class SessionStore {
   }
 }
 
-function hasKeys(o: Record<string, unknown> | null | undefined): o is Record<string, unknown> {
-  return !!o && Object.keys(o).length > 0;
+/**
+ * A later event of a tool call merged into its card: the engine's one merge rule
+ * (`ToolCallEvent::merge`, crates/acp-desk-core/src/events.rs), field for field. A field replaces
+ * the card's when the event carries it; `session-store.merge.test.ts` holds the two to it with a
+ * snapshot the engine's compactor made.
+ */
+function mergeToolCall(card: ToolEntry, ev: ToolCallEvent): ToolEntry {
+  return {
+    ...card,
+    title: ev.toolName || card.title,
+    kind: ev.toolKind ?? card.kind,
+    status: ev.status ?? card.status,
+    content: ev.content ?? card.content,
+    locations: ev.locations ?? card.locations,
+    rawInput: carriesInput(ev.arguments) ? ev.arguments : card.rawInput,
+    rawOutput: ev.rawOutput ?? card.rawOutput,
+  };
+}
+
+/** Whether a tool call's `arguments` carry input (the merge rule): `null` and `{}` do not. */
+function carriesInput(v: unknown): boolean {
+  if (v === null || v === undefined) return false;
+  if (typeof v === 'object' && !Array.isArray(v)) return Object.keys(v).length > 0;
+  return true;
 }
 
 /** The fields of an update that it sets (absent and null leave the old value). */

@@ -1003,6 +1003,24 @@ export interface BlobResourceContents {
   } | null;
 }
 /**
+ * One `tool-call` event: the call's announcement or an update of it (`isUpdate`).
+ *
+ * # The merge rule
+ *
+ * A tool call is shown as its events merged in order, by [`ToolCallEvent::merge`]. The engine's
+ * thread, the compactor (a snapshot holds each call once, merged) and the UI's session store
+ * (`ui/src/lib/session-store.ts`, which applies the same rule and is tested against snapshots
+ * this compactor made) all merge this way, so a view that attaches late shows each card as a
+ * live one does. A later event's field replaces the merged one when it carries something:
+ *
+ * - `toolName`: when not `""` (an update without a title keeps the title);
+ * - `arguments`: when it carries input: not `null` and not `{}` (claude-code-acp announces a
+ *   call with `rawInput: {}` before its input streams; an empty object never hides an input
+ *   already shown);
+ * - `toolKind`, `status`, `rawOutput`, `_meta`: when present (and not `null`);
+ * - `content`, `locations`: when present, the whole list (ACP sends them whole, not as deltas);
+ * - `sessionId`, `toolCallId` and the first event's `isUpdate` stay.
+ *
  * This interface was referenced by `IpcTypes`'s JSON-Schema
  * via the `definition` "ToolCallEvent".
  */
@@ -1010,15 +1028,14 @@ export interface ToolCallEvent {
   sessionId: string;
   toolCallId: string;
   /**
-   * The title; `""` when an update carried none (merge only non-empty names).
+   * The title; `""` when the update carried none.
    */
   toolName: string;
   /**
-   * The raw input; `null` when an update carried none (merge only non-null).
+   * The raw input; `null` when the update carried none. Any JSON value (an object for every
+   * agent we know). See [`ToolCallEvent::input`].
    */
-  arguments: {
-    [k: string]: unknown;
-  };
+  arguments: unknown;
   isUpdate: boolean;
   toolKind?: ToolKind | null;
   status?: ToolCallStatus | null;
