@@ -144,6 +144,20 @@ fn fold(events: &[StreamEvent]) -> View {
     v
 }
 
+/// A view that attaches at several points (the snapshot so far, then the rest live) folds the
+/// same thread as one that saw every event.
+fn attaching_mid_stream_folds_the_same(live: &[StreamEvent]) {
+    for cut in [1, live.len() / 3, live.len() / 2, live.len() - 1] {
+        let mut c = Compactor::new();
+        for ev in &live[..cut] {
+            c.apply(ev);
+        }
+        let mut attached = c.snapshot();
+        attached.extend_from_slice(&live[cut..]);
+        assert_eq!(fold(&attached), fold(live), "cut at {cut}");
+    }
+}
+
 async fn live_events(prompts: &[&str]) -> Vec<StreamEvent> {
     run(&[], PermissionPolicy::AllowOnce, prompts).await
 }
@@ -198,15 +212,7 @@ async fn the_snapshot_rebuilds_the_same_thread_in_far_fewer_events() {
 #[tokio::test]
 async fn a_snapshot_taken_mid_stream_plus_the_rest_equals_the_whole() {
     let live = live_events(&["stream", "edit", "plan"]).await;
-    for cut in [1, live.len() / 3, live.len() / 2, live.len() - 1] {
-        let mut c = Compactor::new();
-        for ev in &live[..cut] {
-            c.apply(ev);
-        }
-        let mut attached = c.snapshot();
-        attached.extend_from_slice(&live[cut..]);
-        assert_eq!(fold(&attached), fold(&live), "cut at {cut}");
-    }
+    attaching_mid_stream_folds_the_same(&live);
 }
 
 #[test]
@@ -278,15 +284,7 @@ async fn terminal_output_merges_per_terminal_and_folds_the_same() {
     ids.dedup();
     assert_eq!(ids.len(), n);
     // Attaching mid-stream, terminals included.
-    for cut in [1, live.len() / 3, live.len() / 2, live.len() - 1] {
-        let mut c = Compactor::new();
-        for ev in &live[..cut] {
-            c.apply(ev);
-        }
-        let mut attached = c.snapshot();
-        attached.extend_from_slice(&live[cut..]);
-        assert_eq!(fold(&attached), fold(&live), "cut at {cut}");
-    }
+    attaching_mid_stream_folds_the_same(&live);
 }
 
 fn term(id: &str, data: &str) -> StreamEvent {

@@ -268,17 +268,20 @@ mod tests {
         start: oneshot::Sender<StartReport>,
         removed: oneshot::Sender<()>,
         task: tokio::task::JoinHandle<()>,
+        hub: SharedHub,
         view: View,
         tap: mpsc::Receiver<EventBatch>,
         recorded: Arc<Recording>,
     }
 
-    fn run_pump() -> Run {
+    /// A pump with a view attached to its hub, a recording observer after a panicking one, and
+    /// (with `tap`) a tap; the test plays the engine.
+    fn run_pump(tap: bool) -> Run {
         let hub: SharedHub = Arc::new(Mutex::new(acp_desk_core::hub::Hub::new()));
         let view = View::default();
         lock_hub(&hub).attach(Box::new(view.clone()));
         let recorded = Arc::new(Recording::default());
-        let (tap_tx, tap) = mpsc::channel(1);
+        let (tap_tx, tap_rx) = mpsc::channel(1);
         let (engine, rx) = mpsc::channel(1);
         let (start, start_rx) = oneshot::channel();
         let (removed, removed_rx) = oneshot::channel();
@@ -288,9 +291,9 @@ mod tests {
                 folder: PathBuf::from("/p"),
                 agent: "demo".into(),
             },
-            hub: Some(hub),
+            hub: Some(hub.clone()),
             observers: vec![Arc::new(Panicky), recorded.clone()],
-            tap: Some(tap_tx),
+            tap: tap.then_some(tap_tx),
             ended: watch::channel(false).0,
         };
         let task = tokio::spawn(pump.run(rx, start_rx, removed_rx));
@@ -299,8 +302,9 @@ mod tests {
             start,
             removed,
             task,
+            hub,
             view,
-            tap,
+            tap: tap_rx,
             recorded,
         }
     }
@@ -315,7 +319,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_failure_the_engine_reported_is_not_said_twice() {
-        let mut r = run_pump();
+        let mut r = run_pump(true);
         let reported = vec![
             status(SessionState::Starting, None),
             error("the agent exited"),
@@ -355,7 +359,7 @@ mod tests {
             // The owner task died: it may have said `starting`, never `dead`.
             EngineError::StartFailed("the session task ended".into()),
         ] {
-            let mut r = run_pump();
+            let mut r = run_pump(true);
             let said = matches!(err, EngineError::StartFailed(_));
             if said {
                 r.engine
@@ -406,7 +410,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_session_closed_while_starting_gets_no_invented_failure() {
-        let mut r = run_pump();
+        let mut r = run_pump(true);
         drop(r.engine);
         drop(r.start);
         assert!(drain(&mut r.tap).await.is_empty());
@@ -418,7 +422,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_full_tap_holds_the_engine_and_loses_nothing() {
-        let mut r = run_pump();
+        let mut r = run_pump(true);
         let engine = r.engine.clone();
         let sent = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let counted = sent.clone();
@@ -458,7 +462,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_gone_tap_stops_nothing_else() {
-        let r = run_pump();
+        let r = run_pump(true);
         drop(r.tap);
         for i in 0..5 {
             r.engine.send(vec![error(&i.to_string())]).await.unwrap();
@@ -472,24 +476,15 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn views_get_merged_frames_and_never_hold_the_engine() {
-        let hub: SharedHub = Arc::new(Mutex::new(acp_desk_core::hub::Hub::new()));
-        let view = View::default();
-        lock_hub(&hub).attach(Box::new(view.clone()));
-        let (engine, rx) = mpsc::channel(1);
-        let (start, start_rx) = oneshot::channel();
-        let (removed, removed_rx) = oneshot::channel();
-        let pump = Pump {
-            info: SessionInfo {
-                id: "s1".into(),
-                folder: PathBuf::from("/p"),
-                agent: "demo".into(),
-            },
-            hub: Some(hub.clone()),
-            observers: Vec::new(),
-            tap: None,
-            ended: watch::channel(false).0,
-        };
-        let task = tokio::spawn(pump.run(rx, start_rx, removed_rx));
+        let Run {
+            engine,
+            start,
+            removed,
+            task,
+            hub,
+            view,
+            ..
+        } = run_pump(false);
         // 1000 batches back to back through a channel of one: the pump keeps taking them, and
         // the view gets them merged, far fewer frames than batches.
         let text = |t: &str| StreamEvent::TextDelta {
