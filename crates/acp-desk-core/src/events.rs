@@ -5,6 +5,9 @@
 //! as spelled there (kinds in kebab case except `usage_update`, fields in camelCase, `_meta` as
 //! `_meta`). Everything ACP Desk adds is additive and listed in [`ADDITIONS`], the one place a
 //! reader (or a test) can check what is ours.
+//!
+//! A tool call arrives as several `tool-call` events; how they merge into one card is written
+//! once, at [`ToolCallEvent`] ("The merge rule"), and every consumer merges that way.
 
 use agent_client_protocol_schema::v1 as acp;
 use schemars::JsonSchema;
