@@ -234,7 +234,7 @@ describe('ACP Desk, end to end', () => {
     assert.ok(await dialog.$('.diff-view').isExisting(), 'the dialog shows the diff');
     await (await browser.$('[data-plan]')).waitForDisplayed({ timeout: 5000 });
     await browser.saveScreenshot(join(shots, 'permission-diff.png'));
-    await browser.pause(500); // shortcuts arm after 400 ms
+    // A click answers at once: only the dialog's keys wait 400 ms (ARCHITECTURE.md, 20).
     await (await browser.$('[data-permission] [data-option-kind="allow_once"]')).click();
     await dialog.waitForDisplayed({ reverse: true, timeout: 10000 });
     await browser.waitUntil(async () => (await lastEntry()).type === 'turn-end', {
@@ -282,7 +282,6 @@ describe('ACP Desk, end to end', () => {
     await dialog.waitForDisplayed({ timeout: 20000 });
     assert.match(await dialog.getText(), /cargo test/, 'the dialog shows what would run');
     await browser.saveScreenshot(join(shots, 'permission-dialog.png'));
-    await browser.pause(500);
     await (await browser.$('[data-permission] [data-option-kind="allow_once"]')).click();
     await dialog.waitForDisplayed({ reverse: true, timeout: 10000 });
     await browser.waitUntil(async () => (await lastEntry()).type === 'turn-end', {

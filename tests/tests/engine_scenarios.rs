@@ -542,10 +542,32 @@ mod process_trees {
     }
 }
 
+/// The kinds no demo-agent session can cause, each with the reason. Everything else in
+/// `StreamEvent::KINDS` must arrive in the test below, so a new kind fails it until a scenario
+/// causes it or it is listed here with its reason.
+const KINDS_THE_DEMO_AGENT_CANNOT_CAUSE: &[(&str, &str)] = &[(
+    "background-task",
+    "the engine produces none yet: it is mapped only once verified against Claude's adapter \
+     (ARCHITECTURE.md, Decisions)",
+)];
+
 #[tokio::test]
 async fn every_event_kind_the_demo_agent_can_cause_arrives() {
+    // No built-in scenario sends these two updates; the demo agent's `update` and `mode` steps
+    // send them as any agent would (user_message_chunk: a history replay; current_mode_update:
+    // the agent changing its own mode).
+    let scenarios = scenario_dir(&[(
+        "own-updates",
+        &["own-updates"],
+        serde_json::json!([
+            {"update": {"sessionUpdate": "user_message_chunk",
+                        "content": {"type": "text", "text": "an earlier prompt"}}},
+            {"mode": {"current_mode_id": "plan"}}
+        ]),
+    )]);
+    let flags = ["--scenario-dir", scenarios.path().to_str().unwrap()];
     let mut evs = run(
-        &[],
+        &flags,
         PermissionPolicy::AllowOnce,
         &[
             "stream",
@@ -555,114 +577,43 @@ async fn every_event_kind_the_demo_agent_can_cause_arrives() {
             "usage",
             "unknown-update",
             "garbage",
+            "files",
+            "terminal",
+            "own-updates",
         ],
     )
     .await;
     evs.extend(run(&[], PermissionPolicy::Ask, &["crash"]).await);
     let seen: std::collections::BTreeSet<&str> = kinds(&evs).into_iter().collect();
-    let expected = [
-        "text-delta",
-        "thought",
-        "tool-call",
-        "tool-result",
-        "agent-prompt",
-        "agent-prompt-settled",
-        "turn-start",
-        "turn-end",
-        "error",
-        "plan",
-        "usage_update",
-        "available-commands",
-        "session-status",
-        "session-info",
-        "notice",
-        "unknown-update",
-    ];
-    let missing: Vec<&str> = expected
+    let cannot: Vec<&str> = KINDS_THE_DEMO_AGENT_CANNOT_CAUSE
+        .iter()
+        .map(|(k, _)| *k)
+        .collect();
+    for k in &cannot {
+        assert!(
+            StreamEvent::KINDS.contains(k),
+            "{k} is listed as uncaused but is no kind at all"
+        );
+    }
+    let missing: Vec<&str> = StreamEvent::KINDS
         .iter()
         .copied()
-        .filter(|k| !seen.contains(k))
+        .filter(|k| !cannot.contains(k) && !seen.contains(k))
         .collect();
     assert!(
         missing.is_empty(),
-        "never seen: {missing:?} (seen {seen:?})"
+        "never seen: {missing:?} (seen {seen:?}); make a scenario cause them, or list them \
+         in KINDS_THE_DEMO_AGENT_CANNOT_CAUSE with the reason"
     );
-}
-
-#[tokio::test]
-async fn a_silent_agent_meets_the_watchdog_but_a_waiting_user_does_not() {
-    let scenarios = scenario_dir(&[
-        (
-            "silence",
-            &["silence"],
-            serde_json::json!([
-                {"say": {"text": "thinking quietly..."}},
-                {"sleep": {"ms": 20000}},
-                {"say": {"text": "too late"}}
-            ]),
-        ),
-        (
-            "ask",
-            &["ask-now"],
-            serde_json::json!([
-                {"tool_call": {"toolCallId": "w1", "title": "Run it", "kind": "execute", "status": "pending"}},
-                {"permission": {
-                    "tool_call": {"toolCallId": "w1"},
-                    "options": [
-                        {"optionId": "yes", "name": "Yes", "kind": "allow_once"},
-                        {"optionId": "no", "name": "No", "kind": "reject_once"}
-                    ],
-                    "on_allow": [{"say": {"text": "done"}}],
-                    "on_reject": [],
-                    "on_cancelled": []
-                }}
-            ]),
-        ),
-    ]);
-    let dir = tempfile::tempdir().unwrap();
-    let mut o = opts(dir.path());
-    o.turn_idle_timeout = Some(Duration::from_secs(1));
-    let (tx, mut rx) = channel();
-    let flags = ["--scenario-dir", scenarios.path().to_str().unwrap()];
-    let h = start(demo(&flags), o, tx).await.unwrap();
-    let outcome = finish(spawn_prompt(&h, "silence")).await;
-    assert_eq!(outcome.reason, TurnEndReason::WatchdogTimeout);
-
-    // A parked permission request is not idleness: the turn waits for the user, here three
-    // times the idle timeout.
-    let turn = spawn_prompt(&h, "ask-now");
-    let mut seen = Vec::new();
-    let StreamEvent::AgentPrompt(p) = rx
-        .until(&mut seen, |e| matches!(e, StreamEvent::AgentPrompt(_)))
-        .await
-    else {
-        unreachable!()
-    };
-    let drain = tokio::spawn(rx.all());
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    let caused_after_all: Vec<&str> = cannot
+        .iter()
+        .copied()
+        .filter(|k| seen.contains(k))
+        .collect();
     assert!(
-        !turn.is_finished(),
-        "the watchdog must not fire while the user decides"
+        caused_after_all.is_empty(),
+        "listed as uncaused but seen: {caused_after_all:?}; take them off the list"
     );
-    h.respond_permission(&p.tool_call_id, PermissionResolution::selected("yes"))
-        .await
-        .unwrap();
-    assert_eq!(finish(turn).await.reason, TurnEndReason::Completed);
-    h.close().await;
-    drop(h);
-    seen.extend(drain.await.unwrap());
-    assert!(seen.iter().any(|e| matches!(
-        e,
-        StreamEvent::Notice { title, .. } if title.contains("sent nothing")
-    )));
-    assert!(seen.iter().any(|e| matches!(
-        e,
-        StreamEvent::TurnEnd {
-            reason: TurnEndReason::WatchdogTimeout,
-            stop_reason: Some(acp::StopReason::Cancelled),
-            ..
-        }
-    )));
 }
 
 #[tokio::test]

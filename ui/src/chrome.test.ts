@@ -1,7 +1,8 @@
 // The window's chrome through the App: sidebar, header pickers, usage, plan, composer menus and
 // attachments, and the permission dialog's details, queue and keys.
 import { cleanup, fireEvent, render, screen, waitFor, within } from '@testing-library/svelte';
-import { afterEach, describe, expect, it } from 'vitest';
+import { tick } from 'svelte';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import App from './App.svelte';
 import type { AgentPromptEvent, StreamEvent } from './lib/generated/ipc';
 import { FakeBackend, appInfo } from './test/fake-backend';
@@ -14,9 +15,11 @@ const ready = (agent: Record<string, unknown> = {}): StreamEvent => ({
   status: 'ready',
   agent: { launchName: 'demo', title: 'ACP Desk demo agent', ...agent },
 });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-afterEach(() => cleanup());
+afterEach(() => {
+  vi.useRealTimers();
+  cleanup();
+});
 
 const header = () => document.querySelector('.session-header') as HTMLElement;
 const box = () => screen.getByLabelText('Prompt') as HTMLTextAreaElement;
@@ -609,6 +612,39 @@ describe('composer', () => {
   });
 });
 
+/** How long a request must be on screen, with no key pressed, before a key may answer it
+ * (ARCHITECTURE.md, invariant 20): the rule, written here again so a change to the
+ * component's constant shows up as a failing test. */
+const ARM_MS = 400;
+
+/** A key for each option: each one answers an armed dialog. */
+const ANSWER_KEYS = [
+  { key: 'y' },
+  { key: 'n' },
+  { key: 'A', shiftKey: true },
+  { key: 'N', shiftKey: true },
+];
+
+/** Shows the requests with the clock stopped, so that from here on the test says how long the
+ * dialog has been on screen and nothing races the guard. */
+async function showOnStoppedClock(backend: FakeBackend, session: string, ...events: StreamEvent[]) {
+  vi.useFakeTimers();
+  backend.frame(session, live(...events));
+  const dialog = await screen.findByRole('dialog');
+  await tick();
+  return dialog;
+}
+
+/** Moves the stopped clock on, running the timers that fall due, then lets Svelte render. */
+async function passes(ms: number) {
+  await vi.advanceTimersByTimeAsync(ms);
+  await tick();
+}
+
+/** The dialog shows its keys as live (the `armed` class) exactly when they answer. */
+const isArmed = (dialog: HTMLElement) =>
+  dialog.querySelector('.choices')?.classList.contains('armed') ?? false;
+
 describe('permission dialog', () => {
   it('shows the full command and its folder (Codex argv and workdir)', async () => {
     const backend = new FakeBackend();
@@ -783,17 +819,20 @@ describe('permission dialog', () => {
   it('ignores its keys for the first 400 ms and while feedback is typed; N rejects with it', async () => {
     const backend = new FakeBackend();
     await open(backend);
-    backend.frame('s1', live(request('a#1')));
-    const dialog = await screen.findByRole('dialog');
-    await waitFor(() => expect(document.activeElement).toBe(dialog));
-    // A key meant for the composer, pressed as the dialog appears.
+    const dialog = await showOnStoppedClock(backend, 's1', request('a#1'));
+    expect(document.activeElement).toBe(dialog);
+    // One millisecond short of the guard, a key meant for the composer chooses nothing.
+    await passes(ARM_MS - 1);
+    expect(isArmed(dialog)).toBe(false);
     await fireEvent.keyDown(dialog, { key: 'y' });
     expect(backend.called('respondPermission')).toEqual([]);
-    await sleep(450);
+    await passes(ARM_MS);
+    expect(isArmed(dialog)).toBe(true);
+    // Armed, and still every key typed into the feedback is text, not an answer.
     const feedback = within(dialog).getByPlaceholderText('Tell the agent why (optional)');
+    feedback.focus();
     await fireEvent.input(feedback, { target: { value: 'not now' } });
-    await fireEvent.keyDown(feedback, { key: 'y' });
-    await fireEvent.keyDown(feedback, { key: 'n' });
+    for (const key of ANSWER_KEYS) await fireEvent.keyDown(feedback, key);
     expect(backend.called('respondPermission')).toEqual([]);
     dialog.focus();
     await fireEvent.keyDown(dialog, { key: 'n', ctrlKey: true });
@@ -807,9 +846,14 @@ describe('permission dialog', () => {
   it('answers allow once with Y, always reject with Shift+N, and Esc dismisses', async () => {
     const backend = new FakeBackend();
     await open(backend);
-    backend.frame('s1', live(request('a#1'), request('b#1'), request('c#1')));
-    const dialog = await screen.findByRole('dialog');
-    await sleep(450);
+    const dialog = await showOnStoppedClock(
+      backend,
+      's1',
+      request('a#1'),
+      request('b#1'),
+      request('c#1'),
+    );
+    await passes(ARM_MS);
     await fireEvent.keyDown(dialog, { key: 'y' });
     await fireEvent.keyDown(dialog, { key: 'y' });
     expect(backend.called('respondPermission')).toEqual([['s1', 'a#1', { optionId: 'yes' }]]);
@@ -826,14 +870,16 @@ describe('permission dialog', () => {
       );
     settle('a#1');
     await waitFor(() => expect(dialog.querySelector('.perm-tool')?.textContent).toContain('b#1'));
-    // The next request disarms the keys again.
+    // The next request disarms the keys again, though the dialog stayed on screen.
+    expect(isArmed(dialog)).toBe(false);
     await fireEvent.keyDown(dialog, { key: 'N', shiftKey: true });
     expect(backend.called('respondPermission')).toHaveLength(1);
-    await sleep(450);
+    await passes(ARM_MS);
     await fireEvent.keyDown(dialog, { key: 'N', shiftKey: true });
     expect(backend.called('respondPermission')[1]).toEqual(['s1', 'b#1', { optionId: 'never' }]);
     settle('b#1');
     await waitFor(() => expect(dialog.querySelector('.perm-tool')?.textContent).toContain('c#1'));
+    // Esc approves nothing, so it is not guarded: it dismisses at once.
     await fireEvent.keyDown(dialog, { key: 'Escape' });
     expect(backend.called('respondPermission')[2]).toEqual(['s1', 'c#1', { cancelled: true }]);
   });
@@ -841,15 +887,21 @@ describe('permission dialog', () => {
   it('stays disarmed while keys keep coming, and never takes a plain A as Always allow', async () => {
     const backend = new FakeBackend();
     await open(backend);
-    backend.frame('s1', live(request('a#1')));
-    const dialog = await screen.findByRole('dialog');
-    // Someone still typing in the composer: every key restarts the wait.
-    for (let i = 0; i < 4; i++) {
-      await sleep(250);
-      await fireEvent.keyDown(dialog, { key: 'a' });
+    const dialog = await showOnStoppedClock(backend, 's1', request('a#1'));
+    // Someone still typing in the composer as the dialog appears, a key every 300 ms: long past
+    // 400 ms since it appeared, but never 400 ms without a key. Each of these keys would
+    // answer an armed dialog.
+    for (const key of ANSWER_KEYS) {
+      await passes(300);
+      await fireEvent.keyDown(dialog, key);
+      expect(isArmed(dialog)).toBe(false);
     }
     expect(backend.called('respondPermission')).toEqual([]);
-    await sleep(450);
+    // 400 ms after the last key, not one less.
+    await passes(ARM_MS - 1);
+    expect(isArmed(dialog)).toBe(false);
+    await passes(1);
+    expect(isArmed(dialog)).toBe(true);
     await fireEvent.keyDown(dialog, { key: 'a' });
     expect(backend.called('respondPermission')).toEqual([]);
     await fireEvent.keyDown(dialog, { key: 'A', shiftKey: true });
@@ -859,9 +911,8 @@ describe('permission dialog', () => {
   it('answers a request whose id another session used before, and takes answers again after a failure', async () => {
     const backend = new FakeBackend();
     await open(backend);
-    backend.frame('s1', live(request('same#1')));
-    let dialog = await screen.findByRole('dialog');
-    await sleep(450);
+    let dialog = await showOnStoppedClock(backend, 's1', request('same#1'));
+    await passes(ARM_MS);
     await fireEvent.keyDown(dialog, { key: 'y' });
     backend.frame(
       's1',
@@ -874,14 +925,16 @@ describe('permission dialog', () => {
       }),
     );
     await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
+    // waitFor polls on timers, which a stopped clock never runs: real time until the next
+    // request is on screen.
+    vi.useRealTimers();
     backend.chooseFolder('/other');
     await waitFor(() => expect(backend.called('attach')).toHaveLength(2));
     backend.respondError = { code: 'session-ended', message: 'the agent is gone' };
-    backend.frame('s2', live(request('same#1')));
-    dialog = await screen.findByRole('dialog');
-    await sleep(450);
+    dialog = await showOnStoppedClock(backend, 's2', request('same#1'));
+    await passes(ARM_MS);
     await fireEvent.keyDown(dialog, { key: 'y' });
-    await waitFor(() => expect(backend.called('respondPermission')).toHaveLength(2));
+    expect(backend.called('respondPermission')).toHaveLength(2);
     expect(backend.called('respondPermission')[1]).toEqual(['s2', 'same#1', { optionId: 'yes' }]);
     // The failure is shown and the buttons come back: the user can answer again.
     await screen.findByText('the agent is gone');
@@ -892,7 +945,7 @@ describe('permission dialog', () => {
       ).toBe(false),
     );
     await fireEvent.keyDown(dialog, { key: 'y' });
-    await waitFor(() => expect(backend.called('respondPermission')).toHaveLength(3));
+    expect(backend.called('respondPermission')).toHaveLength(3);
   });
 
   it('keeps Tab inside the dialog', async () => {

@@ -303,6 +303,35 @@ pub enum StreamEvent {
 }
 
 impl StreamEvent {
+    /// Every kind, as [`StreamEvent::kind`] spells it, for tests and front ends that must cover
+    /// them all. A test (`tests/events_contract.rs`) checks it against the JSON schema derived
+    /// from this enum, so a new variant cannot be missing here.
+    pub const KINDS: &'static [&'static str] = &[
+        "text-delta",
+        "thought",
+        "tool-call",
+        "tool-result",
+        "agent-prompt",
+        "agent-prompt-settled",
+        "turn-start",
+        "turn-end",
+        "error",
+        "plan",
+        "usage_update",
+        "background-task",
+        "available-commands",
+        "user-message-delta",
+        "session-status",
+        "modes",
+        "current-mode",
+        "config-options",
+        "session-info",
+        "notice",
+        "unknown-update",
+        "terminal-output",
+        "file-changed",
+    ];
+
     /// The serialized `kind` tag.
     pub fn kind(&self) -> &'static str {
         match self {

@@ -378,6 +378,12 @@ fn json_schema_names_every_kind() {
         in_schema, ours,
         "the schema's kinds are exactly the events' kinds"
     );
+    let mut listed: Vec<String> = StreamEvent::KINDS.iter().map(|k| k.to_string()).collect();
+    listed.sort();
+    assert_eq!(
+        listed, in_schema,
+        "StreamEvent::KINDS lists exactly the schema's kinds, each once"
+    );
 }
 
 /// Fails to compile when a variant is added without an instance in `all_events()`.

@@ -289,6 +289,7 @@ async fn a_silent_agent_is_stopped_by_the_watchdog_without_waiting_ten_minutes()
         .await;
     let outcome = turn.await.unwrap().unwrap();
     assert_eq!(outcome.reason, TurnEndReason::WatchdogTimeout);
+    assert_eq!(outcome.stop_reason, Some(acp::StopReason::Cancelled));
     let evs = rig.events_until("turn-end:watchdog-timeout").await;
     let notice = evs.iter().find_map(|e| match e {
         StreamEvent::Notice { title, .. } => Some(title.clone()),
@@ -309,6 +310,121 @@ async fn a_silent_agent_is_stopped_by_the_watchdog_without_waiting_ten_minutes()
         .await;
     assert_eq!(
         next.await.unwrap().unwrap().reason,
+        TurnEndReason::Completed
+    );
+    handle.close().await;
+}
+
+/// The watchdog's idle timeout in the tests below: on the paused clock waiting for it costs
+/// nothing, so it is the real default.
+const IDLE: Duration = Duration::from_secs(600);
+
+#[tokio::test(start_paused = true)]
+async fn the_watchdog_waits_for_a_user_deciding_and_counts_again_from_the_answer() {
+    let (mut rig, handle) = ready(|o| o.turn_idle_timeout = Some(IDLE)).await;
+    let turn = tokio::spawn({
+        let h = handle.clone();
+        async move { h.prompt(vec![text_block("run it")]).await }
+    });
+    let prompt = rig.peer.expect("session/prompt").await;
+    rig.peer
+        .send(
+            json!({"jsonrpc": "2.0", "id": 7, "method": "session/request_permission", "params": {
+                "sessionId": "acp-1",
+                "toolCall": {"toolCallId": "t1", "title": "cargo test", "kind": "execute"},
+                "options": [
+                    {"optionId": "y", "name": "Allow", "kind": "allow_once"},
+                    {"optionId": "n", "name": "Reject", "kind": "reject_once"}
+                ]
+            }}),
+        )
+        .await;
+    rig.events_until("agent-prompt").await;
+    // Three idle timeouts while the user decides. Time moves only when every task waits, so
+    // a watchdog armed now would fire at the first of them and be done (notice, stop,
+    // session/cancel) before this sleep ends.
+    tokio::time::sleep(3 * IDLE).await;
+    assert!(
+        !turn.is_finished(),
+        "the watchdog ended a turn waiting for the user"
+    );
+    assert!(
+        rig.events.try_recv().is_err(),
+        "nothing happens while the user decides"
+    );
+    handle
+        .respond_permission("t1#1", PermissionResolution::selected("y"))
+        .await
+        .unwrap();
+    let answered = tokio::time::Instant::now();
+    let answer = rig.peer.recv().await;
+    assert_eq!(
+        (
+            answer["id"].clone(),
+            answer["result"]["outcome"]["optionId"].clone()
+        ),
+        (json!(7), json!("y")),
+        "the agent hears the answer first, not a stop: {answer}"
+    );
+    // Silent after the answer: one idle timeout from the answer, not from the request (which
+    // was three timeouts ago, so an idle clock left alone would stop the turn at once).
+    let cancel = tokio::time::timeout(2 * IDLE, rig.peer.expect("session/cancel"))
+        .await
+        .expect("the watchdog never fired after the answer");
+    assert_eq!(cancel["params"]["sessionId"], "acp-1");
+    assert!(answered.elapsed() >= IDLE, "{:?}", answered.elapsed());
+    rig.peer
+        .respond(&prompt, json!({"stopReason": "cancelled"}))
+        .await;
+    let outcome = turn.await.unwrap().unwrap();
+    assert_eq!(outcome.reason, TurnEndReason::WatchdogTimeout);
+    handle.close().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_running_terminal_is_not_idleness_for_the_watchdog() {
+    let (mut rig, handle) = ready(|o| o.turn_idle_timeout = Some(IDLE)).await;
+    let turn = tokio::spawn({
+        let h = handle.clone();
+        async move { h.prompt(vec![text_block("build")]).await }
+    });
+    let prompt = rig.peer.expect("session/prompt").await;
+    let call = |id: i64, method: &str, params: Value| json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+    // A real command, since the terminal is a process; it never ends by itself.
+    rig.peer
+        .send(call(
+            1,
+            "terminal/create",
+            json!({"sessionId": "acp-1", "command": "sleep", "args": ["3600"]}),
+        ))
+        .await;
+    let created = rig.peer.recv().await;
+    assert_eq!(created["id"], 1, "{created}");
+    let term = created["result"]["terminalId"].clone();
+    assert!(term.is_string(), "{created}");
+    // Three idle timeouts of build, on the paused clock (see the test above).
+    tokio::time::sleep(3 * IDLE).await;
+    assert!(
+        !turn.is_finished(),
+        "the watchdog ended a turn running a command"
+    );
+    let term_params = json!({"sessionId": "acp-1", "terminalId": term});
+    rig.peer
+        .send(call(2, "terminal/kill", term_params.clone()))
+        .await;
+    let killed = rig.peer.recv().await;
+    assert_eq!(killed["id"], 2, "the agent hears no stop first: {killed}");
+    rig.peer
+        .send(call(3, "terminal/wait_for_exit", term_params))
+        .await;
+    let exited = rig.peer.recv().await;
+    assert_eq!(exited["id"], 3, "{exited}");
+    assert!(exited["result"]["signal"].is_string(), "{exited}");
+    rig.peer
+        .respond(&prompt, json!({"stopReason": "end_turn"}))
+        .await;
+    assert_eq!(
+        turn.await.unwrap().unwrap().reason,
         TurnEndReason::Completed
     );
     handle.close().await;
