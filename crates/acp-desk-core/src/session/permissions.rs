@@ -254,8 +254,7 @@ impl Owner {
                     "The agent has more than {MAX_PARKED} permission requests waiting; this one was answered `cancelled`."
                 ),
                 None,
-            )
-            .await;
+            );
             let _ = self
                 .settle(
                     correlation,
@@ -293,7 +292,7 @@ impl Owner {
                             .and_then(|v| v.as_str().map(str::to_owned))
                             .unwrap_or_default()
                     );
-                    self.notice(NoticeSeverity::Warning, title, None).await;
+                    self.notice(NoticeSeverity::Warning, title, None);
                     PermissionResolution::cancelled()
                 }
             },
@@ -352,7 +351,7 @@ impl Owner {
                 }
             }
             ParkedKind::Client(op) => {
-                self.access_answered(s.request, *op, s.selected, by).await;
+                self.access_answered(s.request, *op, s.selected, by);
             }
         }
         if let Some(f) = &s.feedback {
@@ -371,7 +370,7 @@ impl Owner {
             by,
             feedback: s.feedback,
         };
-        self.emit(ev).await;
+        self.emit(ev);
         Ok(())
     }
 

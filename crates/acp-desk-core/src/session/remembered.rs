@@ -238,7 +238,7 @@ impl Owner {
         self.perms.rules.remember(subject, kind, &done).await;
     }
 
-    pub(super) async fn on_rule_saved(
+    pub(super) fn on_rule_saved(
         &mut self,
         tool: ToolMatcher,
         decision: Decision,
@@ -259,8 +259,7 @@ impl Owner {
                         RuleStore::describe(&rule),
                         rule.id
                     )),
-                )
-                .await;
+                );
             }
             Err(e) => {
                 // It still applies for this session (it stays unsaved).
@@ -269,8 +268,7 @@ impl Owner {
                     "Your \"always\" answer applies to this session only: it could not be saved."
                         .into(),
                     Some(e),
-                )
-                .await;
+                );
             }
         }
     }

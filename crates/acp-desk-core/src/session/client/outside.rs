@@ -220,8 +220,7 @@ impl Owner {
                 NoticeSeverity::Warning,
                 format!("The agent asked for `{path}`, outside this session's folders; refused."),
                 Some("Access outside the session's folders is only granted when you are asked (not with --permission allow/reject/cancel); add the folder to the session (--add-dir) to allow it.".into()),
-            )
-            .await;
+            );
             return Err(acp::Error::new(
                 codes::INTERNAL_ERROR,
                 format!(
@@ -343,7 +342,7 @@ impl Owner {
             content: None,
             locations: Some(vec![acp::ToolCallLocation::new(path)]),
         };
-        self.emit(StreamEvent::AgentPrompt(Box::new(prompt))).await;
+        self.emit(StreamEvent::AgentPrompt(Box::new(prompt)));
         self.perms.park(
             correlation.clone(),
             Parked {
@@ -357,7 +356,7 @@ impl Owner {
 
     /// A parked outside-the-roots request was settled: carry it out, adding the folder to the
     /// session first for "Add FOLDER to the session", or refuse it.
-    pub(in crate::session) async fn access_answered(
+    pub(in crate::session) fn access_answered(
         &mut self,
         id: RequestId,
         op: ClientOp,
@@ -394,8 +393,7 @@ impl Owner {
                                 folder.display()
                             ),
                             None,
-                        )
-                        .await;
+                        );
                     }
                     Err(e) => {
                         tracing::warn!("could not add the folder: {e}");
@@ -403,8 +401,7 @@ impl Owner {
                             NoticeSeverity::Warning,
                             format!("The folder for `{path}` was not added to this session; the agent's request was refused."),
                             Some(e.to_string()),
-                        )
-                        .await;
+                        );
                         self.reply::<()>(&id, Err(e.to_acp_error()));
                         return;
                     }
