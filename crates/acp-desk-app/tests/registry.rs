@@ -321,12 +321,12 @@ async fn views_observers_and_the_tap_see_one_thread() {
             .unwrap();
         let answer = PermissionResolution::selected(allow.option_id.to_string());
         registry
-            .respond(&id, &asked.tool_call_id, answer.clone())
+            .respond(&id, &asked.request_id, answer.clone())
             .await
             .unwrap();
         assert_eq!(turn.await.unwrap().reason, TurnEndReason::Completed);
         let again = registry
-            .respond(&id, &asked.tool_call_id, answer)
+            .respond(&id, &asked.request_id, answer)
             .await
             .unwrap_err();
         assert!(

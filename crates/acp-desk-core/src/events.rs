@@ -125,8 +125,10 @@ pub enum StreamEvent {
     #[serde(rename = "agent-prompt-settled")]
     AgentPromptSettled {
         session_id: String,
-        /// The correlation id of the `agent-prompt` this settles.
-        tool_call_id: String,
+        /// The permission request's id (not the ACP tool call's): the `agent-prompt`'s that this
+        /// settles. `toolCallId` on the wire, as in `agent-prompt`.
+        #[serde(rename = "toolCallId")]
+        request_id: String,
         /// `{optionId}` or `{cancelled: true}`.
         outcome: PermissionResolution,
         by: SettledBy,
@@ -360,9 +362,12 @@ pub struct ToolCallEvent {
 #[serde(rename_all = "camelCase")]
 pub struct AgentPromptEvent {
     pub session_id: String,
-    /// Correlation id: the ACP tool call id plus a per-session counter, unique even when an agent
-    /// asks twice about one call. Pass it back to `respond`.
-    pub tool_call_id: String,
+    /// The permission request's id (not the ACP tool call's: that is `targetToolCallId`): the
+    /// ACP tool call id plus a per-session counter, unique even when an agent asks twice about
+    /// one call. Pass it back to `respond_permission`. The seed names this wire field
+    /// `toolCallId`, a contract, so it keeps that name.
+    #[serde(rename = "toolCallId")]
+    pub request_id: String,
     pub options: Vec<acp::PermissionOption>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,

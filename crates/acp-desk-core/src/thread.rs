@@ -383,7 +383,7 @@ impl Thread {
     pub fn permission_request(
         &mut self,
         req: acp::RequestPermissionRequest,
-        correlation_id: String,
+        request_id: String,
         out: &mut Vec<StreamEvent>,
     ) -> AgentPromptEvent {
         let target = req.tool_call.tool_call_id.0.to_string();
@@ -404,7 +404,7 @@ impl Thread {
         let tool_name = (!state.title.is_empty()).then(|| state.title.clone());
         AgentPromptEvent {
             session_id: self.session_id.clone(),
-            tool_call_id: correlation_id,
+            request_id,
             options: req.options,
             text: Some(match &tool_name {
                 Some(t) => format!("Allow {t}?"),

@@ -60,7 +60,7 @@ fn all_events() -> Vec<StreamEvent> {
         },
         StreamEvent::AgentPrompt(Box::new(AgentPromptEvent {
             session_id: sid(),
-            tool_call_id: "t1#1".into(),
+            request_id: "t1#1".into(),
             options: vec![acp::PermissionOption::new(
                 "proceed_once",
                 "Allow",
@@ -77,7 +77,7 @@ fn all_events() -> Vec<StreamEvent> {
         })),
         StreamEvent::AgentPromptSettled {
             session_id: sid(),
-            tool_call_id: "t1#1".into(),
+            request_id: "t1#1".into(),
             outcome: PermissionResolution::selected("proceed_once"),
             by: SettledBy::User,
             feedback: Some("no".into()),
@@ -264,6 +264,9 @@ fn seed_kinds_keep_the_seed_spelling() {
     }
     assert_eq!(ap["options"][0]["kind"], "allow_once");
     assert_eq!(ap["targetToolCallId"], "t1");
+    // The request id is `request_id` in Rust, but the seed's `toolCallId` on the wire.
+    assert_eq!(ap["toolCallId"], "t1#1");
+    assert_eq!(by_kind("agent-prompt-settled")["toolCallId"], "t1#1");
     let te = by_kind("turn-end");
     assert_eq!(te["reason"], "watchdog-timeout");
     assert_eq!(te["stopReason"], "end_turn");
@@ -528,7 +531,7 @@ fn a_permission_request_can_introduce_a_tool_call() {
     assert_eq!(out.len(), 1);
     assert_eq!(to_json(&out[0])["isUpdate"], false);
     assert_eq!(prompt.target_tool_call_id, "x9");
-    assert_eq!(prompt.tool_call_id, "x9#1");
+    assert_eq!(prompt.request_id, "x9#1");
     assert_eq!(prompt.tool_name.as_deref(), Some("Run rm -rf build"));
     assert_eq!(prompt.raw_input, Some(json!({"command": "rm -rf build"})));
 }

@@ -374,6 +374,7 @@ export class SessionStore {
         };
         break;
       }
+      // In both, `toolCallId` is the permission request's id (the seed's name), not a tool call's.
       case 'agent-prompt':
         if (!v.pending.some((p) => p.toolCallId === ev.toolCallId)) v.pending.push(ev);
         break;

@@ -580,11 +580,11 @@ impl Owner {
             Command::Prompt { blocks, reply } => self.start_turn(blocks, reply).await,
             Command::Cancel => self.cancel_turn().await,
             Command::Respond {
-                correlation_id,
+                request_id,
                 resolution,
                 reply,
             } => {
-                let r = self.answer_permission(&correlation_id, resolution).await;
+                let r = self.answer_permission(&request_id, resolution).await;
                 let _ = reply.send(r);
             }
             Command::Changes { reply } => {

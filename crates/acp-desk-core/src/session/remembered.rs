@@ -197,12 +197,9 @@ impl Rules {
 impl Owner {
     /// How a remembered rule (or the reads policy) answers the parked request, if one does and
     /// the request offers an option of the wanted kind.
-    pub(super) async fn remembered_answer(
-        &self,
-        correlation: &str,
-    ) -> Option<PermissionResolution> {
+    pub(super) async fn remembered_answer(&self, request_id: &str) -> Option<PermissionResolution> {
         use acp::PermissionOptionKind as K;
-        let parked = self.perms.get(correlation)?;
+        let parked = self.perms.get(request_id)?;
         let ParkedKind::Agent { subject, .. } = &parked.kind else {
             return None;
         };

@@ -49,7 +49,8 @@ export type StreamEvent =
       kind: 'agent-prompt-settled';
       sessionId: string;
       /**
-       * The correlation id of the `agent-prompt` this settles.
+       * The permission request's id (not the ACP tool call's): the `agent-prompt`'s that this
+       * settles. `toolCallId` on the wire, as in `agent-prompt`.
        */
       toolCallId: string;
       /**
@@ -1208,8 +1209,10 @@ export interface ToolCallLocation {
 export interface AgentPromptEvent {
   sessionId: string;
   /**
-   * Correlation id: the ACP tool call id plus a per-session counter, unique even when an agent
-   * asks twice about one call. Pass it back to `respond`.
+   * The permission request's id (not the ACP tool call's: that is `targetToolCallId`): the
+   * ACP tool call id plus a per-session counter, unique even when an agent asks twice about
+   * one call. Pass it back to `respond_permission`. The seed names this wire field
+   * `toolCallId`, a contract, so it keeps that name.
    */
   toolCallId: string;
   options: PermissionOption[];

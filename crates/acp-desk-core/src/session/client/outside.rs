@@ -276,7 +276,7 @@ impl Owner {
             .running_call_naming(&path)
             .or_else(|| self.thread.running_call_naming(op.resolved().requested()))
             .unwrap_or_else(|| format!("acpdesk-access-{n}"));
-        let correlation = format!("{target}#{n}");
+        let request_id = format!("{target}#{n}");
         let (verb, kind) = match &op {
             ClientOp::Read { .. } => ("read", acp::ToolKind::Read),
             ClientOp::Write { .. } => ("write", acp::ToolKind::Edit),
@@ -321,7 +321,7 @@ impl Owner {
         ));
         op.set_offer(offer.ok());
         self.audit.permission_asked(
-            &correlation,
+            &request_id,
             &target,
             Some(&format!("Access outside the session's folders: {shown}")),
             Some(kind),
@@ -329,7 +329,7 @@ impl Owner {
         );
         let prompt = AgentPromptEvent {
             session_id: self.id.clone(),
-            tool_call_id: correlation.clone(),
+            request_id: request_id.clone(),
             options: options.clone(),
             text: Some(format!(
                 "Allow the agent to {verb} `{shown}`? It is outside this session's folders.{folder_note}"
@@ -344,14 +344,14 @@ impl Owner {
         };
         self.emit(StreamEvent::AgentPrompt(Box::new(prompt)));
         self.perms.park(
-            correlation.clone(),
+            request_id.clone(),
             Parked {
-                request: id.clone(),
+                rpc_id: id.clone(),
                 options,
                 kind: ParkedKind::Client(Box::new(op)),
             },
         );
-        self.after_park(&correlation).await;
+        self.after_park(&request_id).await;
     }
 
     /// A parked outside-the-roots request was settled: carry it out, adding the folder to the
