@@ -139,7 +139,8 @@ impl Thread {
         self.payload_bytes
     }
 
-    /// Maps one update; `raw` is the update object as sent, kept for pass-through.
+    /// Maps one update to its events, pushed onto `out`. Variants we do not map go out whole as
+    /// `unknown-update`, re-serialized from the typed update.
     pub fn apply(&mut self, update: SessionUpdate, out: &mut Vec<StreamEvent>) {
         let sid = || self.session_id.clone();
         match update {
@@ -301,8 +302,9 @@ impl Thread {
         }
     }
 
-    /// Merges a `tool_call_update` (or a permission request's `toolCall`). Returns false when
-    /// the update carried nothing but the id (nothing to emit for it).
+    /// Merges a `tool_call_update` (or a permission request's `toolCall`) and emits it as a
+    /// `tool-call`, even one that carried nothing but the id: `permission_request` is the caller
+    /// that skips those, for a call already known.
     pub fn tool_call_update(&mut self, u: acp::ToolCallUpdate, out: &mut Vec<StreamEvent>) {
         let id = u.tool_call_id.0.to_string();
         let is_update = self.tools.contains_key(&id);
