@@ -587,6 +587,47 @@ fn state_updates_map_to_their_kinds() {
     assert_eq!(v[3]["content"]["uri"], "file:///a.rs");
 }
 
+/// The `usage_update` fields that ACP or an agent's `_meta` carries are filled; the seed's
+/// others stay absent (see their doc comments). The update is the shape claude-agent-acp's own
+/// recorded scenarios send (`_claude/model`, `_claude/origin`).
+#[test]
+fn usage_updates_fill_what_the_agent_sends() {
+    let mut t = Thread::new("s1");
+    let mut out = Vec::new();
+    t.apply(
+        update(json!({
+            "sessionUpdate": "usage_update", "size": 200000, "used": 2,
+            "cost": {"amount": 0.5, "currency": "USD"},
+            "_meta": {"_claude/model": "claude-sonnet-4-6", "_claude/origin": {"kind": "human"}}
+        })),
+        &mut out,
+    );
+    t.apply(
+        update(json!({"sessionUpdate": "usage_update", "size": 1000, "used": 10})),
+        &mut out,
+    );
+    let v: Vec<Value> = out.iter().map(to_json).collect();
+    assert_eq!(
+        keys(&v[0]),
+        [
+            "_meta",
+            "cost",
+            "kind",
+            "model",
+            "origin",
+            "sessionId",
+            "size",
+            "used"
+        ]
+    );
+    assert_eq!(v[0]["size"], 200000);
+    assert_eq!(v[0]["used"], 2);
+    assert_eq!(v[0]["cost"], json!({"amount": 0.5, "currency": "USD"}));
+    assert_eq!(v[0]["model"], "claude-sonnet-4-6");
+    assert_eq!(v[0]["origin"], "human");
+    assert_eq!(keys(&v[1]), ["kind", "sessionId", "size", "used"]);
+}
+
 #[test]
 fn terminal_output_is_spelled_as_design_md_defines_it() {
     let ev = StreamEvent::TerminalOutput {

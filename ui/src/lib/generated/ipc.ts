@@ -99,14 +99,46 @@ export type StreamEvent =
   | {
       kind: 'usage_update';
       sessionId: string;
+      /**
+       * The context window, in tokens (ACP `size`).
+       */
       size: number;
+      /**
+       * Tokens in the context now (ACP `used`).
+       */
       used: number;
+      /**
+       * The session's cost so far, when the agent says (ACP `cost`).
+       */
       cost?: Cost | null;
+      /**
+       * Never produced: the seed names it, but ACP's `usage_update` carries no token counts
+       * (the schema has them only in a prompt's response, behind its unstable
+       * `unstable_end_turn_token_usage` feature, which we do not enable).
+       */
       tokensIn?: number | null;
+      /**
+       * Never produced, as `tokensIn`.
+       */
       tokensOut?: number | null;
+      /**
+       * The model, from `_meta["_claude/model"]` (claude-agent-acp) when present.
+       */
       model?: string | null;
+      /**
+       * Never produced: the seed's host sets it when it replaces a guessed `size`; ACP does
+       * not say whether `size` is a guess, and we pass `size` on as the agent sent it.
+       */
       sizeInferred?: boolean | null;
+      /**
+       * Never produced, for the same reason: we never replace `size`, so there is no other
+       * size to keep.
+       */
       reportedSize?: number | null;
+      /**
+       * Who started the cycle this usage closes, from `_meta["_claude/origin"].kind`
+       * (claude-agent-acp) when present.
+       */
       origin?: string | null;
       _meta?: {
         [k: string]: unknown;
