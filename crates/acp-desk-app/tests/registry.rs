@@ -569,7 +569,7 @@ async fn a_session_without_views_refuses_them_and_an_observer_added_later_sees_l
         let second = registry.open(request(dir.path(), demo())).id;
         assert!(matches!(
             registry.attach(&first, Box::new(View::default())),
-            Err(AppError::InvalidInput(_))
+            Err(AppError::Internal(_))
         ));
         assert!(registry.snapshot(&first).is_err());
         assert!(matches!(

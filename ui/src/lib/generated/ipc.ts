@@ -526,6 +526,10 @@ export type IpcError =
   | {
       code: 'path-outside';
       message: string;
+    }
+  | {
+      code: 'internal';
+      message: string;
     };
 /**
  * The seed's `AcpPermissionResolution`: `{optionId, feedback?}` or `{cancelled: true}`.
