@@ -209,6 +209,6 @@ pub(crate) fn folder_chosen<R: Runtime>(app: &AppHandle<R>, path: String) {
     }
 }
 
-// The command names, one list for the app manifest (the root build.rs includes this file too)
-// and for the tests that check each is registered.
+// The one list of command names (the root build.rs includes it too, for the app manifest).
 include!("command_names.rs");
+pub(crate) use with_command_names;

@@ -253,6 +253,25 @@ impl AppEvent {
     }
 }
 
+/// The name of a command the webview may call: one of
+/// [`COMMAND_NAMES`](crate::commands::COMMAND_NAMES), whose list also registers the commands and
+/// grants them. The UI invokes commands only by this type, so a misspelt name fails its type
+/// check instead of failing at run time.
+pub struct CommandName;
+
+impl JsonSchema for CommandName {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CommandName".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "The name of a command the webview may call (src-tauri/src/command_names.rs).",
+            "type": "string",
+            "enum": crate::commands::COMMAND_NAMES,
+        })
+    }
+}
+
 /// The root of the generated schema: one field per type the UI needs, so one schema (and one
 /// generated TypeScript file) holds them all.
 #[derive(JsonSchema)]
@@ -272,6 +291,7 @@ pub struct IpcTypes {
     prompt_part: PromptPart,
     project_files: ProjectFiles,
     config_value: ConfigValue,
+    command_name: CommandName,
 }
 
 /// The JSON Schema the TypeScript types are generated from, as committed in
@@ -385,8 +405,12 @@ mod tests {
             "PathsDropped",
             "PromptPart",
             "ProjectFiles",
+            "CommandName",
         ] {
             assert!(schema.contains(&format!("\"{name}\"")), "no {name}");
+        }
+        for name in crate::commands::COMMAND_NAMES {
+            assert!(schema.contains(&format!("\"{name}\"")), "no command {name}");
         }
         for kind in acp_desk_core::events::SEED_KINDS {
             assert!(schema.contains(&format!("\"{kind}\"")), "no kind {kind}");

@@ -1,5 +1,6 @@
 /* Generated from ipc.schema.json by ui/scripts/gen-types.mjs: do not edit.
- * The Rust types in src-tauri/src/ipc.rs and crates/acp-desk-core are the source. */
+ * The Rust types in src-tauri/src/ipc.rs and crates/acp-desk-core, and the command list in
+ * src-tauri/src/command_names.rs, are the source. */
 
 /**
  * Where an agent definition came from.
@@ -583,6 +584,27 @@ export type PromptPart =
  */
 export type ConfigValue = boolean | string;
 /**
+ * The name of a command the webview may call (src-tauri/src/command_names.rs).
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "CommandName".
+ */
+export type CommandName =
+  | 'app_info'
+  | 'open_session'
+  | 'attach'
+  | 'prompt'
+  | 'cancel'
+  | 'respond_permission'
+  | 'close_session'
+  | 'pick_folder'
+  | 'set_mode'
+  | 'set_config_option'
+  | 'list_files'
+  | 'open_path'
+  | 'reveal_path'
+  | 'open_url';
+/**
  * Resource content that can be embedded in a message.
  *
  * This interface was referenced by `IpcTypes`'s JSON-Schema
@@ -699,6 +721,7 @@ export interface IpcTypes {
   promptPart: PromptPart;
   projectFiles: ProjectFiles;
   configValue: ConfigValue;
+  commandName: CommandName;
 }
 /**
  * What the window needs to start: the agents to offer and the folder to open, if any.
@@ -1728,3 +1751,20 @@ export interface BlobResourceContents1 {
     [k: string]: unknown;
   } | null;
 }
+/** Every command name (`CommandName`), in the order of the Rust list. */
+export const COMMAND_NAMES = [
+  'app_info',
+  'open_session',
+  'attach',
+  'prompt',
+  'cancel',
+  'respond_permission',
+  'close_session',
+  'pick_folder',
+  'set_mode',
+  'set_config_option',
+  'list_files',
+  'open_path',
+  'reveal_path',
+  'open_url',
+] as const satisfies readonly CommandName[];
