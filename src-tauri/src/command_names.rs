@@ -1,19 +1,39 @@
-/// Every command the webview may call. The root build.rs turns each into an `allow-…`
-/// permission of the app manifest; `capabilities/default.json` grants them through the
-/// `allow-app-commands` set (permissions/app-commands.toml).
-pub const COMMAND_NAMES: &[&str] = &[
-    "app_info",
-    "open_session",
-    "attach",
-    "prompt",
-    "cancel",
-    "respond_permission",
-    "close_session",
-    "pick_folder",
-    "set_mode",
-    "set_config_option",
-    "list_files",
-    "open_path",
-    "reveal_path",
-    "open_url",
-];
+// Every command the webview may call, written once. Three things are made from this list, so
+// they cannot disagree: the invoke handler's registration (`lib.rs`, through
+// `with_command_names!`), the app manifest's `allow-…` permissions (the root build.rs includes
+// this file), which `capabilities/default.json` grants through the `allow-app-commands` set
+// (permissions/app-commands.toml), and the UI's `CommandName` type (the IPC schema, then
+// `npm run gen:types`), so a misspelt command fails the UI's type check.
+//
+// Plain `macro_rules!` and a `const`, no Tauri: the build script compiles this file as well.
+
+/// Calls `$then!` with every command's name, as the function's identifier in `commands`.
+macro_rules! with_command_names {
+    ($then:ident) => {
+        $then! {
+            app_info,
+            open_session,
+            attach,
+            prompt,
+            cancel,
+            respond_permission,
+            close_session,
+            pick_folder,
+            set_mode,
+            set_config_option,
+            list_files,
+            open_path,
+            reveal_path,
+            open_url,
+        }
+    };
+}
+
+macro_rules! command_name_strs {
+    ($($name:ident),* $(,)?) => {
+        &[$(stringify!($name)),*]
+    };
+}
+
+/// Every command the webview may call, by name.
+pub const COMMAND_NAMES: &[&str] = with_command_names!(command_name_strs);

@@ -37,7 +37,7 @@ pub async fn app_info(state: State<'_, AppState>) -> Result<AppInfo, IpcError> {
     let launch = state.launch.clone();
     tauri::async_runtime::spawn_blocking(move || crate::app_info(&launch))
         .await
-        .map_err(|e| IpcError::InvalidInput(format!("could not read the app's settings: {e}")))
+        .map_err(|e| IpcError::task_failed("read the app's settings", &e))
 }
 
 #[tauri::command]
@@ -52,7 +52,7 @@ pub async fn open_session(
         Ok::<_, IpcError>((folder, spec, agent))
     })
     .await
-    .map_err(|e| IpcError::InvalidInput(format!("could not check the folder: {e}")))??;
+    .map_err(|e| IpcError::task_failed("check the folder", &e))??;
     let (folder, spec, agent) = checked;
     Ok(state.sessions.open_checked(folder, spec, &agent))
 }
@@ -125,7 +125,7 @@ pub async fn open_path<R: Runtime>(
     let checked = file.clone();
     tauri::async_runtime::spawn_blocking(move || crate::files::check_openable(&checked))
         .await
-        .map_err(|e| IpcError::InvalidInput(format!("could not open the file: {e}")))??;
+        .map_err(|e| IpcError::task_failed("open the file", &e))??;
     let opened = tauri::async_runtime::spawn_blocking(move || {
         app.opener()
             .open_path(file.display().to_string(), None::<&str>)
@@ -167,7 +167,7 @@ fn opener_result(
     match r {
         Ok(Ok(())) => Ok(()),
         Ok(Err(e)) => Err(IpcError::InvalidInput(format!("could not {what}: {e}"))),
-        Err(e) => Err(IpcError::InvalidInput(format!("could not {what}: {e}"))),
+        Err(e) => Err(IpcError::task_failed(what, &e)),
     }
 }
 
@@ -209,6 +209,6 @@ pub(crate) fn folder_chosen<R: Runtime>(app: &AppHandle<R>, path: String) {
     }
 }
 
-// The command names, one list for the app manifest (the root build.rs includes this file too)
-// and for the tests that check each is registered.
+// The one list of command names (the root build.rs includes it too, for the app manifest).
 include!("command_names.rs");
+pub(crate) use with_command_names;

@@ -53,6 +53,21 @@ pub enum IpcError {
     /// A path outside the session's folder (after `..` and symlinks are resolved).
     #[error("{0}")]
     PathOutside(String),
+    /// ACP Desk itself failed (a task of ours panicked or was cancelled, the UI sent what it
+    /// never should): neither the user's input nor the agent. The UI says so and asks for a
+    /// report.
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl IpcError {
+    /// A task of ours on the blocking pool did not finish (it panicked, or the runtime is
+    /// shutting down): `what` names the work, as in "could not {what}".
+    pub fn task_failed(what: &str, e: &impl std::fmt::Display) -> Self {
+        Self::Internal(format!(
+            "could not {what}: the task stopped before it finished ({e})"
+        ))
+    }
 }
 
 impl From<EngineError> for IpcError {
@@ -68,8 +83,9 @@ impl From<EngineError> for IpcError {
             EngineError::TurnInProgress => Self::TurnInProgress(message),
             // Settled elsewhere (the UI keeps quiet about that)...
             EngineError::UnknownPermission(_) => Self::PermissionUnknown(message),
-            // ...but an option the request never offered is a bug worth showing.
-            EngineError::UnknownOption(..) => Self::InvalidInput(message),
+            // ...but an option the request never offered is a bug worth showing: the UI only
+            // sends options the request came with.
+            EngineError::UnknownOption(..) => Self::Internal(message),
             EngineError::AgentRefused(_) => Self::AgentRefused(message),
         }
     }
@@ -88,6 +104,7 @@ impl From<AppError> for IpcError {
             AppError::SessionStarting(m) => Self::SessionStarting(m),
             AppError::SessionEnded(m) => Self::SessionEnded(m),
             AppError::InvalidInput(m) => Self::InvalidInput(m),
+            AppError::Internal(m) => Self::Internal(m),
         }
     }
 }
@@ -236,6 +253,25 @@ impl AppEvent {
     }
 }
 
+/// The name of a command the webview may call: one of
+/// [`COMMAND_NAMES`](crate::commands::COMMAND_NAMES), whose list also registers the commands and
+/// grants them. The UI invokes commands only by this type, so a misspelt name fails its type
+/// check instead of failing at run time.
+pub struct CommandName;
+
+impl JsonSchema for CommandName {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "CommandName".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "description": "The name of a command the webview may call (src-tauri/src/command_names.rs).",
+            "type": "string",
+            "enum": crate::commands::COMMAND_NAMES,
+        })
+    }
+}
+
 /// The root of the generated schema: one field per type the UI needs, so one schema (and one
 /// generated TypeScript file) holds them all.
 #[derive(JsonSchema)]
@@ -255,6 +291,7 @@ pub struct IpcTypes {
     prompt_part: PromptPart,
     project_files: ProjectFiles,
     config_value: ConfigValue,
+    command_name: CommandName,
 }
 
 /// The JSON Schema the TypeScript types are generated from, as committed in
@@ -285,6 +322,23 @@ mod tests {
         let v = serde_json::to_value(&e).unwrap();
         assert_eq!(v["code"], "agent-refused");
         assert!(v["message"].as_str().unwrap().contains("unknown mode"));
+    }
+
+    #[test]
+    fn our_own_failures_cross_as_internal() {
+        // The UI only sends options the request offered: another one is our bug.
+        let e: IpcError = EngineError::UnknownOption("t#1".into(), "made-up".into()).into();
+        assert_eq!(serde_json::to_value(&e).unwrap()["code"], "internal");
+        let e: IpcError = AppError::Internal("opened without views".into()).into();
+        assert_eq!(serde_json::to_value(&e).unwrap()["code"], "internal");
+        let e = IpcError::task_failed("list the folder's files", &"task 7 panicked");
+        assert_eq!(
+            serde_json::to_value(&e).unwrap(),
+            serde_json::json!({
+                "code": "internal",
+                "message": "could not list the folder's files: the task stopped before it finished (task 7 panicked)"
+            })
+        );
     }
 
     #[test]
@@ -351,8 +405,12 @@ mod tests {
             "PathsDropped",
             "PromptPart",
             "ProjectFiles",
+            "CommandName",
         ] {
             assert!(schema.contains(&format!("\"{name}\"")), "no {name}");
+        }
+        for name in crate::commands::COMMAND_NAMES {
+            assert!(schema.contains(&format!("\"{name}\"")), "no command {name}");
         }
         for kind in acp_desk_core::events::SEED_KINDS {
             assert!(schema.contains(&format!("\"{kind}\"")), "no kind {kind}");

@@ -130,6 +130,13 @@ pub fn is_app_url(url: &url::Url) -> bool {
     }
 }
 
+/// The invoke handler for the commands `with_command_names!` lists.
+macro_rules! command_handler {
+    ($($name:ident),* $(,)?) => {
+        tauri::generate_handler![$(commands::$name),*]
+    };
+}
+
 /// Everything but the parts that need a real window system (menu, run loop): plugins, state,
 /// commands, drag-drop. Tests build it on Tauri's mock runtime.
 pub fn build_app<R: Runtime>(builder: Builder<R>, launch: Launch) -> Builder<R> {
@@ -145,22 +152,8 @@ pub fn build_app<R: Runtime>(builder: Builder<R>, launch: Launch) -> Builder<R> 
         )
         .plugin(navigation_guard())
         .manage(AppState::new(launch))
-        .invoke_handler(tauri::generate_handler![
-            commands::app_info,
-            commands::open_session,
-            commands::attach,
-            commands::prompt,
-            commands::cancel,
-            commands::respond_permission,
-            commands::close_session,
-            commands::pick_folder,
-            commands::set_mode,
-            commands::set_config_option,
-            commands::list_files,
-            commands::open_path,
-            commands::reveal_path,
-            commands::open_url,
-        ])
+        // Registered from the one list the manifest and the UI's types come from.
+        .invoke_handler(commands::with_command_names!(command_handler))
         .on_page_load(|webview, payload| {
             // A reload (or any new page) starts a new UI that knows nothing of the old page's
             // sessions: end them rather than leave their agents running unseen.

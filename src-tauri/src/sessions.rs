@@ -76,7 +76,10 @@ impl Sessions {
         let handle = self.registry.handle(id)?;
         let caps = handle.prompt_capabilities().clone();
         let folder = self.registry.info(id)?.folder;
-        let blocks = blocking(move || files::prompt_blocks(&folder, parts, &caps)).await?;
+        let blocks = blocking("read the prompt's files", move || {
+            files::prompt_blocks(&folder, parts, &caps)
+        })
+        .await?;
         let outcome: TurnOutcome = self.registry.prompt(id, blocks).await?;
         Ok(outcome.into())
     }
@@ -101,14 +104,20 @@ impl Sessions {
     /// it died: it is about the folder, not the agent.
     pub async fn list_files(&self, id: &str) -> Result<ProjectFiles, IpcError> {
         let folder = self.registry.info(id)?.folder;
-        blocking(move || Ok(files::list_files(&folder))).await
+        blocking("list the folder's files", move || {
+            Ok(files::list_files(&folder))
+        })
+        .await
     }
 
     /// `path` resolved inside the session's folder (for opening or revealing it), or
     /// `path-outside`.
     pub async fn path_inside(&self, id: &str, path: String) -> Result<PathBuf, IpcError> {
         let folder = self.registry.info(id)?.folder;
-        blocking(move || files::resolve_inside(&folder, &path)).await
+        blocking("find the file", move || {
+            files::resolve_inside(&folder, &path)
+        })
+        .await
     }
 
     pub fn cancel(&self, id: &str) -> Result<(), IpcError> {
@@ -158,10 +167,12 @@ impl Sessions {
 }
 
 /// Runs disk work on the blocking pool: a hung network mount must not stall the async threads.
+/// `what` names the work for the error if it never finishes ("could not {what}").
 async fn blocking<T: Send + 'static>(
+    what: &str,
     f: impl FnOnce() -> Result<T, IpcError> + Send + 'static,
 ) -> Result<T, IpcError> {
     tauri::async_runtime::spawn_blocking(f)
         .await
-        .map_err(|e| IpcError::InvalidInput(format!("the work was interrupted: {e}")))?
+        .map_err(|e| IpcError::task_failed(what, &e))?
 }

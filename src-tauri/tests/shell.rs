@@ -260,7 +260,7 @@ async fn a_session_with_the_demo_agent_streams_to_views_attached_before_and_afte
     sessions
         .respond(
             &id,
-            &request.tool_call_id,
+            &request.request_id,
             PermissionResolution::selected(allow.option_id.to_string()),
         )
         .await
@@ -271,7 +271,7 @@ async fn a_session_with_the_demo_agent_streams_to_views_attached_before_and_afte
     let again = sessions
         .respond(
             &id,
-            &request.tool_call_id,
+            &request.request_id,
             PermissionResolution::selected(allow.option_id.to_string()),
         )
         .await

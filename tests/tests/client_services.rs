@@ -271,12 +271,12 @@ async fn outside_turn(
             Some(kind) => PermissionResolution::selected(option_of(&p, *kind)),
             None => PermissionResolution::cancelled(),
         };
-        h.respond_permission(&p.tool_call_id, resolution.clone())
+        h.respond_permission(&p.request_id, resolution.clone())
             .await
             .unwrap();
         // Answered twice: the request is gone, and the error says so.
         assert!(matches!(
-            h.respond_permission(&p.tool_call_id, resolution).await,
+            h.respond_permission(&p.request_id, resolution).await,
             Err(EngineError::UnknownPermission(_))
         ));
     }
@@ -412,7 +412,7 @@ async fn our_ask_names_the_running_tool_call_it_belongs_to() {
     let asks = prompts(&evs);
     assert_eq!(asks.len(), 1);
     assert_eq!(asks[0].target_tool_call_id, "call-7");
-    assert!(asks[0].tool_call_id.starts_with("call-7#"));
+    assert!(asks[0].request_id.starts_with("call-7#"));
     assert!(text(&evs).contains("b.txt: ok"));
 }
 
@@ -561,7 +561,7 @@ async fn answer_add_folder_after(swap: impl FnOnce(&Path)) -> Vec<StreamEvent> {
     );
     swap(outside.path());
     let add = option_of(&p, acp::PermissionOptionKind::AllowAlways);
-    h.respond_permission(&p.tool_call_id, PermissionResolution::selected(add))
+    h.respond_permission(&p.request_id, PermissionResolution::selected(add))
         .await
         .unwrap();
     let drain = tokio::spawn(rx.all());

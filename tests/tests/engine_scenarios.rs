@@ -162,7 +162,7 @@ async fn a_parked_permission_is_answered_by_the_user_with_feedback_sent_next_tur
         Err(EngineError::UnknownPermission("nope#9".into()))
     );
     assert!(matches!(
-        h.respond_permission(&p.tool_call_id, PermissionResolution::selected("made-up"))
+        h.respond_permission(&p.request_id, PermissionResolution::selected("made-up"))
             .await,
         Err(EngineError::UnknownOption(..))
     ));
@@ -174,7 +174,7 @@ async fn a_parked_permission_is_answered_by_the_user_with_feedback_sent_next_tur
         .find(|o| o.kind == acp::PermissionOptionKind::RejectOnce)
         .unwrap();
     h.respond_permission(
-        &p.tool_call_id,
+        &p.request_id,
         PermissionResolution::Selected {
             option_id: reject.option_id.0.to_string(),
             feedback: Some("run cargo check instead".into()),
@@ -184,7 +184,7 @@ async fn a_parked_permission_is_answered_by_the_user_with_feedback_sent_next_tur
     .unwrap();
     // Answering twice: the request is gone.
     assert!(matches!(
-        h.respond_permission(&p.tool_call_id, PermissionResolution::cancelled())
+        h.respond_permission(&p.request_id, PermissionResolution::cancelled())
             .await,
         Err(EngineError::UnknownPermission(_))
     ));

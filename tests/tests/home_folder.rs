@@ -48,7 +48,7 @@ fn adding_the_home_folder_is_not_offered_but_a_folder_inside_it_is() {
                 .option_id
                 .0
                 .to_string();
-            h.respond_permission(&p.tool_call_id, PermissionResolution::selected(reject))
+            h.respond_permission(&p.request_id, PermissionResolution::selected(reject))
                 .await
                 .unwrap();
             asks.push(p);

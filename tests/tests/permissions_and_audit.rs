@@ -134,7 +134,7 @@ async fn permission_turn_seen(
         }
         None => PermissionResolution::cancelled(),
     };
-    let _ = h.respond_permission(&p.tool_call_id, resolution).await;
+    let _ = h.respond_permission(&p.request_id, resolution).await;
     let StreamEvent::AgentPromptSettled { by, outcome, .. } = rx
         .until(seen, |e| {
             matches!(e, StreamEvent::AgentPromptSettled { .. })

@@ -195,6 +195,22 @@ describe('App', () => {
     ]);
   });
 
+  it('shows a failure of ACP Desk itself as ours, not the user’s, and asks for a report', async () => {
+    const backend = new FakeBackend();
+    backend.refuse.set('/proj', {
+      code: 'internal',
+      message: 'could not check the folder: the task stopped before it finished (panicked)',
+    });
+    render(App, { backend, schedule: now });
+    await screen.findByText('Drop a folder here, or File → Open Folder');
+    backend.drop(['/proj']);
+    const alert = await screen.findByRole('alert');
+    expect(alert.getAttribute('data-code')).toBe('internal');
+    expect(alert.textContent).toContain(
+      'ACP Desk failed: could not check the folder: the task stopped before it finished (panicked) — please report it.',
+    );
+  });
+
   it('shows why the agent ended', async () => {
     const backend = new FakeBackend();
     await openWithFolder(backend);

@@ -33,4 +33,8 @@ pub enum AppError {
     SessionEnded(String),
     #[error("{0}")]
     InvalidInput(String),
+    /// ACP Desk itself went wrong (a front end used the layer in a way it does not support):
+    /// a bug to report, not something the user did.
+    #[error("{0}")]
+    Internal(String),
 }

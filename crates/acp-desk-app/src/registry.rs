@@ -114,7 +114,7 @@ impl Session {
 
     fn hub(&self) -> Result<&SharedHub, AppError> {
         self.hub.as_ref().ok_or_else(|| {
-            AppError::InvalidInput(format!(
+            AppError::Internal(format!(
                 "the session `{}` was opened without views",
                 self.info.id
             ))

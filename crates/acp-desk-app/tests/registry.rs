@@ -321,12 +321,12 @@ async fn views_observers_and_the_tap_see_one_thread() {
             .unwrap();
         let answer = PermissionResolution::selected(allow.option_id.to_string());
         registry
-            .respond(&id, &asked.tool_call_id, answer.clone())
+            .respond(&id, &asked.request_id, answer.clone())
             .await
             .unwrap();
         assert_eq!(turn.await.unwrap().reason, TurnEndReason::Completed);
         let again = registry
-            .respond(&id, &asked.tool_call_id, answer)
+            .respond(&id, &asked.request_id, answer)
             .await
             .unwrap_err();
         assert!(
@@ -569,7 +569,7 @@ async fn a_session_without_views_refuses_them_and_an_observer_added_later_sees_l
         let second = registry.open(request(dir.path(), demo())).id;
         assert!(matches!(
             registry.attach(&first, Box::new(View::default())),
-            Err(AppError::InvalidInput(_))
+            Err(AppError::Internal(_))
         ));
         assert!(registry.snapshot(&first).is_err());
         assert!(matches!(

@@ -32,20 +32,18 @@ pub fn print_events(
             let settled_here: Vec<String> = batch
                 .iter()
                 .filter_map(|e| match e {
-                    StreamEvent::AgentPromptSettled { tool_call_id, .. } => {
-                        Some(tool_call_id.clone())
-                    }
+                    StreamEvent::AgentPromptSettled { request_id, .. } => Some(request_id.clone()),
                     _ => None,
                 })
                 .collect();
             for ev in batch {
                 if let Some(ask) = &ask {
                     match &ev {
-                        StreamEvent::AgentPrompt(p) if !settled_here.contains(&p.tool_call_id) => {
+                        StreamEvent::AgentPrompt(p) if !settled_here.contains(&p.request_id) => {
                             let _ = ask.send(AskMsg::Prompt(p.clone()));
                         }
-                        StreamEvent::AgentPromptSettled { tool_call_id, .. } => {
-                            let _ = ask.send(AskMsg::Settled(tool_call_id.clone()));
+                        StreamEvent::AgentPromptSettled { request_id, .. } => {
+                            let _ = ask.send(AskMsg::Settled(request_id.clone()));
                         }
                         _ => {}
                     }
@@ -422,8 +420,8 @@ pub async fn ask_loop(mut rx: mpsc::UnboundedReceiver<AskMsg>, handle: SessionHa
                 msg = rx.recv() => match msg {
                     Some(AskMsg::Prompt(p)) => queue.push_back(p),
                     Some(AskMsg::Settled(id)) => {
-                        queue.retain(|p| p.tool_call_id != id);
-                        if id == current.tool_call_id {
+                        queue.retain(|p| p.request_id != id);
+                        if id == current.request_id {
                             break;
                         }
                     }
@@ -433,10 +431,10 @@ pub async fn ask_loop(mut rx: mpsc::UnboundedReceiver<AskMsg>, handle: SessionHa
                     let Some(line) = line else { return };
                     match parse_answer(&current, &line) {
                         Some(resolution) => {
-                            if let Err(e) = handle.respond_permission(&current.tool_call_id, resolution).await {
+                            if let Err(e) = handle.respond_permission(&current.request_id, resolution).await {
                                 eprintln!("acp-desk-cli: {e}");
                             }
-                            queue.retain(|p| p.tool_call_id != current.tool_call_id);
+                            queue.retain(|p| p.request_id != current.request_id);
                             break;
                         }
                         None => eprint!("Type a number from the list (or c to cancel): "),

@@ -8,7 +8,7 @@
 //! | `event` | fields |
 //! | --- | --- |
 //! | `session-started` | `agent`, `cwd`, `roots` |
-//! | `permission-asked` | `requestId`, `toolCallId`, `title?`, `kind?`, `options[{optionId,name,kind}]` |
+//! | `permission-asked` | `requestId` (the permission request), `toolCallId` (the ACP tool call), `title?`, `kind?`, `options[{optionId,name,kind}]` |
 //! | `permission-answered` | `requestId`, `by` (user/rule/stop/agent/watchdog), `optionId?`, `optionKind?`, `cancelled?`, `at` |
 //! | `file-written` | `path`, `beforeHash?`, `afterHash?` (absent: removed), `created`, `via` (fs-write/watcher) |
 //! | `command-run` | `terminalId`, `command`, `args`, `cwd?`, `envNames`, `exitCode?`, `signal?` |
@@ -138,7 +138,12 @@ pub enum AuditEvent {
     },
     #[serde(rename_all = "camelCase")]
     PermissionAsked {
+        /// The permission request's id (an `agent-prompt`'s `toolCallId`).
         request_id: String,
+        /// The ACP tool call the request is about (an `agent-prompt`'s `targetToolCallId`).
+        /// Kept as `toolCallId` on disk, although `agent-prompt` spells this `targetToolCallId`:
+        /// audit files already written name the tool call so, and a reader of old and new files
+        /// must find it under one name.
         tool_call_id: String,
         #[serde(skip_serializing_if = "Option::is_none")]
         title: Option<String>,

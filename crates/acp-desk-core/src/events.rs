@@ -128,8 +128,10 @@ pub enum StreamEvent {
     #[serde(rename = "agent-prompt-settled")]
     AgentPromptSettled {
         session_id: String,
-        /// The correlation id of the `agent-prompt` this settles.
-        tool_call_id: String,
+        /// The permission request's id (not the ACP tool call's): the `agent-prompt`'s that this
+        /// settles. `toolCallId` on the wire, as in `agent-prompt`.
+        #[serde(rename = "toolCallId")]
+        request_id: String,
         /// `{optionId}` or `{cancelled: true}`.
         outcome: PermissionResolution,
         by: SettledBy,
@@ -164,23 +166,40 @@ pub enum StreamEvent {
         title: Option<String>,
         entries: Vec<acp::PlanEntry>,
     },
+    /// ACP's `usage_update`. Its fields are the seed's; ACP carries `size`, `used`, `cost` and
+    /// `_meta`, and some of the seed's fields come from vendor keys of `_meta`; the rest are
+    /// never produced (each says why).
     #[serde(rename = "usage_update")]
     UsageUpdate {
         session_id: String,
+        /// The context window, in tokens (ACP `size`).
         size: u64,
+        /// Tokens in the context now (ACP `used`).
         used: u64,
+        /// The session's cost so far, when the agent says (ACP `cost`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         cost: Option<acp::Cost>,
+        /// Never produced: the seed names it, but ACP's `usage_update` carries no token counts
+        /// (the schema has them only in a prompt's response, behind its unstable
+        /// `unstable_end_turn_token_usage` feature, which we do not enable).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tokens_in: Option<u64>,
+        /// Never produced, as `tokensIn`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tokens_out: Option<u64>,
+        /// The model, from `_meta["_claude/model"]` (claude-agent-acp) when present.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         model: Option<String>,
+        /// Never produced: the seed's host sets it when it replaces a guessed `size`; ACP does
+        /// not say whether `size` is a guess, and we pass `size` on as the agent sent it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         size_inferred: Option<bool>,
+        /// Never produced, for the same reason: we never replace `size`, so there is no other
+        /// size to keep.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reported_size: Option<u64>,
+        /// Who started the cycle this usage closes, from `_meta["_claude/origin"].kind`
+        /// (claude-agent-acp) when present.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         origin: Option<String>,
         #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
@@ -456,9 +475,12 @@ fn carries_input(v: &Value) -> bool {
 #[serde(rename_all = "camelCase")]
 pub struct AgentPromptEvent {
     pub session_id: String,
-    /// Correlation id: the ACP tool call id plus a per-session counter, unique even when an agent
-    /// asks twice about one call. Pass it back to `respond`.
-    pub tool_call_id: String,
+    /// The permission request's id (not the ACP tool call's: that is `targetToolCallId`): the
+    /// ACP tool call id plus a per-session counter, unique even when an agent asks twice about
+    /// one call. Pass it back to `respond_permission`. The seed names this wire field
+    /// `toolCallId`, a contract, so it keeps that name.
+    #[serde(rename = "toolCallId")]
+    pub request_id: String,
     pub options: Vec<acp::PermissionOption>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,

@@ -170,7 +170,8 @@ impl Thread {
         self.payload_bytes
     }
 
-    /// Maps one update to the events it makes (appended to `out`).
+    /// Maps one update to its events, pushed onto `out`. Variants we do not map go out whole as
+    /// `unknown-update`, re-serialized from the typed update.
     pub fn apply(&mut self, update: SessionUpdate, out: &mut Vec<StreamEvent>) {
         let sid = || self.session_id.clone();
         match update {
@@ -338,7 +339,9 @@ impl Thread {
         }
     }
 
-    /// Merges a `tool_call_update` (or a permission request's `toolCall`).
+    /// Merges a `tool_call_update` (or a permission request's `toolCall`) and emits it as a
+    /// `tool-call`, even one that carried nothing but the id: `permission_request` is the caller
+    /// that skips those, for a call already known.
     pub fn tool_call_update(&mut self, u: acp::ToolCallUpdate, out: &mut Vec<StreamEvent>) {
         let f = u.fields;
         self.record(
@@ -396,7 +399,7 @@ impl Thread {
     pub fn permission_request(
         &mut self,
         req: acp::RequestPermissionRequest,
-        correlation_id: String,
+        request_id: String,
         out: &mut Vec<StreamEvent>,
     ) -> AgentPromptEvent {
         let target = req.tool_call.tool_call_id.0.to_string();
@@ -420,7 +423,7 @@ impl Thread {
             .map(str::to_owned);
         AgentPromptEvent {
             session_id: self.session_id.clone(),
-            tool_call_id: correlation_id,
+            request_id,
             options: req.options,
             text: Some(match &tool_name {
                 Some(t) => format!("Allow {t}?"),

@@ -60,7 +60,7 @@ fn all_events() -> Vec<StreamEvent> {
         },
         StreamEvent::AgentPrompt(Box::new(AgentPromptEvent {
             session_id: sid(),
-            tool_call_id: "t1#1".into(),
+            request_id: "t1#1".into(),
             options: vec![acp::PermissionOption::new(
                 "proceed_once",
                 "Allow",
@@ -77,7 +77,7 @@ fn all_events() -> Vec<StreamEvent> {
         })),
         StreamEvent::AgentPromptSettled {
             session_id: sid(),
-            tool_call_id: "t1#1".into(),
+            request_id: "t1#1".into(),
             outcome: PermissionResolution::selected("proceed_once"),
             by: SettledBy::User,
             feedback: Some("no".into()),
@@ -264,6 +264,9 @@ fn seed_kinds_keep_the_seed_spelling() {
     }
     assert_eq!(ap["options"][0]["kind"], "allow_once");
     assert_eq!(ap["targetToolCallId"], "t1");
+    // The request id is `request_id` in Rust, but the seed's `toolCallId` on the wire.
+    assert_eq!(ap["toolCallId"], "t1#1");
+    assert_eq!(by_kind("agent-prompt-settled")["toolCallId"], "t1#1");
     let te = by_kind("turn-end");
     assert_eq!(te["reason"], "watchdog-timeout");
     assert_eq!(te["stopReason"], "end_turn");
@@ -534,7 +537,7 @@ fn a_permission_request_can_introduce_a_tool_call() {
     assert_eq!(out.len(), 1);
     assert_eq!(to_json(&out[0])["isUpdate"], false);
     assert_eq!(prompt.target_tool_call_id, "x9");
-    assert_eq!(prompt.tool_call_id, "x9#1");
+    assert_eq!(prompt.request_id, "x9#1");
     assert_eq!(prompt.tool_name.as_deref(), Some("Run rm -rf build"));
     assert_eq!(prompt.raw_input, Some(json!({"command": "rm -rf build"})));
 }
@@ -588,6 +591,47 @@ fn state_updates_map_to_their_kinds() {
     assert_eq!(v[3]["kind"], "text-delta");
     assert_eq!(v[3]["content"]["type"], "resource_link");
     assert_eq!(v[3]["content"]["uri"], "file:///a.rs");
+}
+
+/// The `usage_update` fields that ACP or an agent's `_meta` carries are filled; the seed's
+/// others stay absent (see their doc comments). The update is the shape claude-agent-acp's own
+/// recorded scenarios send (`_claude/model`, `_claude/origin`).
+#[test]
+fn usage_updates_fill_what_the_agent_sends() {
+    let mut t = Thread::new("s1");
+    let mut out = Vec::new();
+    t.apply(
+        update(json!({
+            "sessionUpdate": "usage_update", "size": 200000, "used": 2,
+            "cost": {"amount": 0.5, "currency": "USD"},
+            "_meta": {"_claude/model": "claude-sonnet-4-6", "_claude/origin": {"kind": "human"}}
+        })),
+        &mut out,
+    );
+    t.apply(
+        update(json!({"sessionUpdate": "usage_update", "size": 1000, "used": 10})),
+        &mut out,
+    );
+    let v: Vec<Value> = out.iter().map(to_json).collect();
+    assert_eq!(
+        keys(&v[0]),
+        [
+            "_meta",
+            "cost",
+            "kind",
+            "model",
+            "origin",
+            "sessionId",
+            "size",
+            "used"
+        ]
+    );
+    assert_eq!(v[0]["size"], 200000);
+    assert_eq!(v[0]["used"], 2);
+    assert_eq!(v[0]["cost"], json!({"amount": 0.5, "currency": "USD"}));
+    assert_eq!(v[0]["model"], "claude-sonnet-4-6");
+    assert_eq!(v[0]["origin"], "human");
+    assert_eq!(keys(&v[1]), ["kind", "sessionId", "size", "used"]);
 }
 
 #[test]

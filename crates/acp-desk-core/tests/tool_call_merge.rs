@@ -90,7 +90,7 @@ fn live() -> Vec<StreamEvent> {
     out.push(StreamEvent::AgentPrompt(Box::new(prompt)));
     out.push(StreamEvent::AgentPromptSettled {
         session_id: SID.into(),
-        tool_call_id: "toolu_edit#1".into(),
+        request_id: "toolu_edit#1".into(),
         outcome: PermissionResolution::selected("allow"),
         by: SettledBy::User,
         feedback: None,

@@ -54,7 +54,8 @@ pub enum TurnEvent {
 /// State shared by the dispatcher and the turn threads.
 pub struct Shared {
     pub out: Out,
-    next_request_id: AtomicU64,
+    /// The JSON-RPC id of our next outgoing request.
+    next_rpc_id: AtomicU64,
     /// Our outgoing requests awaiting an answer, by JSON-RPC id.
     pub pending: Mutex<HashMap<u64, Sender<TurnEvent>>>,
     /// Running turns, by session id.
@@ -70,7 +71,7 @@ impl Shared {
     pub fn new(out: Out) -> Self {
         Shared {
             out,
-            next_request_id: AtomicU64::new(1),
+            next_rpc_id: AtomicU64::new(1),
             pending: Mutex::new(HashMap::new()),
             turns: Mutex::new(HashMap::new()),
             flood_runs: AtomicU64::new(0),
@@ -304,7 +305,7 @@ impl<'a> Turn<'a> {
         method: &str,
         params: &P,
     ) -> anyhow::Result<(u64, Option<Value>)> {
-        let id = self.shared.next_request_id.fetch_add(1, Ordering::Relaxed);
+        let id = self.shared.next_rpc_id.fetch_add(1, Ordering::Relaxed);
         lock(&self.shared.pending).insert(id, self.tx.clone());
         let sent = self.out().request(id, method, params);
         let answer = match sent {
@@ -520,7 +521,7 @@ impl<'a> Turn<'a> {
     /// was answered while they still waited.
     fn terminal_wait_many(&mut self, id: &TerminalId, w: &WaitManyAction) -> anyhow::Result<()> {
         let send = |this: &Self, method: &str, params: Value| -> io::Result<u64> {
-            let rid = this.shared.next_request_id.fetch_add(1, Ordering::Relaxed);
+            let rid = this.shared.next_rpc_id.fetch_add(1, Ordering::Relaxed);
             lock(&this.shared.pending).insert(rid, this.tx.clone());
             this.out().request(rid, method, params)?;
             Ok(rid)

@@ -402,11 +402,13 @@ export class AppController {
     );
     const id = session?.id ?? this.view.active;
     if (!id) return false;
-    const key = answeredKey(id, req.toolCallId);
+    // The seed's `agent-prompt` names the permission request's id `toolCallId`.
+    const requestId = req.toolCallId;
+    const key = answeredKey(id, requestId);
     if (this.answered.has(key)) return true;
     this.answered.add(key);
     try {
-      await this.backend.respondPermission(id, req.toolCallId, resolution);
+      await this.backend.respondPermission(id, requestId, resolution);
       return true;
     } catch (e) {
       const err = toUiError(e);

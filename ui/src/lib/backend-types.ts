@@ -21,8 +21,9 @@ export type Unsubscribe = () => void;
 // builds it, and the project's files for the `@` picker.
 export type { ConfigValue, ProjectFiles, PromptPart } from './generated/ipc';
 
-/** An error as the UI shows it: a command's IpcError, or something that went wrong on the way. */
-export type UiError = IpcError | { code: 'internal'; message: string };
+/** An error as the UI shows it: a command's IpcError. Whatever else a command rejects with
+ * (Tauri's own failures, a broken answer) is `internal` too: ACP Desk failed, not the user. */
+export type UiError = IpcError;
 
 export interface Backend {
   appInfo(): Promise<AppInfo>;
@@ -72,6 +73,7 @@ const IPC_CODES: Record<IpcError['code'], true> = {
   'invalid-input': true,
   'agent-refused': true,
   'path-outside': true,
+  internal: true,
 };
 
 /** Whatever a command rejected with, as a UiError. */
@@ -83,5 +85,11 @@ export function toUiError(e: unknown): UiError {
     }
   }
   const message = e instanceof Error ? e.message : typeof e === 'string' ? e : JSON.stringify(e);
-  return { code: 'internal', message: `Something went wrong inside ACP Desk: ${message}` };
+  return { code: 'internal', message };
+}
+
+/** The words shown for an error. `internal` is ACP Desk's own failure, never the user's input
+ * or the agent's doing: it says so and asks for a report. */
+export function errorText(e: UiError): string {
+  return e.code === 'internal' ? `ACP Desk failed: ${e.message} — please report it.` : e.message;
 }

@@ -6,6 +6,7 @@ import { toUiError } from './backend-types';
 import type {
   AppEvent,
   AppInfo,
+  CommandName,
   DragHover,
   FolderChosen,
   PathsDropped,
@@ -15,7 +16,9 @@ import type {
   TurnEnd,
 } from './generated/ipc';
 
-async function call<T>(cmd: string, args?: Record<string, unknown>): Promise<T> {
+// Commands by `CommandName`, generated from the Rust list that registers them: a misspelt name
+// fails the type check.
+async function call<T>(cmd: CommandName, args?: Record<string, unknown>): Promise<T> {
   try {
     return await invoke<T>(cmd, args);
   } catch (e) {
@@ -23,7 +26,7 @@ async function call<T>(cmd: string, args?: Record<string, unknown>): Promise<T> 
   }
 }
 
-async function run(cmd: string, args?: Record<string, unknown>): Promise<void> {
+async function run(cmd: CommandName, args?: Record<string, unknown>): Promise<void> {
   await call<unknown>(cmd, args);
 }
 

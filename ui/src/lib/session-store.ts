@@ -1,6 +1,7 @@
 // One session's thread as the UI shows it, built from StreamEvents. Plain TypeScript: no Svelte,
-// no Tauri, so tests drive it directly. Frames are applied in batches (the view calls `applyAll`
-// once per animation frame) and subscribers hear once per batch.
+// no Tauri, so tests drive it directly. The app controller applies each frame as it arrives
+// (`applyQuietly`, so the merged view stays bounded while the window is hidden) and tells
+// subscribers once per animation frame (`notify`); `applyAll` does both, for a batch at once.
 import type {
   AgentIdentity,
   AgentPromptEvent,
@@ -363,6 +364,7 @@ export class SessionStore {
         };
         break;
       }
+      // In both, `toolCallId` is the permission request's id (the seed's name), not a tool call's.
       case 'agent-prompt':
         if (!v.pending.some((p) => p.toolCallId === ev.toolCallId)) v.pending.push(ev);
         break;

@@ -65,7 +65,7 @@ impl Owner {
         };
         // 3. The words: `dead` for commands after the end, `detail` for `session-status:
         // dead` (and the audit log's last line), and how the turn ends.
-        let (dead, detail, turn_reason) = self.say_why(&ending, exited, starting).await;
+        let (dead, detail, turn_reason) = self.say_why(&ending, exited, starting);
         // 4. Dead from here on: the turn's end must not announce the session `ready` again.
         self.life.dead = Some(dead.clone());
         let turn_reason = turn_reason.unwrap_or_else(|| self.stopped_reason());
@@ -90,7 +90,7 @@ impl Owner {
         );
         // 6. The last word, every audit line on disk before `close()` returns (a CLI exits
         // right after), then `start()`'s caller.
-        self.emit_status(SessionState::Dead, Some(detail)).await;
+        self.emit_status(SessionState::Dead, Some(detail));
         self.end_audit(&dead).await;
         self.flush().await;
         if let Some(ready) = self.life.ready.take() {
@@ -105,7 +105,7 @@ impl Owner {
 
     /// Emits what each cause says (an `error` or a notice) and keeps the reason a `start()`
     /// still waiting will get.
-    async fn say_why(
+    fn say_why(
         &mut self,
         ending: &Ending,
         exited: Option<Option<std::process::ExitStatus>>,
@@ -118,13 +118,13 @@ impl Owner {
                 let err = EngineError::StartFailed(format!(
                     "no answer to initialize/session/new within {secs} s"
                 ));
-                self.emit_error(None, err.to_string(), None).await;
+                self.emit_error(None, err.to_string(), None);
                 self.life.start_error = Some(err);
                 let why = "did not start in time";
                 (why.to_string(), format!("Session {why}."), None)
             }
             Ending::StartFailed(err) => {
-                self.emit_error(None, err.to_string(), None).await;
+                self.emit_error(None, err.to_string(), None);
                 self.life.start_error = Some(err.clone());
                 (err.to_string(), err.to_string(), None)
             }
@@ -134,8 +134,7 @@ impl Owner {
                     None,
                     format!("{message} Start a new session to continue."),
                     None,
-                )
-                .await;
+                );
                 if starting {
                     self.life.start_error = Some(EngineError::StartFailed(message.clone()));
                 }
@@ -149,8 +148,7 @@ impl Owner {
                         "The agent did not stop within {secs:.1} s of being asked to; it was ended."
                     ),
                     Some("Start a new session to continue.".into()),
-                )
-                .await;
+                );
                 let why = "the agent was ended after it ignored a request to stop".to_string();
                 (why.clone(), why, None)
             }
@@ -159,7 +157,7 @@ impl Owner {
                 let (message, detail) = self.exit_words(&exit, error.as_deref(), starting);
                 if starting {
                     let err = EngineError::StartFailed(detail.clone());
-                    self.emit_error(None, err.to_string(), None).await;
+                    self.emit_error(None, err.to_string(), None);
                     self.life.start_error = Some(err);
                 } else {
                     let tail = self.agent.stderr_tail();
@@ -167,8 +165,7 @@ impl Owner {
                         None,
                         format!("{message} Start a new session to continue."),
                         Some(serde_json::json!({ "stderrTail": tail })),
-                    )
-                    .await;
+                    );
                 }
                 (message, detail, Some(TurnEndReason::Error))
             }

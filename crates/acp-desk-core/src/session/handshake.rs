@@ -19,7 +19,7 @@ use crate::fs::Compat;
 pub(super) const AUTH_REQUIRED: i32 = -32000;
 
 impl Owner {
-    pub(super) async fn send_initialize(&mut self) {
+    pub(super) fn send_initialize(&mut self) {
         // Advertise exactly what is implemented. claude-code-acp offers its ACP Edit tool only
         // with both fs flags (Edit reads through readTextFile too).
         let caps = acp::ClientCapabilities::new()
@@ -32,14 +32,14 @@ impl Owner {
             .client_info(
                 acp::Implementation::new("acp-desk", env!("CARGO_PKG_VERSION")).title("ACP Desk"),
             );
-        self.request("initialize", &req, Pending::Initialize).await;
+        self.request("initialize", &req, Pending::Initialize);
     }
 
     fn fail_start(&mut self, err: EngineError) {
         self.request_end(Ending::StartFailed(err));
     }
 
-    pub(super) async fn on_initialized(&mut self, result: Result<Box<RawValue>, acp::Error>) {
+    pub(super) fn on_initialized(&mut self, result: Result<Box<RawValue>, acp::Error>) {
         let resp = match result {
             Ok(raw) => match serde_json::from_str::<acp::InitializeResponse>(raw.get()) {
                 Ok(r) => r,
@@ -83,11 +83,10 @@ impl Owner {
                     NoticeSeverity::Info,
                     "This agent does not accept additional folders; only the session's folder was sent to it.".into(),
                     None,
-                )
-                .await;
+                );
             }
         }
-        self.request("session/new", &req, Pending::NewSession).await;
+        self.request("session/new", &req, Pending::NewSession);
     }
 
     pub(super) async fn on_session_created(&mut self, result: Result<Box<RawValue>, acp::Error>) {
@@ -113,7 +112,7 @@ impl Owner {
         };
         self.identity.acp_session_id = Some(resp.session_id.0.to_string());
         self.acp_session = Some(resp.session_id);
-        self.emit_status(SessionState::Ready, None).await;
+        self.emit_status(SessionState::Ready, None);
         self.audit.session_started(
             &self.identity.launch_name,
             &self.opts.cwd,
@@ -124,8 +123,7 @@ impl Owner {
                 NoticeSeverity::Warning,
                 "Remembered permission answers are not available.".into(),
                 Some(problem),
-            )
-            .await;
+            );
         }
         if let Some(modes) = resp.modes {
             let ev = StreamEvent::Modes {
@@ -133,14 +131,14 @@ impl Owner {
                 current_mode_id: modes.current_mode_id.0.to_string(),
                 available_modes: modes.available_modes,
             };
-            self.emit(ev).await;
+            self.emit(ev);
         }
         if let Some(options) = resp.config_options {
             let ev = StreamEvent::ConfigOptions {
                 session_id: self.id.clone(),
                 config_options: options,
             };
-            self.emit(ev).await;
+            self.emit(ev);
         }
         self.flush().await;
         if let Some(ready) = self.life.ready.take() {

@@ -168,7 +168,7 @@ enum Command {
     },
     Cancel,
     Respond {
-        correlation_id: String,
+        request_id: String,
         resolution: PermissionResolution,
         reply: oneshot::Sender<Result<(), EngineError>>,
     },
@@ -267,14 +267,16 @@ impl SessionHandle {
         self.send(Command::Cancel)
     }
 
+    /// Answers the permission request `request_id` (an `agent-prompt`'s `toolCallId`); an
+    /// unknown id (answered meanwhile) is `UnknownPermission`.
     pub async fn respond_permission(
         &self,
-        correlation_id: &str,
+        request_id: &str,
         resolution: PermissionResolution,
     ) -> Result<(), EngineError> {
         let (reply, rx) = oneshot::channel();
         self.send(Command::Respond {
-            correlation_id: correlation_id.into(),
+            request_id: request_id.into(),
             resolution,
             reply,
         })?;

@@ -244,8 +244,8 @@ impl Owner {
     }
 
     pub(super) async fn run(mut self, mut cmds: mpsc::UnboundedReceiver<Command>) {
-        self.emit_status(SessionState::Starting, None).await;
-        self.send_initialize().await;
+        self.emit_status(SessionState::Starting, None);
+        self.send_initialize();
         let start_deadline = Instant::now() + self.opts.start_timeout;
         // Who asked for the close, answered once the session has ended.
         let mut closer = None;
@@ -293,18 +293,18 @@ impl Owner {
                 Some(done) = self.client.done_rx.recv() => self.on_done(done).await,
                 started = super::watching::wait_started(&mut self.watch.start) => {
                     self.watch.start = None;
-                    self.on_watcher_started(started).await;
+                    self.on_watcher_started(started);
                 }
-                Some(ev) = self.watch.rx.recv() => self.on_watch(ev).await,
+                Some(ev) = self.watch.rx.recv() => self.on_watch(ev),
                 Some(ev) = self.client.term_rx.recv() => {
-                    self.on_terminal_event(ev).await;
+                    self.on_terminal_event(ev);
                     // Take what else is ready now: one batch for a burst of output.
                     while let Ok(ev) = self.client.term_rx.try_recv() {
-                        self.on_terminal_event(ev).await;
+                        self.on_terminal_event(ev);
                     }
                 }
             }
-            self.check_audit().await;
+            self.check_audit();
             if let Some(ending) = self.life.ending.take() {
                 self.end(ending).await;
                 break;
@@ -352,7 +352,7 @@ impl Owner {
         }
     }
 
-    pub(super) async fn emit(&mut self, ev: StreamEvent) {
+    pub(super) fn emit(&mut self, ev: StreamEvent) {
         self.out.push(ev);
     }
 
@@ -368,17 +368,17 @@ impl Owner {
         let _ = self.events.send(batch).await;
     }
 
-    pub(super) async fn emit_status(&mut self, status: SessionState, detail: Option<String>) {
+    pub(super) fn emit_status(&mut self, status: SessionState, detail: Option<String>) {
         let ev = StreamEvent::SessionStatus {
             session_id: self.id.clone(),
             status,
             detail,
             agent: Some(self.identity.clone()),
         };
-        self.emit(ev).await;
+        self.emit(ev);
     }
 
-    pub(super) async fn emit_error(
+    pub(super) fn emit_error(
         &mut self,
         code: Option<i64>,
         message: String,
@@ -392,10 +392,10 @@ impl Owner {
                 data,
             },
         };
-        self.emit(ev).await;
+        self.emit(ev);
     }
 
-    pub(super) async fn notice(
+    pub(super) fn notice(
         &mut self,
         severity: NoticeSeverity,
         title: String,
@@ -408,11 +408,11 @@ impl Owner {
             description,
             source: NoticeSource::Client,
         };
-        self.emit(ev).await;
+        self.emit(ev);
     }
 
     /// Sends a request to the agent; its answer goes to `purpose`'s part.
-    pub(super) async fn request<P: serde::Serialize>(
+    pub(super) fn request<P: serde::Serialize>(
         &mut self,
         method: &str,
         params: &P,
@@ -458,7 +458,7 @@ impl Owner {
         match msg {
             Inbound::Notification { method, params } => {
                 if method == "session/update" {
-                    self.on_update(params).await;
+                    self.on_update(params);
                 } else {
                     // Unknown notifications (including `_`-prefixed extensions) are ignored, as
                     // JSON-RPC and ACP say.
@@ -468,12 +468,12 @@ impl Owner {
             Inbound::Request { id, method, params } => self.on_request(id, method, params).await,
             Inbound::Response { id, result } => self.on_response(id, result).await,
             Inbound::CancelRequest { id } => self.on_cancel_request(id).await,
-            Inbound::Skipped(s) => self.on_skipped(s).await,
+            Inbound::Skipped(s) => self.on_skipped(s),
             Inbound::Closed { .. } => {}
         }
     }
 
-    async fn on_update(&mut self, params: Option<Box<RawValue>>) {
+    fn on_update(&mut self, params: Option<Box<RawValue>>) {
         let raw = params.as_deref().map(RawValue::get).unwrap_or("null");
         match serde_json::from_str::<acp::SessionNotification>(raw) {
             Ok(n) => {
@@ -508,7 +508,7 @@ impl Owner {
                             session_id: self.id.clone(),
                             update,
                         };
-                        self.emit(ev).await;
+                        self.emit(ev);
                     }
                     None => tracing::warn!("malformed session/update ignored: {e}"),
                 }
@@ -534,7 +534,7 @@ impl Owner {
                     ),
                 }
             }
-            m if self.on_client_request(&id, m, params.as_deref()).await => {}
+            m if self.on_client_request(&id, m, params.as_deref()) => {}
             _ => self.reply::<()>(
                 &id,
                 Err(acp::Error::new(
@@ -559,7 +559,7 @@ impl Owner {
             return;
         };
         match purpose {
-            Pending::Initialize => self.on_initialized(result).await,
+            Pending::Initialize => self.on_initialized(result),
             Pending::NewSession => self.on_session_created(result).await,
             Pending::Prompt => {
                 let current = self.turn.as_ref().and_then(|t| t.request.as_ref()) == Some(&id);
@@ -580,28 +580,28 @@ impl Owner {
             Command::Prompt { blocks, reply } => self.start_turn(blocks, reply).await,
             Command::Cancel => self.cancel_turn().await,
             Command::Respond {
-                correlation_id,
+                request_id,
                 resolution,
                 reply,
             } => {
-                let r = self.answer_permission(&correlation_id, resolution).await;
+                let r = self.answer_permission(&request_id, resolution).await;
                 let _ = reply.send(r);
             }
             Command::Changes { reply } => {
                 let _ = reply.send(self.client.changes.entries().to_vec());
             }
-            Command::SetMode { mode_id, reply } => self.set_mode(mode_id, reply).await,
+            Command::SetMode { mode_id, reply } => self.set_mode(mode_id, reply),
             Command::SetConfigOption {
                 config_id,
                 value,
                 reply,
-            } => self.set_config_option(config_id, value, reply).await,
+            } => self.set_config_option(config_id, value, reply),
             // Handled by the loop.
             Command::Close { .. } => {}
         }
     }
 
-    async fn on_skipped(&mut self, s: Skipped) {
+    fn on_skipped(&mut self, s: Skipped) {
         match s {
             Skipped::NotJson { preview } => {
                 // Shell profiles and chatty tools print to stdout; say so once, log every line.
@@ -613,8 +613,7 @@ impl Owner {
                         Some(format!(
                             "First skipped line: {preview}\nOften a shell profile or a tool prints there. Further lines are only logged."
                         )),
-                    )
-                    .await;
+                    );
                 }
             }
             Skipped::TooLong { bytes } => {
@@ -623,8 +622,7 @@ impl Owner {
                     NoticeSeverity::Warning,
                     format!("The agent sent a {bytes}-byte message, over the {limit}-byte limit; it was skipped."),
                     Some("If a tool call or answer looks incomplete, this is why.".into()),
-                )
-                .await;
+                );
             }
             Skipped::Batch => {
                 self.notice(
@@ -632,16 +630,14 @@ impl Owner {
                     "The agent sent a JSON-RPC batch, which ACP does not allow; it was refused."
                         .into(),
                     None,
-                )
-                .await;
+                );
             }
             Skipped::Invalid { reason } => {
                 self.notice(
                     NoticeSeverity::Warning,
                     format!("The agent sent an invalid message: {reason}."),
                     None,
-                )
-                .await;
+                );
             }
         }
     }

@@ -24,8 +24,10 @@ use crate::thread;
 /// with more than this waiting is looping, and must not grow our memory.
 pub(super) const MAX_PARKED: usize = 64;
 
+/// A parked request, keyed by its request id (the id we hand out in `agent-prompt`).
 pub(super) struct Parked {
-    pub(super) request: RequestId,
+    /// The JSON-RPC id of the agent's request, which the answer goes to: not the request id.
+    pub(super) rpc_id: RequestId,
     pub(super) options: Vec<acp::PermissionOption>,
     pub(super) kind: ParkedKind,
 }
@@ -45,7 +47,8 @@ pub(super) enum ParkedKind {
 
 /// A parked request taken out with a checked answer: what settling it needs.
 pub(super) struct Settlement {
-    pub(super) request: RequestId,
+    /// The JSON-RPC id of the agent's request (see [`Parked::rpc_id`]).
+    pub(super) rpc_id: RequestId,
     pub(super) options: Vec<acp::PermissionOption>,
     pub(super) kind: ParkedKind,
     /// The answer the agent gets.
@@ -58,8 +61,9 @@ pub(super) struct Settlement {
 
 /// The session's parked permission requests and what answers them without the user.
 pub(super) struct Permissions {
+    /// By request id.
     parked: HashMap<String, Parked>,
-    /// Numbers the correlation ids (`<toolCallId>#<n>`): tool call ids repeat across requests.
+    /// Numbers the request ids (`<toolCallId>#<n>`): tool call ids repeat across requests.
     counter: u64,
     /// Feedback given with rejections, sent at the head of the next prompt.
     feedback: Vec<String>,
@@ -83,12 +87,12 @@ impl Permissions {
         self.counter
     }
 
-    pub(super) fn park(&mut self, correlation: String, parked: Parked) {
-        self.parked.insert(correlation, parked);
+    pub(super) fn park(&mut self, request_id: String, parked: Parked) {
+        self.parked.insert(request_id, parked);
     }
 
-    pub(super) fn get(&self, correlation: &str) -> Option<&Parked> {
-        self.parked.get(correlation)
+    pub(super) fn get(&self, request_id: &str) -> Option<&Parked> {
+        self.parked.get(request_id)
     }
 
     pub(super) fn len(&self) -> usize {
@@ -99,7 +103,7 @@ impl Permissions {
         self.parked.is_empty()
     }
 
-    /// Every parked correlation id, in a stable order (settling all of them emits one event
+    /// Every parked request's id, in a stable order (settling all of them emits one event
     /// each, and consumers should see the same order each time).
     pub(super) fn ids(&self) -> Vec<String> {
         let mut ids: Vec<String> = self.parked.keys().cloned().collect();
@@ -108,22 +112,22 @@ impl Permissions {
     }
 
     /// The parked request that JSON-RPC request `id` raised, if it still waits.
-    pub(super) fn by_request(&self, id: &RequestId) -> Option<String> {
+    pub(super) fn by_rpc_id(&self, id: &RequestId) -> Option<String> {
         self.parked
             .iter()
-            .find(|(_, p)| p.request == *id)
+            .find(|(_, p)| p.rpc_id == *id)
             .map(|(k, _)| k.clone())
     }
 
-    /// Checks `resolution` against the request parked as `correlation` and takes it out. An
+    /// Checks `resolution` against the request parked as `request_id` and takes it out. An
     /// unknown request or an option it never offered is refused, and the request stays.
     pub(super) fn take(
         &mut self,
-        correlation: &str,
+        request_id: &str,
         resolution: &PermissionResolution,
     ) -> Result<Settlement, EngineError> {
-        let Some(parked) = self.parked.get(correlation) else {
-            return Err(EngineError::UnknownPermission(correlation.into()));
+        let Some(parked) = self.parked.get(request_id) else {
+            return Err(EngineError::UnknownPermission(request_id.into()));
         };
         let (outcome, selected, feedback) = match resolution {
             PermissionResolution::Cancelled { .. } => {
@@ -139,7 +143,7 @@ impl Permissions {
                     .find(|o| *o.option_id.0 == **option_id)
                 else {
                     return Err(EngineError::UnknownOption(
-                        correlation.into(),
+                        request_id.into(),
                         option_id.clone(),
                     ));
                 };
@@ -158,11 +162,11 @@ impl Permissions {
                 )
             }
         };
-        let Some(parked) = self.parked.remove(correlation) else {
-            return Err(EngineError::UnknownPermission(correlation.into()));
+        let Some(parked) = self.parked.remove(request_id) else {
+            return Err(EngineError::UnknownPermission(request_id.into()));
         };
         Ok(Settlement {
-            request: parked.request,
+            rpc_id: parked.rpc_id,
             options: parked.options,
             kind: parked.kind,
             outcome,
@@ -199,11 +203,11 @@ impl Owner {
         req: acp::RequestPermissionRequest,
     ) {
         let n = self.perms.next_number();
-        let correlation = format!("{}#{n}", req.tool_call.tool_call_id.0);
+        let request_id = format!("{}#{n}", req.tool_call.tool_call_id.0);
         let options = req.options.clone();
         let prompt = self
             .thread
-            .permission_request(req, correlation.clone(), &mut self.out);
+            .permission_request(req, request_id.clone(), &mut self.out);
         let paths = thread::paths_named(
             prompt.locations.as_deref().unwrap_or_default(),
             prompt.raw_input.as_ref(),
@@ -211,7 +215,7 @@ impl Owner {
         let subject = Box::new(Subject::from_prompt(&prompt, Some(&self.opts.cwd)));
         let kind = prompt.tool_kind;
         self.audit.permission_asked(
-            &correlation,
+            &request_id,
             &prompt.target_tool_call_id,
             prompt.tool_name.as_deref(),
             prompt.tool_kind,
@@ -219,9 +223,9 @@ impl Owner {
         );
         self.out.push(StreamEvent::AgentPrompt(Box::new(prompt)));
         self.perms.park(
-            correlation.clone(),
+            request_id.clone(),
             Parked {
-                request: id,
+                rpc_id: id,
                 options,
                 kind: ParkedKind::Agent {
                     paths,
@@ -230,17 +234,17 @@ impl Owner {
                 },
             },
         );
-        self.after_park(&correlation).await;
+        self.after_park(&request_id).await;
     }
 
     /// A request was just parked: answers it at once when the turn is stopping, too many
     /// wait, a remembered rule or the policy decides.
-    pub(super) async fn after_park(&mut self, correlation: &str) {
+    pub(super) async fn after_park(&mut self, request_id: &str) {
         if self.turn_stopping() {
             // Asked after the user pressed Stop: the answer is already known.
             let _ = self
                 .settle(
-                    correlation,
+                    request_id,
                     PermissionResolution::cancelled(),
                     SettledBy::Stop,
                 )
@@ -254,11 +258,10 @@ impl Owner {
                     "The agent has more than {MAX_PARKED} permission requests waiting; this one was answered `cancelled`."
                 ),
                 None,
-            )
-            .await;
+            );
             let _ = self
                 .settle(
-                    correlation,
+                    request_id,
                     PermissionResolution::cancelled(),
                     SettledBy::Rule,
                 )
@@ -267,13 +270,13 @@ impl Owner {
         }
         // Remembered answers come before the policy (DESIGN.md: the CLI applies them before
         // its --permission policy).
-        if let Some(resolution) = self.remembered_answer(correlation).await {
-            let _ = self.settle(correlation, resolution, SettledBy::Rule).await;
+        if let Some(resolution) = self.remembered_answer(request_id).await {
+            let _ = self.settle(request_id, resolution, SettledBy::Rule).await;
             return;
         }
         let options = self
             .perms
-            .get(correlation)
+            .get(request_id)
             .map(|p| p.options.clone())
             .unwrap_or_default();
         let wanted = match self.opts.permission_policy {
@@ -293,22 +296,22 @@ impl Owner {
                             .and_then(|v| v.as_str().map(str::to_owned))
                             .unwrap_or_default()
                     );
-                    self.notice(NoticeSeverity::Warning, title, None).await;
+                    self.notice(NoticeSeverity::Warning, title, None);
                     PermissionResolution::cancelled()
                 }
             },
             None => PermissionResolution::cancelled(),
         };
-        let _ = self.settle(correlation, resolution, SettledBy::Rule).await;
+        let _ = self.settle(request_id, resolution, SettledBy::Rule).await;
     }
 
     /// The user's answer (a front end's `respond_permission`).
     pub(super) async fn answer_permission(
         &mut self,
-        correlation: &str,
+        request_id: &str,
         resolution: PermissionResolution,
     ) -> Result<(), EngineError> {
-        let r = self.settle(correlation, resolution, SettledBy::User).await;
+        let r = self.settle(request_id, resolution, SettledBy::User).await;
         // The idle clock restarts when the agent gets its answer.
         self.touch_turn();
         r
@@ -317,13 +320,13 @@ impl Owner {
     /// Answers a parked permission request and emits `agent-prompt-settled`.
     pub(super) async fn settle(
         &mut self,
-        correlation: &str,
+        request_id: &str,
         resolution: PermissionResolution,
         by: SettledBy,
     ) -> Result<(), EngineError> {
-        let s = self.perms.take(correlation, &resolution)?;
+        let s = self.perms.take(request_id, &resolution)?;
         self.audit
-            .permission_answered(correlation, by, &resolution, &s.options);
+            .permission_answered(request_id, by, &resolution, &s.options);
         match s.kind {
             ParkedKind::Agent {
                 paths,
@@ -335,7 +338,7 @@ impl Owner {
                 }
                 if let Some(conn) = &self.conn {
                     let response = acp::RequestPermissionResponse::new(s.outcome);
-                    let r = conn.respond(&s.request, Ok(response));
+                    let r = conn.respond(&s.rpc_id, Ok(response));
                     self.sent("a permission answer", r);
                 }
                 // Only the user's own "allow" covers access outside the roots; a policy
@@ -352,7 +355,7 @@ impl Owner {
                 }
             }
             ParkedKind::Client(op) => {
-                self.access_answered(s.request, *op, s.selected, by).await;
+                self.access_answered(s.rpc_id, *op, s.selected, by);
             }
         }
         if let Some(f) = &s.feedback {
@@ -366,12 +369,12 @@ impl Owner {
         };
         let ev = StreamEvent::AgentPromptSettled {
             session_id: self.id.clone(),
-            tool_call_id: correlation.into(),
+            request_id: request_id.into(),
             outcome,
             by,
             feedback: s.feedback,
         };
-        self.emit(ev).await;
+        self.emit(ev);
         Ok(())
     }
 
@@ -386,11 +389,11 @@ impl Owner {
 
     /// `$/cancel_request`: the agent withdrew a request; a parked one is settled `by: agent`.
     pub(super) async fn on_cancel_request(&mut self, id: RequestId) {
-        match self.perms.by_request(&id) {
-            Some(correlation) => {
+        match self.perms.by_rpc_id(&id) {
+            Some(request_id) => {
                 let _ = self
                     .settle(
-                        &correlation,
+                        &request_id,
                         PermissionResolution::cancelled(),
                         SettledBy::Agent,
                     )
@@ -417,7 +420,7 @@ mod tests {
 
     fn parked(request: i64) -> Parked {
         Parked {
-            request: RequestId::Number(request),
+            rpc_id: RequestId::Number(request),
             options: vec![
                 option("yes", acp::PermissionOptionKind::AllowOnce),
                 option("no", acp::PermissionOptionKind::RejectOnce),
@@ -456,7 +459,7 @@ mod tests {
         ));
         assert_eq!(p.len(), 1, "a refused answer leaves the request waiting");
         let s = p.take("t#1", &selected("yes", None)).unwrap();
-        assert_eq!(s.request, RequestId::Number(7));
+        assert_eq!(s.rpc_id, RequestId::Number(7));
         assert_eq!(s.selected, Some(acp::PermissionOptionKind::AllowOnce));
         assert!(
             matches!(s.outcome, acp::RequestPermissionOutcome::Selected(ref o) if &*o.option_id.0 == "yes")
@@ -510,8 +513,8 @@ mod tests {
         p.park("b#2".into(), parked(2));
         p.park("a#1".into(), parked(1));
         assert_eq!(p.ids(), vec!["a#1".to_string(), "b#2".to_string()]);
-        assert_eq!(p.by_request(&RequestId::Number(2)).as_deref(), Some("b#2"));
-        assert_eq!(p.by_request(&RequestId::Number(3)), None);
+        assert_eq!(p.by_rpc_id(&RequestId::Number(2)).as_deref(), Some("b#2"));
+        assert_eq!(p.by_rpc_id(&RequestId::Number(3)), None);
         assert_eq!((p.next_number(), p.next_number()), (1, 2));
     }
 }

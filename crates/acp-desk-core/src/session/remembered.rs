@@ -197,12 +197,9 @@ impl Rules {
 impl Owner {
     /// How a remembered rule (or the reads policy) answers the parked request, if one does and
     /// the request offers an option of the wanted kind.
-    pub(super) async fn remembered_answer(
-        &self,
-        correlation: &str,
-    ) -> Option<PermissionResolution> {
+    pub(super) async fn remembered_answer(&self, request_id: &str) -> Option<PermissionResolution> {
         use acp::PermissionOptionKind as K;
-        let parked = self.perms.get(correlation)?;
+        let parked = self.perms.get(request_id)?;
         let ParkedKind::Agent { subject, .. } = &parked.kind else {
             return None;
         };
@@ -238,7 +235,7 @@ impl Owner {
         self.perms.rules.remember(subject, kind, &done).await;
     }
 
-    pub(super) async fn on_rule_saved(
+    pub(super) fn on_rule_saved(
         &mut self,
         tool: ToolMatcher,
         decision: Decision,
@@ -259,8 +256,7 @@ impl Owner {
                         RuleStore::describe(&rule),
                         rule.id
                     )),
-                )
-                .await;
+                );
             }
             Err(e) => {
                 // It still applies for this session (it stays unsaved).
@@ -269,8 +265,7 @@ impl Owner {
                     "Your \"always\" answer applies to this session only: it could not be saved."
                         .into(),
                     Some(e),
-                )
-                .await;
+                );
             }
         }
     }

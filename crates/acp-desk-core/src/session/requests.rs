@@ -13,7 +13,7 @@ use crate::events::StreamEvent;
 type Reply = oneshot::Sender<Result<(), EngineError>>;
 
 impl Owner {
-    pub(super) async fn set_mode(&mut self, mode_id: String, reply: Reply) {
+    pub(super) fn set_mode(&mut self, mode_id: String, reply: Reply) {
         let Some(session) = self.acp_session.clone() else {
             let _ = reply.send(Err(EngineError::SessionEnded("not started".into())));
             return;
@@ -23,11 +23,10 @@ impl Owner {
             "session/set_mode",
             &req,
             Pending::SetMode { mode_id, reply },
-        )
-        .await;
+        );
     }
 
-    pub(super) async fn set_config_option(
+    pub(super) fn set_config_option(
         &mut self,
         config_id: String,
         value: acp::SessionConfigOptionValue,
@@ -42,8 +41,7 @@ impl Owner {
             "session/set_config_option",
             &req,
             Pending::SetConfigOption { reply },
-        )
-        .await;
+        );
     }
 
     pub(super) async fn on_mode_set(
@@ -58,7 +56,7 @@ impl Owner {
                     session_id: self.id.clone(),
                     current_mode_id: mode_id,
                 };
-                self.emit(ev).await;
+                self.emit(ev);
                 Ok(())
             }
             Err(e) => Err(refused(&e)),
@@ -81,7 +79,7 @@ impl Owner {
                         session_id: self.id.clone(),
                         config_options: resp.config_options,
                     };
-                    self.emit(ev).await;
+                    self.emit(ev);
                     Ok(())
                 }
                 Err(e) => Err(EngineError::AgentRefused(format!(
@@ -96,14 +94,9 @@ impl Owner {
 
     /// Sends a front end's request to the agent; the reply waits in `pending` for the answer.
     /// When it cannot be sent, the caller hears at once that the agent's input is closed.
-    async fn request_for<P: serde::Serialize>(
-        &mut self,
-        method: &str,
-        params: &P,
-        purpose: Pending,
-    ) {
+    fn request_for<P: serde::Serialize>(&mut self, method: &str, params: &P, purpose: Pending) {
         if self.conn.is_some() {
-            if self.request(method, params, purpose).await.is_none() {
+            if self.request(method, params, purpose).is_none() {
                 // `request` dropped the purpose and its reply: the caller gets `SessionEnded`.
                 tracing::debug!("{method} not sent");
             }

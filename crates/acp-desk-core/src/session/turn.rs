@@ -54,8 +54,8 @@ impl Owner {
             session_id: self.id.clone(),
             prompt: prompt.clone(),
         };
-        self.emit(ev).await;
-        self.emit_status(SessionState::Prompting, None).await;
+        self.emit(ev);
+        self.emit_status(SessionState::Prompting, None);
         let req = acp::PromptRequest::new(session, prompt);
         self.turn = Some(Turn {
             request: None,
@@ -64,7 +64,7 @@ impl Owner {
             last_activity: Instant::now(),
             watchdog: false,
         });
-        if let Some(id) = self.request("session/prompt", &req, Pending::Prompt).await {
+        if let Some(id) = self.request("session/prompt", &req, Pending::Prompt) {
             if let Some(t) = self.turn.as_mut() {
                 t.request = Some(id);
             }
@@ -73,8 +73,7 @@ impl Owner {
                 None,
                 "could not send the prompt: the agent's input is closed".into(),
                 None,
-            )
-            .await;
+            );
             self.end_turn(TurnEndReason::Error, None).await;
         }
     }
@@ -101,8 +100,7 @@ impl Owner {
                         Some(i64::from(codes::INVALID_PARAMS)),
                         format!("the agent's answer to session/prompt is not valid ACP: {e}"),
                         None,
-                    )
-                    .await;
+                    );
                     self.end_turn(TurnEndReason::Error, None).await;
                 }
             },
@@ -118,8 +116,7 @@ impl Owner {
                     } else {
                         e.message
                     };
-                    self.emit_error(Some(i64::from(code)), message, e.data)
-                        .await;
+                    self.emit_error(Some(i64::from(code)), message, e.data);
                     self.end_turn(TurnEndReason::Error, None).await;
                 }
             }
@@ -146,9 +143,9 @@ impl Owner {
             reason,
             stop_reason,
         };
-        self.emit(ev).await;
+        self.emit(ev);
         if self.life.dead.is_none() && self.conn.is_some() {
-            self.emit_status(SessionState::Ready, None).await;
+            self.emit_status(SessionState::Ready, None);
         }
         // Consumers see `turn-end` before `prompt()` returns.
         self.flush().await;
@@ -234,8 +231,7 @@ impl Owner {
             Some(
                 "Send a new prompt to go on, or start a new session if the agent is stuck.".into(),
             ),
-        )
-        .await;
+        );
         if let Some(t) = self.turn.as_mut() {
             t.watchdog = true;
         }

@@ -83,7 +83,7 @@ pub(super) async fn wait_started(
 }
 
 impl Owner {
-    pub(super) async fn on_watcher_started(&mut self, started: Result<RootWatcher, String>) {
+    pub(super) fn on_watcher_started(&mut self, started: Result<RootWatcher, String>) {
         match started {
             Ok(w) => {
                 let w = Arc::new(w);
@@ -105,8 +105,7 @@ impl Owner {
                     "Files the agent changes with its own tools will not be listed in this session."
                         .into(),
                     Some(e),
-                )
-                .await;
+                );
             }
         }
     }
@@ -122,15 +121,14 @@ impl Owner {
         }
     }
 
-    pub(super) async fn on_watch(&mut self, ev: WatchEvent) {
+    pub(super) fn on_watch(&mut self, ev: WatchEvent) {
         match ev {
             WatchEvent::Degraded { reason } => {
                 self.notice(
                     NoticeSeverity::Warning,
                     "Some files the agent changes may not be listed.".into(),
                     Some(reason),
-                )
-                .await;
+                );
             }
             WatchEvent::Changed { paths } => {
                 let in_turn = self.turn.is_some()
@@ -167,7 +165,7 @@ impl Owner {
         }
     }
 
-    pub(super) async fn on_watched(&mut self, files: Vec<(PathBuf, Fingerprint)>) {
+    pub(super) fn on_watched(&mut self, files: Vec<(PathBuf, Fingerprint)>) {
         for (path, fp) in files {
             let hash = match fp {
                 Fingerprint::Hash { hash, .. } => Some(hash),
@@ -198,19 +196,18 @@ impl Owner {
                 created: false,
                 via: Some(FileChangeVia::Watcher),
             };
-            self.emit(ev).await;
+            self.emit(ev);
         }
     }
 
     /// Shows, once, that the audit log stopped being written.
-    pub(super) async fn check_audit(&mut self) {
+    pub(super) fn check_audit(&mut self) {
         if let Some(w) = self.audit.take_warning() {
             self.notice(
                 NoticeSeverity::Warning,
                 "The audit log of this session is not being written.".into(),
                 Some(w.to_string()),
-            )
-            .await;
+            );
         }
     }
 

@@ -1,5 +1,6 @@
 /* Generated from ipc.schema.json by ui/scripts/gen-types.mjs: do not edit.
- * The Rust types in src-tauri/src/ipc.rs and crates/acp-desk-core are the source. */
+ * The Rust types in src-tauri/src/ipc.rs and crates/acp-desk-core, and the command list in
+ * src-tauri/src/command_names.rs, are the source. */
 
 /**
  * Where an agent definition came from.
@@ -49,7 +50,8 @@ export type StreamEvent =
       kind: 'agent-prompt-settled';
       sessionId: string;
       /**
-       * The correlation id of the `agent-prompt` this settles.
+       * The permission request's id (not the ACP tool call's): the `agent-prompt`'s that this
+       * settles. `toolCallId` on the wire, as in `agent-prompt`.
        */
       toolCallId: string;
       /**
@@ -98,14 +100,46 @@ export type StreamEvent =
   | {
       kind: 'usage_update';
       sessionId: string;
+      /**
+       * The context window, in tokens (ACP `size`).
+       */
       size: number;
+      /**
+       * Tokens in the context now (ACP `used`).
+       */
       used: number;
+      /**
+       * The session's cost so far, when the agent says (ACP `cost`).
+       */
       cost?: Cost | null;
+      /**
+       * Never produced: the seed names it, but ACP's `usage_update` carries no token counts
+       * (the schema has them only in a prompt's response, behind its unstable
+       * `unstable_end_turn_token_usage` feature, which we do not enable).
+       */
       tokensIn?: number | null;
+      /**
+       * Never produced, as `tokensIn`.
+       */
       tokensOut?: number | null;
+      /**
+       * The model, from `_meta["_claude/model"]` (claude-agent-acp) when present.
+       */
       model?: string | null;
+      /**
+       * Never produced: the seed's host sets it when it replaces a guessed `size`; ACP does
+       * not say whether `size` is a guess, and we pass `size` on as the agent sent it.
+       */
       sizeInferred?: boolean | null;
+      /**
+       * Never produced, for the same reason: we never replace `size`, so there is no other
+       * size to keep.
+       */
       reportedSize?: number | null;
+      /**
+       * Who started the cycle this usage closes, from `_meta["_claude/origin"].kind`
+       * (claude-agent-acp) when present.
+       */
       origin?: string | null;
       _meta?: {
         [k: string]: unknown;
@@ -493,6 +527,10 @@ export type IpcError =
   | {
       code: 'path-outside';
       message: string;
+    }
+  | {
+      code: 'internal';
+      message: string;
     };
 /**
  * The seed's `AcpPermissionResolution`: `{optionId, feedback?}` or `{cancelled: true}`.
@@ -545,6 +583,27 @@ export type PromptPart =
  * via the `definition` "ConfigValue".
  */
 export type ConfigValue = boolean | string;
+/**
+ * The name of a command the webview may call (src-tauri/src/command_names.rs).
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "CommandName".
+ */
+export type CommandName =
+  | 'app_info'
+  | 'open_session'
+  | 'attach'
+  | 'prompt'
+  | 'cancel'
+  | 'respond_permission'
+  | 'close_session'
+  | 'pick_folder'
+  | 'set_mode'
+  | 'set_config_option'
+  | 'list_files'
+  | 'open_path'
+  | 'reveal_path'
+  | 'open_url';
 /**
  * Resource content that can be embedded in a message.
  *
@@ -662,6 +721,7 @@ export interface IpcTypes {
   promptPart: PromptPart;
   projectFiles: ProjectFiles;
   configValue: ConfigValue;
+  commandName: CommandName;
 }
 /**
  * What the window needs to start: the agents to offer and the folder to open, if any.
@@ -1225,8 +1285,10 @@ export interface ToolCallLocation {
 export interface AgentPromptEvent {
   sessionId: string;
   /**
-   * Correlation id: the ACP tool call id plus a per-session counter, unique even when an agent
-   * asks twice about one call. Pass it back to `respond`.
+   * The permission request's id (not the ACP tool call's: that is `targetToolCallId`): the
+   * ACP tool call id plus a per-session counter, unique even when an agent asks twice about
+   * one call. Pass it back to `respond_permission`. The seed names this wire field
+   * `toolCallId`, a contract, so it keeps that name.
    */
   toolCallId: string;
   options: PermissionOption[];
@@ -1706,3 +1768,20 @@ export interface BlobResourceContents1 {
     [k: string]: unknown;
   } | null;
 }
+/** Every command name (`CommandName`), in the order of the Rust list. */
+export const COMMAND_NAMES = [
+  'app_info',
+  'open_session',
+  'attach',
+  'prompt',
+  'cancel',
+  'respond_permission',
+  'close_session',
+  'pick_folder',
+  'set_mode',
+  'set_config_option',
+  'list_files',
+  'open_path',
+  'reveal_path',
+  'open_url',
+] as const satisfies readonly CommandName[];

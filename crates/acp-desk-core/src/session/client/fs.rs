@@ -111,11 +111,7 @@ impl Owner {
         self.reply(id, r);
     }
 
-    pub(super) async fn on_write_done(
-        &mut self,
-        id: &RequestId,
-        result: Result<WriteRecord, FsError>,
-    ) {
+    pub(super) fn on_write_done(&mut self, id: &RequestId, result: Result<WriteRecord, FsError>) {
         match result {
             Ok(rec) => {
                 self.client.changes.record_write(&rec);
@@ -132,7 +128,7 @@ impl Owner {
                     created: rec.created,
                     via: Some(FileChangeVia::FsWrite),
                 };
-                self.emit(ev).await;
+                self.emit(ev);
                 self.reply(id, Ok(acp::WriteTextFileResponse::new()));
             }
             Err(e) => self.reply::<()>(id, Err(e.to_acp_error())),
@@ -142,15 +138,14 @@ impl Owner {
     /// The agent wanted to write a file that changed on disk since it read it. Refused: writing
     /// would silently throw away changes (the user's, usually) the agent never saw; the agent
     /// is told to read the file again, which clears the conflict.
-    pub(super) async fn write_conflict(&mut self, id: &RequestId, conflict: Conflict) {
+    pub(super) fn write_conflict(&mut self, id: &RequestId, conflict: Conflict) {
         let path = conflict.path.display().to_string();
         tracing::warn!("write refused: {conflict}");
         self.notice(
             NoticeSeverity::Warning,
             format!("Conflict: `{path}` changed on disk after the agent read it; its write was refused."),
             Some("Nothing was written. The agent was asked to read the file again before changing it.".into()),
-        )
-        .await;
+        );
         let err = acp::Error::new(
             codes::INTERNAL_ERROR,
             format!(

@@ -152,7 +152,7 @@ fn parse<T: serde::de::DeserializeOwned>(params: Option<&RawValue>) -> Result<T,
 
 impl Owner {
     /// `fs/*` and `terminal/*`; `false` when `method` is neither.
-    pub(in crate::session) async fn on_client_request(
+    pub(in crate::session) fn on_client_request(
         &mut self,
         id: &RequestId,
         method: &str,
@@ -246,8 +246,8 @@ impl Owner {
                 tool,
                 decision,
                 result,
-            } => return self.on_rule_saved(tool, decision, result).await,
-            Done::Watched { files } => return self.on_watched(files).await,
+            } => return self.on_rule_saved(tool, decision, result),
+            Done::Watched { files } => return self.on_watched(files),
             other => other,
         };
         if !matches!(done, Done::Exit { .. }) {
@@ -257,7 +257,7 @@ impl Owner {
         }
         match done {
             Done::Read { id, result } => self.on_read_done(&id, result),
-            Done::Write { id, result } => self.on_write_done(&id, result).await,
+            Done::Write { id, result } => self.on_write_done(&id, result),
             Done::Exit { ids, status } => self.answer_waits(ids, &status),
             Done::Resolved { id, method, result } => {
                 let r = match result {
@@ -276,7 +276,7 @@ impl Owner {
             Done::Failed { id, message } => {
                 self.reply::<()>(&id, Err(acp::Error::new(codes::INTERNAL_ERROR, message)));
             }
-            Done::Conflict { id, conflict } => self.write_conflict(&id, conflict).await,
+            Done::Conflict { id, conflict } => self.write_conflict(&id, conflict),
             Done::RuleSaved { .. } | Done::Watched { .. } => {}
         }
         // The agent got an answer: its clock starts again.

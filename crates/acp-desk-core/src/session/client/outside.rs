@@ -220,8 +220,7 @@ impl Owner {
                 NoticeSeverity::Warning,
                 format!("The agent asked for `{path}`, outside this session's folders; refused."),
                 Some("Access outside the session's folders is only granted when you are asked (not with --permission allow/reject/cancel); add the folder to the session (--add-dir) to allow it.".into()),
-            )
-            .await;
+            );
             return Err(acp::Error::new(
                 codes::INTERNAL_ERROR,
                 format!(
@@ -277,7 +276,7 @@ impl Owner {
             .running_call_naming(&path)
             .or_else(|| self.thread.running_call_naming(op.resolved().requested()))
             .unwrap_or_else(|| format!("acpdesk-access-{n}"));
-        let correlation = format!("{target}#{n}");
+        let request_id = format!("{target}#{n}");
         let (verb, kind) = match &op {
             ClientOp::Read { .. } => ("read", acp::ToolKind::Read),
             ClientOp::Write { .. } => ("write", acp::ToolKind::Edit),
@@ -322,7 +321,7 @@ impl Owner {
         ));
         op.set_offer(offer.ok());
         self.audit.permission_asked(
-            &correlation,
+            &request_id,
             &target,
             Some(&format!("Access outside the session's folders: {shown}")),
             Some(kind),
@@ -330,7 +329,7 @@ impl Owner {
         );
         let prompt = AgentPromptEvent {
             session_id: self.id.clone(),
-            tool_call_id: correlation.clone(),
+            request_id: request_id.clone(),
             options: options.clone(),
             text: Some(format!(
                 "Allow the agent to {verb} `{shown}`? It is outside this session's folders.{folder_note}"
@@ -343,21 +342,21 @@ impl Owner {
             content: None,
             locations: Some(vec![acp::ToolCallLocation::new(path)]),
         };
-        self.emit(StreamEvent::AgentPrompt(Box::new(prompt))).await;
+        self.emit(StreamEvent::AgentPrompt(Box::new(prompt)));
         self.perms.park(
-            correlation.clone(),
+            request_id.clone(),
             Parked {
-                request: id.clone(),
+                rpc_id: id.clone(),
                 options,
                 kind: ParkedKind::Client(Box::new(op)),
             },
         );
-        self.after_park(&correlation).await;
+        self.after_park(&request_id).await;
     }
 
     /// A parked outside-the-roots request was settled: carry it out, adding the folder to the
     /// session first for "Add FOLDER to the session", or refuse it.
-    pub(in crate::session) async fn access_answered(
+    pub(in crate::session) fn access_answered(
         &mut self,
         id: RequestId,
         op: ClientOp,
@@ -394,8 +393,7 @@ impl Owner {
                                 folder.display()
                             ),
                             None,
-                        )
-                        .await;
+                        );
                     }
                     Err(e) => {
                         tracing::warn!("could not add the folder: {e}");
@@ -403,8 +401,7 @@ impl Owner {
                             NoticeSeverity::Warning,
                             format!("The folder for `{path}` was not added to this session; the agent's request was refused."),
                             Some(e.to_string()),
-                        )
-                        .await;
+                        );
                         self.reply::<()>(&id, Err(e.to_acp_error()));
                         return;
                     }

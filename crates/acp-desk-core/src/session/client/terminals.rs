@@ -298,7 +298,7 @@ impl Owner {
         }
     }
 
-    pub(in crate::session) async fn on_terminal_event(&mut self, ev: TerminalEvent) {
+    pub(in crate::session) fn on_terminal_event(&mut self, ev: TerminalEvent) {
         let (terminal_id, data, exit_status) = match ev {
             TerminalEvent::Output { terminal_id, data } => (terminal_id, data, None),
             TerminalEvent::Exited {
@@ -336,7 +336,7 @@ impl Owner {
             truncated,
             output_byte_limit,
         };
-        self.emit(ev).await;
+        self.emit(ev);
         if let Some(status) = ev_status {
             for id in waiters {
                 let r = acp::WaitForTerminalExitResponse::new(status.clone());

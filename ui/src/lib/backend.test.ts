@@ -1,0 +1,37 @@
+import { describe, expect, it, vi } from 'vitest';
+import { COMMAND_NAMES } from './generated/ipc';
+
+// Tauri itself is not here: record what the backend asks of it.
+const invoke = vi.hoisted(() =>
+  vi.fn<(cmd: string, args?: Record<string, unknown>) => Promise<unknown>>(async () => undefined),
+);
+vi.mock('@tauri-apps/api/core', () => ({
+  invoke,
+  Channel: class {
+    onmessage: unknown = null;
+  },
+}));
+vi.mock('@tauri-apps/api/event', () => ({ listen: vi.fn(async () => () => undefined) }));
+
+const { tauriBackend } = await import('./backend');
+
+describe('tauriBackend', () => {
+  it('calls every command of the Rust list, and only those', async () => {
+    const backend = tauriBackend();
+    for (const [name, method] of Object.entries(backend)) {
+      // The `on…` subscriptions are events, not commands.
+      if (name.startsWith('on')) continue;
+      await (method as (...args: unknown[]) => Promise<unknown>)('s1', 'x', 'y');
+    }
+    const called = invoke.mock.calls.map((c) => c[0]);
+    expect([...called].sort()).toEqual([...COMMAND_NAMES].sort());
+  });
+
+  it('names a permission answer’s id requestId, as the command takes it', async () => {
+    invoke.mockClear();
+    await tauriBackend().respondPermission('s1', 't1#1', { cancelled: true });
+    expect(invoke.mock.calls).toEqual([
+      ['respond_permission', { session: 's1', requestId: 't1#1', resolution: { cancelled: true } }],
+    ]);
+  });
+});
