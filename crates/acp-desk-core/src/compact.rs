@@ -8,6 +8,10 @@
 //!
 //! The rule the tests hold it to: folding the snapshot gives the same state as folding every live
 //! event.
+//!
+//! Where each event lands ([`Place`]) and how it merges ([`append_chunk`], [`merge_into`],
+//! [`first_entry`], [`finish_entry`]) are public: the history store (`acp-desk-store`) keeps its
+//! rows with the same rules, so a stored thread replays as a snapshot does.
 
 use std::collections::HashMap;
 
@@ -47,6 +51,125 @@ fn latest_only(ev: &StreamEvent) -> Option<&'static str> {
         StreamEvent::ConfigOptions { .. } => "config-options",
         _ => return None,
     })
+}
+
+/// Where a live event lands in a compacted thread: the compactor's rules, public so that the
+/// history store (`acp-desk-store`) keeps its rows merged exactly as a snapshot keeps its
+/// events. [`Compactor::apply`] is written with these and nothing else.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place<'a> {
+    /// A text, thought or user message chunk without a non-text block: appended to the last
+    /// entry when [`append_chunk`] takes it (a chunk of the same kind and message), else a new
+    /// entry.
+    Chunk,
+    /// A tool call's event: merged ([`merge_into`]) into the entry of the call with this
+    /// `toolCallId`, else the call's first entry ([`first_entry`]).
+    ToolCall(&'a str),
+    /// A terminal's output: merged ([`merge_into`]) into the entry of the terminal with this id,
+    /// else its first entry ([`first_entry`]).
+    Terminal(&'a str),
+    /// `session-info`: merged ([`merge_into`]) into the first one, else a new entry.
+    SessionInfo,
+    /// Only the latest event of this kind matters: the previous one leaves the thread and this
+    /// one is a new entry at the end.
+    Latest(&'static str),
+    /// A new entry.
+    Append,
+}
+
+impl Place<'_> {
+    pub fn of(ev: &StreamEvent) -> Place<'_> {
+        match ev {
+            StreamEvent::ToolCall(tc) => Place::ToolCall(&tc.tool_call_id),
+            StreamEvent::TerminalOutput { terminal_id, .. } => Place::Terminal(terminal_id),
+            StreamEvent::SessionInfo { .. } => Place::SessionInfo,
+            other if chunk_of(other).is_some() => Place::Chunk,
+            other => latest_only(other).map_or(Place::Append, Place::Latest),
+        }
+    }
+}
+
+/// Appends the chunk `later` to `last` when both are chunks of the same kind and message
+/// ([`Place::Chunk`]); returns whether it did.
+pub fn append_chunk(last: &mut StreamEvent, later: &StreamEvent) -> bool {
+    let Some((kind, id, text)) = chunk_of(later) else {
+        return false;
+    };
+    if chunk_of(last).is_none_or(|(last_kind, last_id, _)| last_kind != kind || last_id != id) {
+        return false;
+    }
+    text_mut(last).map(|t| t.push_str(text)).is_some()
+}
+
+/// Merges a later event into the entry at its [`Place`]: a tool call by the merge rule
+/// ([`crate::events::ToolCallEvent::merge`]), a terminal's output appended (its start cut
+/// beyond the terminal's limit, with slack), `session-info` field by field. Other pairs are
+/// left as they are.
+pub fn merge_into(entry: &mut StreamEvent, later: &StreamEvent) {
+    match (entry, later) {
+        (StreamEvent::ToolCall(first), StreamEvent::ToolCall(tc)) => first.merge(tc),
+        (
+            first @ StreamEvent::TerminalOutput { .. },
+            later @ StreamEvent::TerminalOutput { .. },
+        ) => {
+            merge_terminal(first, later);
+        }
+        (
+            StreamEvent::SessionInfo {
+                title: t,
+                updated_at: u,
+                ..
+            },
+            StreamEvent::SessionInfo {
+                title, updated_at, ..
+            },
+        ) => {
+            if title.is_some() {
+                t.clone_from(title);
+            }
+            if updated_at.is_some() {
+                u.clone_from(updated_at);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The entry a tool call's or a terminal's first event makes: a tool call announces itself
+/// (`isUpdate: false`) unless `keep_updates` (live frames: the view may have seen the call in
+/// an earlier frame); a terminal's output is cut to what it keeps (with slack).
+pub fn first_entry(ev: &StreamEvent, keep_updates: bool) -> StreamEvent {
+    let mut ev = ev.clone();
+    match &mut ev {
+        StreamEvent::ToolCall(tc) if !keep_updates => tc.is_update = false,
+        StreamEvent::TerminalOutput {
+            data,
+            truncated,
+            output_byte_limit,
+            ..
+        } => {
+            if cut_amortised(data, terminal_keep(*output_byte_limit)) {
+                *truncated = Some(true);
+            }
+        }
+        _ => {}
+    }
+    ev
+}
+
+/// An entry as a snapshot shows it: a terminal's output, kept with slack between cuts, is cut
+/// to exactly what the terminal keeps.
+pub fn finish_entry(ev: &mut StreamEvent) {
+    if let StreamEvent::TerminalOutput {
+        data,
+        truncated,
+        output_byte_limit,
+        ..
+    } = ev
+        && cut_start(data, terminal_keep(*output_byte_limit))
+    {
+        *truncated = Some(true);
+    }
 }
 
 #[derive(Default)]
@@ -90,17 +213,7 @@ impl Compactor {
     pub fn snapshot(&self) -> Vec<StreamEvent> {
         let mut out: Vec<StreamEvent> = self.events.iter().flatten().cloned().collect();
         for ev in &mut out {
-            // Kept with slack between cuts: the snapshot holds exactly the limit's worth.
-            if let StreamEvent::TerminalOutput {
-                data,
-                truncated,
-                output_byte_limit,
-                ..
-            } = ev
-                && cut_start(data, terminal_keep(*output_byte_limit))
-            {
-                *truncated = Some(true);
-            }
+            finish_entry(ev);
         }
         out
     }
@@ -119,87 +232,56 @@ impl Compactor {
     }
 
     pub fn apply(&mut self, ev: &StreamEvent) {
-        let mut ev = ev.clone();
-        if let Some((kind, id, text)) = chunk(&mut ev)
-            && let Some(Some(last)) = self.events.last_mut()
-            && let Some((last_kind, last_id, last_text)) = chunk(last)
-            && last_kind == kind
-            && last_id == id
-        {
-            last_text.push_str(text);
-            return;
-        }
-        if let StreamEvent::ToolCall(tc) = &mut ev {
-            if let Some(&i) = self.tools.get(&tc.tool_call_id)
-                && let Some(Some(StreamEvent::ToolCall(first))) = self.events.get_mut(i)
-            {
-                first.merge(tc);
-                return;
-            }
-            // In a snapshot the first event of a call announces it.
-            if !self.keep_updates {
-                tc.is_update = false;
-            }
-            self.tools
-                .insert(tc.tool_call_id.clone(), self.events.len());
-            self.events.push(Some(ev));
-            return;
-        }
-        if let StreamEvent::TerminalOutput { terminal_id, .. } = &ev {
-            if let Some(&i) = self.terminals.get(terminal_id)
-                && let Some(Some(first)) = self.events.get_mut(i)
-            {
-                merge_terminal(first, &ev);
-                return;
-            }
-            self.terminals
-                .insert(terminal_id.clone(), self.events.len());
-            let mut ev = ev;
-            if let StreamEvent::TerminalOutput {
-                data,
-                truncated,
-                output_byte_limit,
-                ..
-            } = &mut ev
-                && cut_amortised(data, terminal_keep(*output_byte_limit))
-            {
-                *truncated = Some(true);
-            }
-            self.events.push(Some(ev));
-            return;
-        }
-        match &ev {
-            StreamEvent::SessionInfo {
-                title, updated_at, ..
-            } => {
-                if let Some(i) = self.info
-                    && let Some(Some(StreamEvent::SessionInfo {
-                        title: t,
-                        updated_at: u,
-                        ..
-                    })) = self.events.get_mut(i)
+        match Place::of(ev) {
+            Place::Chunk => {
+                if let Some(Some(last)) = self.events.last_mut()
+                    && append_chunk(last, ev)
                 {
-                    if title.is_some() {
-                        t.clone_from(title);
-                    }
-                    if updated_at.is_some() {
-                        u.clone_from(updated_at);
-                    }
+                    return;
+                }
+            }
+            Place::ToolCall(id) => {
+                if let Some(&i) = self.tools.get(id)
+                    && let Some(Some(entry)) = self.events.get_mut(i)
+                {
+                    merge_into(entry, ev);
+                    return;
+                }
+                self.tools.insert(id.to_owned(), self.events.len());
+                self.events.push(Some(first_entry(ev, self.keep_updates)));
+                return;
+            }
+            Place::Terminal(id) => {
+                if let Some(&i) = self.terminals.get(id)
+                    && let Some(Some(entry)) = self.events.get_mut(i)
+                {
+                    merge_into(entry, ev);
+                    return;
+                }
+                self.terminals.insert(id.to_owned(), self.events.len());
+                self.events.push(Some(first_entry(ev, self.keep_updates)));
+                return;
+            }
+            Place::SessionInfo => {
+                if let Some(i) = self.info
+                    && let Some(Some(entry)) = self.events.get_mut(i)
+                {
+                    merge_into(entry, ev);
                     return;
                 }
                 self.info = Some(self.events.len());
             }
-            other => {
-                if let Some(kind) = latest_only(other)
-                    && let Some(i) = self.latest.insert(kind, self.events.len())
+            Place::Latest(kind) => {
+                if let Some(i) = self.latest.insert(kind, self.events.len())
                     && let Some(slot) = self.events.get_mut(i)
                 {
                     *slot = None;
                     self.holes += 1;
                 }
             }
+            Place::Append => {}
         }
-        self.events.push(Some(ev));
+        self.events.push(Some(ev.clone()));
         self.compact_holes();
     }
 
@@ -235,7 +317,7 @@ impl Compactor {
 
 /// A streamed chunk that merges with the previous one of the same kind and message: its kind,
 /// message id and text. Chunks carrying a non-text block stand alone.
-fn chunk(ev: &mut StreamEvent) -> Option<(&'static str, &Option<String>, &mut String)> {
+fn chunk_of(ev: &StreamEvent) -> Option<(&'static str, &Option<String>, &str)> {
     match ev {
         StreamEvent::TextDelta {
             text,
@@ -255,6 +337,16 @@ fn chunk(ev: &mut StreamEvent) -> Option<(&'static str, &Option<String>, &mut St
             message_id,
             ..
         } => Some(("user", message_id, text)),
+        _ => None,
+    }
+}
+
+/// The text a chunk's successors are appended to.
+fn text_mut(ev: &mut StreamEvent) -> Option<&mut String> {
+    match ev {
+        StreamEvent::TextDelta { text, .. }
+        | StreamEvent::Thought { text, .. }
+        | StreamEvent::UserMessageDelta { text, .. } => Some(text),
         _ => None,
     }
 }

@@ -47,7 +47,8 @@ pub const ADDITIONS: &[(&str, &str)] = &[
     ),
     (
         "session-status",
-        "new kind: starting, ready, dead (and why), agent identity",
+        "new kind: starting, ready, dead (and why), agent identity (agent.sessionMethods: the \
+         session methods the agent advertised, load, resume, list, close, delete)",
     ),
     ("modes", "new kind: available modes and the current one"),
     ("current-mode", "new kind: current_mode_update"),
@@ -705,6 +706,48 @@ pub struct AgentIdentity {
     /// offer images and embedded files only when it says so. Absent until `initialize` answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_capabilities: Option<acp::PromptCapabilities>,
+    /// Which session methods the agent advertised in its `initialize` answer: what the history
+    /// can offer for a stored session (continue it, find the agent's own sessions, close or
+    /// delete it at the agent too). Absent until `initialize` answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_methods: Option<SessionMethods>,
+}
+
+/// The session methods an agent advertised (`initialize`): `session/load` from
+/// `agentCapabilities.loadSession`, the others from `agentCapabilities.sessionCapabilities`.
+/// Each is `true` only when advertised; a method ACP adds later is absent here until mapped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionMethods {
+    /// `session/load`: the agent replays the stored conversation, then continues it.
+    #[serde(default)]
+    pub load: bool,
+    /// `session/resume`: the agent continues the conversation without replaying it.
+    #[serde(default)]
+    pub resume: bool,
+    /// `session/list`: the agent lists its own sessions.
+    #[serde(default)]
+    pub list: bool,
+    /// `session/close`.
+    #[serde(default)]
+    pub close: bool,
+    /// `session/delete`: the agent forgets a session it listed.
+    #[serde(default)]
+    pub delete: bool,
+}
+
+impl SessionMethods {
+    /// What `initialize`'s `agentCapabilities` advertise.
+    pub fn advertised(caps: &acp::AgentCapabilities) -> Self {
+        let s = &caps.session_capabilities;
+        SessionMethods {
+            load: caps.load_session,
+            resume: s.resume.is_some(),
+            list: s.list.is_some(),
+            close: s.close.is_some(),
+            delete: s.delete.is_some(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

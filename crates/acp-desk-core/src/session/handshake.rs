@@ -12,7 +12,7 @@ use serde_json::value::RawValue;
 use super::EngineError;
 use super::ending::Ending;
 use super::owner::{Owner, Pending};
-use crate::events::{NoticeSeverity, SessionState, StreamEvent};
+use crate::events::{NoticeSeverity, SessionMethods, SessionState, StreamEvent};
 use crate::fs::Compat;
 
 /// ACP's "authentication required" error code (from `session/new`, or a prompt).
@@ -62,6 +62,7 @@ impl Owner {
         }
         self.identity.prompt_capabilities =
             Some(resp.agent_capabilities.prompt_capabilities.clone());
+        self.identity.session_methods = Some(SessionMethods::advertised(&resp.agent_capabilities));
         if let Some(info) = resp.agent_info {
             // Before any request of the agent's: its first read may already need them.
             self.client.add_quirks(Compat::for_agent_info(&info));

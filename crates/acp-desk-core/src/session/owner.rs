@@ -221,6 +221,7 @@ impl Owner {
                 version: None,
                 acp_session_id: None,
                 prompt_capabilities: None,
+                session_methods: None,
             },
             acp_session: None,
             pending: HashMap::new(),
