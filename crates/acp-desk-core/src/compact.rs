@@ -140,19 +140,20 @@ pub fn merge_into(entry: &mut StreamEvent, later: &StreamEvent) {
 /// an earlier frame); a terminal's output is cut to what it keeps (with slack).
 pub fn first_entry(ev: &StreamEvent, keep_updates: bool) -> StreamEvent {
     let mut ev = ev.clone();
-    match &mut ev {
-        StreamEvent::ToolCall(tc) if !keep_updates => tc.is_update = false,
-        StreamEvent::TerminalOutput {
-            data,
-            truncated,
-            output_byte_limit,
-            ..
-        } => {
-            if cut_amortised(data, terminal_keep(*output_byte_limit)) {
-                *truncated = Some(true);
-            }
-        }
-        _ => {}
+    if let StreamEvent::ToolCall(tc) = &mut ev
+        && !keep_updates
+    {
+        tc.is_update = false;
+    }
+    if let StreamEvent::TerminalOutput {
+        data,
+        truncated,
+        output_byte_limit,
+        ..
+    } = &mut ev
+        && cut_amortised(data, terminal_keep(*output_byte_limit))
+    {
+        *truncated = Some(true);
     }
     ev
 }

@@ -101,6 +101,10 @@ pub struct SessionOptions {
     pub audit_dir: PathBuf,
     /// Watch the session's folders for files changed without `fs/write_text_file`.
     pub watch_roots: bool,
+    /// More of ACP Desk's own files that the folder watcher never reports as the agent's
+    /// changes, when they lie inside a root (the history file and its journal, given by the app
+    /// layer's observers); the audit folder and the rules file always are.
+    pub unwatched: Vec<PathBuf>,
 }
 
 impl SessionOptions {
@@ -121,6 +125,7 @@ impl SessionOptions {
             audit: AuditKind::On,
             audit_dir: AuditLog::default_dir(),
             watch_roots: true,
+            unwatched: Vec::new(),
         }
     }
 }

@@ -154,6 +154,7 @@ impl Prepared {
             .rules_file
             .iter()
             .chain(std::iter::once(&opts.audit_dir))
+            .chain(&opts.unwatched)
             .filter_map(|p| crate::rules::canonical_path(p, None))
             .collect();
         let watching = Watching::start(opts.watch_roots, roots.roots().to_vec(), excluded);

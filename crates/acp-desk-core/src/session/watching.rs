@@ -37,8 +37,9 @@ pub(super) struct Watching {
     pub(super) rx: mpsc::Receiver<WatchEvent>,
     /// Per path, the state last reported this turn, so the same state is reported once.
     pub(super) seen: HashMap<PathBuf, Fingerprint>,
-    /// Not the agent's work: the audit log's folder and the rules file (they may lie inside
-    /// a root, e.g. a session in the home folder).
+    /// Not the agent's work: the audit log's folder, the rules file and the files of
+    /// `SessionOptions::unwatched` (they may lie inside a root, e.g. a session in the home
+    /// folder).
     excluded: Vec<PathBuf>,
 }
 
