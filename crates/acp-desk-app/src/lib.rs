@@ -8,15 +8,19 @@
 //! - A start failure reaches everyone exactly once: the pump waits for the engine's channel to
 //!   close and for the start's outcome, and only when the engine could not say `session-status:
 //!   dead` itself (the program never ran) does it add the `error` and `dead` events.
+//! - [`HistoryRecorder`]: the observer that records every session into the history store
+//!   (`acp-desk-store`).
 //! - [`state`]: the app's own state file (everything the app writes for itself; the user's
 //!   settings file is only ever read, by `acp_desk_core::settings`).
 
 pub mod error;
+pub mod history;
 pub mod observer;
 mod pump;
 pub mod registry;
 pub mod state;
 
 pub use error::AppError;
+pub use history::HistoryRecorder;
 pub use observer::{Observer, SessionStatus};
 pub use registry::{OpenRequest, Registry, SessionInfo, check_folder, resolve_agent};

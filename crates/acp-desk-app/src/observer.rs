@@ -45,4 +45,11 @@ pub trait Observer: Send + Sync {
     fn on_status(&self, session: &SessionInfo, status: &SessionStatus) {
         let _ = (session, status);
     }
+
+    /// Files this observer writes (the history file and its journal): sessions opened in a
+    /// folder that holds them must not report them as the agent's changes, so the registry
+    /// gives them to the engine's folder watcher to leave out.
+    fn own_files(&self) -> Vec<std::path::PathBuf> {
+        Vec::new()
+    }
 }

@@ -290,6 +290,13 @@ mod tests {
                 id: "s1".into(),
                 folder: PathBuf::from("/p"),
                 agent: "demo".into(),
+                launch: acp_desk_store::StoredLaunch {
+                    origin: acp_desk_store::LaunchOrigin::Named,
+                    program: "acp-desk-demo-agent".into(),
+                    args: Vec::new(),
+                    args_redacted: false,
+                    env_names: Vec::new(),
+                },
             },
             hub: Some(hub.clone()),
             observers: vec![Arc::new(Panicky), recorded.clone()],

@@ -16,6 +16,7 @@ use acp_desk_core::events::PermissionResolution;
 use acp_desk_core::hub::{FrameSink, Hub, SharedHub};
 use acp_desk_core::schema::v1 as acp;
 use acp_desk_core::{EventBatch, SessionHandle, SessionOptions, StreamEvent, TurnOutcome};
+use acp_desk_store::{LaunchOrigin, StoredLaunch};
 use tokio::runtime::Handle;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
@@ -47,6 +48,9 @@ pub struct SessionInfo {
     pub folder: PathBuf,
     /// The agent's name as the user chose it (`demo`, a settings name, a command).
     pub agent: String,
+    /// How the agent was started, without secrets (environment variable names only,
+    /// secret-looking arguments redacted): what the history keeps to start it again.
+    pub launch: StoredLaunch,
 }
 
 /// What to open: the agent, how to run the session, and who else reads its events.
@@ -67,6 +71,9 @@ pub struct OpenRequest {
     /// start-failure events (see [`Observer`]) are not on it: the opener hears of that failure
     /// from [`Registry::started`].
     pub tap: Option<mpsc::Sender<EventBatch>>,
+    /// How the user chose the agent: by name (the default) or as a command line, which says how
+    /// the history starts it again ([`SessionInfo::launch`]).
+    pub origin: LaunchOrigin,
 }
 
 impl OpenRequest {
@@ -78,6 +85,7 @@ impl OpenRequest {
             options: SessionOptions::new(folder),
             views: true,
             tap: None,
+            origin: LaunchOrigin::Named,
         }
     }
 }
@@ -216,12 +224,14 @@ impl Registry {
             options,
             views,
             tap,
+            origin,
         } = request;
         let id = format!("s{}", self.counter.fetch_add(1, Ordering::Relaxed) + 1);
         let info = SessionInfo {
             id: id.clone(),
             folder: options.cwd.clone(),
             agent,
+            launch: StoredLaunch::from_spec(&spec, origin),
         };
         let hub = views.then(|| Arc::new(Mutex::new(Hub::new())));
         let (ended_tx, ended) = watch::channel(false);
@@ -241,10 +251,15 @@ impl Registry {
         };
         let (events, events_rx) = mpsc::channel(queue);
         let (report, report_rx) = oneshot::channel();
+        let observers = lock(&self.observers).clone();
+        let mut options = options;
+        options
+            .unwatched
+            .extend(observers.iter().flat_map(|o| o.own_files()));
         let pump = Pump {
             info: info.clone(),
             hub,
-            observers: lock(&self.observers).clone(),
+            observers,
             tap,
             ended: ended_tx,
         };

@@ -111,12 +111,21 @@ impl Default for Sidebar {
 }
 
 /// One session that was open: where, and with which agent.
+///
+/// Which sessions were open is the window's state, so it lives here rather than in the history
+/// store: the store is shared with the CLI, whose sessions are never open in a window, and the
+/// sidebar's order is the window's. The session's transcript and draft are in the store, under
+/// [`OpenSession::session_id`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OpenSession {
     pub folder: PathBuf,
     /// The agent's launch name.
     pub agent: String,
+    /// The id the history store keeps the session under (ACP Desk's session id); absent for a
+    /// session that was never recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
     #[serde(flatten)]
     unknown: Map<String, Value>,
 }
@@ -126,8 +135,15 @@ impl OpenSession {
         OpenSession {
             folder: folder.into(),
             agent: agent.into(),
+            session_id: None,
             unknown: Map::new(),
         }
+    }
+
+    /// The same, recorded in the history under `id`.
+    pub fn with_session_id(mut self, id: impl Into<String>) -> Self {
+        self.session_id = Some(id.into());
+        self
     }
 }
 

@@ -84,6 +84,7 @@ fn request(dir: &Path, spec: LaunchSpec) -> OpenRequest {
         options: opts(dir),
         views: true,
         tap: None,
+        origin: acp_desk_store::LaunchOrigin::CommandLine,
     }
 }
 
@@ -581,6 +582,87 @@ async fn a_session_without_views_refuses_them_and_an_observer_added_later_sees_l
         registry.close_all().await;
         assert!(recorder.of(&first).is_empty());
         recorder.assert_in_order(&second);
+    })
+    .await
+    .expect("hang");
+}
+
+/// The history observer records every session the registry opens, under the id its events
+/// carry, as the thread an observer of the live events folds: two demo sessions at once (one
+/// closed mid-turn) and one whose program does not exist.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_history_records_every_session_the_registry_opens() {
+    isolated();
+    tokio::time::timeout(HANG, async {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("data").join("history.sqlite3");
+        let (history, warnings) =
+            acp_desk_app::HistoryRecorder::start(&file, acp_desk_store::RecorderOptions::default())
+                .unwrap();
+        assert!(warnings.is_empty());
+        let history = Arc::new(history);
+        let registry = Registry::new(Handle::current());
+        let live = Arc::new(Recorder::default());
+        registry.add_observer(history.clone());
+        registry.add_observer(live.clone());
+
+        let a = registry.open(request(dir.path(), demo()));
+        let b = registry.open(request(dir.path(), demo()));
+        let gone = registry.open(request(
+            dir.path(),
+            program("/nonexistent/acp-desk-agent", &[]),
+        ));
+        registry.started(&a.id).await.unwrap();
+        registry.started(&b.id).await.unwrap();
+        let (ra, rb) = tokio::join!(
+            registry.prompt(&a.id, vec![text_block("stream")]),
+            registry.prompt(&b.id, vec![text_block("plan")]),
+        );
+        assert_eq!(ra.unwrap().reason, TurnEndReason::Completed);
+        assert_eq!(rb.unwrap().reason, TurnEndReason::Completed);
+        let a_engine = registry.handle(&a.id).unwrap().id().to_string();
+        assert_eq!(
+            history.history_id(&a.id).as_deref(),
+            Some(a_engine.as_str())
+        );
+        registry.close_all().await;
+        assert!(history.finish().is_empty());
+
+        let (store, _) = acp_desk_store::Store::open(&file).unwrap();
+        let stored = store.sessions().unwrap();
+        assert_eq!(stored.len(), 3, "{stored:?}");
+        for info in [&a, &b] {
+            let events = live.events(&info.id);
+            let StreamEvent::SessionStatus { session_id, .. } = &events[0] else {
+                panic!("{:?}", events[0])
+            };
+            let s = store.session(session_id).unwrap();
+            assert_eq!(store.events(&s.id).unwrap(), fold(&events));
+            assert_eq!(s.agent, "demo");
+            assert_eq!(s.folder, info.folder.to_string_lossy());
+            assert_eq!(s.status, "dead");
+            assert!(
+                s.acp_session_id
+                    .as_deref()
+                    .unwrap()
+                    .starts_with("demo-session-")
+            );
+            let launch = s.launch.clone().unwrap();
+            assert_eq!(launch.origin, acp_desk_store::LaunchOrigin::CommandLine);
+            assert_eq!(launch.program, demo().command);
+            // What the demo agent advertises: no session method.
+            assert_eq!(s.session_methods(), Default::default());
+        }
+        let failed: Vec<_> = stored
+            .iter()
+            .filter(|s| s.launch.as_ref().unwrap().program == "/nonexistent/acp-desk-agent")
+            .collect();
+        assert_eq!(failed.len(), 1);
+        assert_eq!(failed[0].status, "dead");
+        assert_eq!(
+            store.events(&failed[0].id).unwrap(),
+            fold(&live.events(&gone.id))
+        );
     })
     .await
     .expect("hang");

@@ -90,6 +90,13 @@ mod tests {
             id: id.into(),
             folder: PathBuf::from(folder),
             agent: "demo".into(),
+            launch: acp_desk_store::StoredLaunch {
+                origin: acp_desk_store::LaunchOrigin::Named,
+                program: "acp-desk-demo-agent".into(),
+                args: Vec::new(),
+                args_redacted: false,
+                env_names: Vec::new(),
+            },
         }
     }
 

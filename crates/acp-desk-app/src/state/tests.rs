@@ -53,7 +53,7 @@ fn round_trip() {
             ..Sidebar::default()
         };
         s.open_sessions = vec![
-            OpenSession::new("/home/u/b", "claude"),
+            OpenSession::new("/home/u/b", "claude").with_session_id("s18c0-1-1"),
             OpenSession::new("/home/u/a", "demo"),
             OpenSession::new("/home/u/b", "claude"),
         ];
@@ -67,6 +67,8 @@ fn round_trip() {
     assert_eq!(json["recentFolders"][0], "/home/u/b");
     assert_eq!(json["sidebar"]["width"], 280);
     assert_eq!(json["openSessions"][1]["agent"], "demo");
+    assert_eq!(json["openSessions"][0]["sessionId"], "s18c0-1-1");
+    assert!(json["openSessions"][1].get("sessionId").is_none());
 
     let (file, warning) = StateFile::open(&path);
     assert!(warning.is_none());
