@@ -1,11 +1,14 @@
 //! `acp-desk-cli`: ACP Desk's engine without a window.
 //!
 //! `acp-desk-cli run [--agent NAME | --agent-command "CMD ARG..."] [--cwd DIR] [--add-dir DIR]...
-//!  [--permission ask|allow|reject|cancel] [--allow-reads] [--no-audit] [--json] PROMPT...`
+//!  [--permission ask|allow|reject|cancel] [--allow-reads] [--no-audit] [--no-history] [--json]
+//!  PROMPT...`
 //! `acp-desk-cli rules [list] [--agent NAME] [--project DIR]`, `acp-desk-cli rules revoke ID`
+//! `acp-desk-cli history [list|show ID|search TEXT...|export ID|delete ID]` (see `history.rs`)
 //!
 //! Other tools script this contract; change it only additively.
 
+mod history;
 mod render;
 
 use std::io::IsTerminal;
@@ -56,6 +59,8 @@ enum Cmd {
     Agents,
     /// List or revoke remembered permission answers ("always allow" / "always reject").
     Rules(RulesArgs),
+    /// The stored sessions: list, show, search, export, delete (`run` records them).
+    History(history::HistoryArgs),
 }
 
 #[derive(clap::Args)]
@@ -116,6 +121,9 @@ struct RunArgs {
     /// Write no audit log for this session (as AIP-44's `audit.kind: off`).
     #[arg(long)]
     no_audit: bool,
+    /// Do not record this session in the history (`acp-desk-cli history`).
+    #[arg(long)]
+    no_history: bool,
     /// A turn ends (`watchdog-timeout`) when the agent sends nothing for this many seconds,
     /// not counting time spent waiting for your answer to a permission request. 0: never.
     #[arg(long, default_value_t = 600.0, value_name = "SECONDS")]
@@ -155,12 +163,19 @@ fn main() -> ExitCode {
         }
     };
     let result = match cli.command {
-        Cmd::Run(args) => runtime.block_on(run(args)),
+        Cmd::Run(args) => {
+            // Opened and finished outside the runtime: both are blocking file IO.
+            let history = history::RunHistory::start(!args.no_history);
+            let r = runtime.block_on(run(args, &history));
+            drop(history);
+            r
+        }
         Cmd::Agents => {
             list_agents();
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Rules(args) => Ok(rules(args)),
+        Cmd::History(args) => Ok(history::history(args)),
     };
     // Do not wait for the stdin reader thread (it may be blocked on a terminal read).
     runtime.shutdown_timeout(Duration::from_millis(100));
@@ -344,7 +359,7 @@ fn check(args: &RunArgs) -> anyhow::Result<Checked> {
     })
 }
 
-async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
+async fn run(args: RunArgs, history: &history::RunHistory) -> anyhow::Result<ExitCode> {
     let Checked { spec, opts, ask } = match check(&args) {
         Ok(c) => c,
         Err(e) => {
@@ -377,12 +392,21 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
     // see). No views: the printer is the one consumer, on the tap, so the agent goes no faster
     // than stdout and no copy of the thread is kept.
     let registry = Registry::new(tokio::runtime::Handle::current());
+    if let Some(observer) = history.observer() {
+        registry.add_observer(observer);
+    }
+    let origin = if args.agent_command.is_some() {
+        acp_desk_store::LaunchOrigin::CommandLine
+    } else {
+        acp_desk_store::LaunchOrigin::Named
+    };
     let session = registry.open(OpenRequest {
         agent: spec.name.clone(),
         spec,
         options: opts,
         views: false,
         tap: Some(ev_tx),
+        origin,
     });
     let id = session.id;
     let handle = tokio::select! {
@@ -403,6 +427,7 @@ async fn run(args: RunArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(EXIT_FAILED));
         }
     };
+    history.announce(handle.id());
     let asker = ask.then(|| tokio::spawn(render::ask_loop(ask_rx, handle.clone())));
 
     if let Some(mode) = &args.mode

@@ -65,6 +65,19 @@ pub fn print_events(
     out.flush()
 }
 
+/// A stored thread rendered for people, as `run` renders a live one.
+pub fn print_transcript(events: &[StreamEvent]) -> std::io::Result<()> {
+    let stdout = std::io::stdout();
+    let color = stdout.is_terminal();
+    let mut out = BufWriter::with_capacity(64 * 1024, stdout.lock());
+    let mut human = Human::new(color, false);
+    for ev in events {
+        human.render(&mut out, ev)?;
+    }
+    human.finish(&mut out)?;
+    out.flush()
+}
+
 /// What the last line printed was, so blocks of text and tool lines get their own lines.
 #[derive(PartialEq, Eq, Clone, Copy)]
 enum Mode {
