@@ -13,6 +13,7 @@
 //! row that changes after it left memory (a late update of a finished tool call) is read back
 //! from the file through the loader the caller passes.
 
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use acp_desk_core::StreamEvent;
@@ -58,11 +59,10 @@ impl Rows {
 
     /// The row `seq`, read back from the file if it left memory.
     fn entry(&mut self, seq: i64, load: &mut Load<'_>) -> Option<&mut StreamEvent> {
-        if !self.live.contains_key(&seq) {
-            let ev = load(seq)?;
-            self.live.insert(seq, ev);
+        match self.live.entry(seq) {
+            Entry::Occupied(e) => Some(e.into_mut()),
+            Entry::Vacant(e) => Some(e.insert(load(seq)?)),
         }
-        self.live.get_mut(&seq)
     }
 
     /// Merges one live event into the rows (the compactor's `apply`, on rows).
