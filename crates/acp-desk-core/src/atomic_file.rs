@@ -95,12 +95,17 @@ fn unique_suffix() -> u64 {
 /// that name is taken) so that it is kept for the user to look at, never silently dropped or
 /// overwritten. Returns where it went.
 pub fn set_aside(path: &Path) -> io::Result<PathBuf> {
+    set_aside_as(path, "bad")
+}
+
+/// [`set_aside`] as `<path>.<label>-<unix secs>` (the history's damaged database is `corrupt`).
+pub fn set_aside_as(path: &Path, label: &str) -> io::Result<PathBuf> {
     let secs = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
     let mut name = path.as_os_str().to_owned();
-    name.push(format!(".bad-{secs}"));
+    name.push(format!(".{label}-{secs}"));
     let mut target = PathBuf::from(&name);
     let mut n = 1;
     // symlink_metadata: a dangling link of that name is taken too.

@@ -16,8 +16,8 @@
 //!   (`search.rs`).
 //! - Drafts. Which sessions were open lives in the app's state file (the window's state), not
 //!   here.
-//! - Writes go through [`Recorder`], a thread of its own fed by a bounded queue: the event path
-//!   never waits for SQLite (`recorder.rs`).
+//! - Writes go through [`Recorder`], a thread of its own fed by a queue of one merged frame per
+//!   session: the event path never waits for SQLite and nothing is dropped (`recorder.rs`).
 //! - Export as Markdown or StreamEvent JSON lines (`export.rs`).
 
 mod error;
@@ -34,8 +34,8 @@ pub use error::{StoreError, StoreWarning};
 pub use launch::{LaunchOrigin, StoredLaunch};
 pub use open::{FILE_NAME, OpenOptions, default_path};
 pub use recorder::{
-    COMMIT_INTERVAL, INDEX_IDLE, QUEUE_EVENTS, RETRY_INTERVAL, Recorder, RecorderOptions,
-    SessionMeta, WarningSink,
+    COMMIT_INTERVAL, COMMIT_ROWS, INDEX_IDLE, RETRY_INTERVAL, Recorder, RecorderOptions,
+    SessionMeta, WAKE_ENTRIES, WarningSink,
 };
 pub use schema::SCHEMA_VERSION;
 pub use store::{SearchHit, SessionRecord, Store, StoredRow};

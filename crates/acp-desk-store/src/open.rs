@@ -249,21 +249,7 @@ fn migrate(conn: &mut Connection) -> rusqlite::Result<u32> {
 /// with its `-wal` and `-shm` beside it under the new name: a journal left next to a fresh file
 /// could be replayed into it. Returns where the file went.
 fn set_aside(path: &Path) -> std::io::Result<PathBuf> {
-    let secs = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let mut base = path.as_os_str().to_owned();
-    base.push(format!(".corrupt-{secs}"));
-    let mut target = PathBuf::from(&base);
-    let mut n = 1;
-    while target.symlink_metadata().is_ok() {
-        let mut alt = base.clone();
-        alt.push(format!("-{n}"));
-        target = PathBuf::from(alt);
-        n += 1;
-    }
-    std::fs::rename(path, &target)?;
+    let target = acp_desk_core::atomic_file::set_aside_as(path, "corrupt")?;
     for suffix in ["-wal", "-shm"] {
         let mut from = path.as_os_str().to_owned();
         from.push(suffix);

@@ -2,17 +2,18 @@
 //! path.
 //!
 //! - The calls ([`Recorder::events`] and the rest) never block on SQLite and never wait for the
-//!   writer: they put the batch on a queue bounded by [`QUEUE_EVENTS`] events and return.
-//! - When the queue is full (the writer is behind: a slow disk, another program's write), the
-//!   session's batches are merged on the spot into an overflow frame, the way the hub merges
-//!   live frames (`Compactor::for_frames`), which the writer takes whole at its next turn;
-//!   the session's later batches join that frame until then, so its order is kept. Nothing is
-//!   dropped and the caller never waits; what it costs is the merging on the caller's thread,
-//!   and the frame is bounded by what it merges to. [`Recorder::overflowed`] counts such
-//!   batches.
-//! - The writer merges events into rows (`rows.rs`) and commits what changed at least every
-//!   [`COMMIT_INTERVAL`] while events come (and at [`Recorder::flush`], at a session's end
-//!   and at [`Recorder::finish`]): a crash, even `kill -9`, loses at most that much.
+//!   writer: a batch is merged, on the caller's thread, into the session's pending frame (the
+//!   way the hub merges live frames for views, `Compactor::for_frames`), which the writer takes
+//!   whole at its next turn. The queue thus holds one frame per session (with its begin and
+//!   end), each bounded by what its events merge to, never by their number: it cannot fill, so
+//!   nothing is ever dropped for want of room and the caller never waits. Merging costs less
+//!   than a copy of each event would (a text chunk is appended to the previous one), and the
+//!   writer applies a handful of merged entries instead of every chunk.
+//! - The writer merges frames into rows (`rows.rs`) and commits what changed at least every
+//!   [`COMMIT_INTERVAL`] while events come, sooner once [`COMMIT_ROWS`] rows changed (and at
+//!   [`Recorder::flush`], at a session's end and at [`Recorder::finish`]): a crash, even
+//!   `kill -9`, loses at most that much. It is woken when it has nothing to commit, when
+//!   [`WAKE_ENTRIES`] entries wait and at a session's end, not once per batch.
 //! - A failed commit (a full disk, the file busy past the timeout) loses nothing stored: the
 //!   transaction is rolled back, the rows stay in memory and the commit is tried again every
 //!   [`RETRY_INTERVAL`], with one [`StoreWarning::WriteFailed`] (and
@@ -46,12 +47,16 @@ use crate::store::{index_pending, write_draft};
 pub const COMMIT_INTERVAL: Duration = Duration::from_millis(250);
 /// How long after a failed commit the next try comes.
 pub const RETRY_INTERVAL: Duration = Duration::from_secs(1);
-/// Events waiting for the writer; past this a session's batches are merged in an overflow
-/// frame instead (see the module docs). The writer takes the whole queue at each turn, so this
-/// only has to hold what comes during one commit.
-pub const QUEUE_EVENTS: usize = 16_384;
+/// Merged entries waiting that wake the writer before its deadline.
+pub const WAKE_ENTRIES: usize = 1_024;
+/// Rows changed that make a commit at once, without waiting for the interval: a flood's rows
+/// are written while it streams, not all at its end.
+pub const COMMIT_ROWS: usize = 512;
 /// No event for this long: the writer indexes what it wrote.
 pub const INDEX_IDLE: Duration = Duration::from_millis(300);
+/// The WAL's size, in pages, past which a commit checkpoints after all: a writer that is never
+/// idle (a stream of streams) must not grow it without bound. SQLite's own default is 1,000.
+const WAL_CHECKPOINT_PAGES: i64 = 16_384;
 /// Rows indexed per transaction while idle (an event arriving waits at most for one batch).
 const INDEX_BATCH_ROWS: usize = 128;
 /// Characters of the first prompt kept as the session's title.
@@ -82,7 +87,6 @@ pub struct RecorderOptions {
     pub open: OpenOptions,
     pub commit_interval: Duration,
     pub retry_interval: Duration,
-    pub queue_events: usize,
     pub index_idle: Duration,
     pub on_warning: Option<WarningSink>,
 }
@@ -93,16 +97,22 @@ impl Default for RecorderOptions {
             open: OpenOptions::default(),
             commit_interval: COMMIT_INTERVAL,
             retry_interval: RETRY_INTERVAL,
-            queue_events: QUEUE_EVENTS,
             index_idle: INDEX_IDLE,
             on_warning: None,
         }
     }
 }
 
+/// A session's batches since the writer last came, merged.
+struct Frame {
+    merged: Compactor,
+    /// The events merged into it (what would be lost if it is never written).
+    events: u64,
+}
+
 enum Msg {
     Begin(String, SessionMeta),
-    Events(String, Vec<StreamEvent>),
+    Frame(String, Frame),
     End(String),
     Draft(String, String),
 }
@@ -110,17 +120,20 @@ enum Msg {
 #[derive(Default)]
 struct Queue {
     msgs: VecDeque<Msg>,
-    /// Events in `msgs`.
-    events: usize,
-    /// Sessions whose batches wait merged, because the queue was full.
-    overflow: HashMap<String, Compactor>,
-    overflowed: u64,
+    /// Each session's frame in `msgs`, by index, until the writer takes the queue.
+    open: HashMap<String, usize>,
+    /// Merged entries in the frames of `msgs`.
+    entries: usize,
     stopping: bool,
     /// History is off: events are counted in `lost`, not kept.
     off: bool,
     lost: BTreeMap<String, u64>,
     flush_asked: u64,
     flush_done: u64,
+    /// The writer waits with nothing to commit: the next message must wake it (to start the
+    /// commit clock). Otherwise it wakes at its deadline, or when the queue is half full, so a
+    /// stream does not wake it once per batch.
+    writer_idle: bool,
 }
 
 struct Shared {
@@ -148,7 +161,6 @@ impl Shared {
 /// docs for what it promises.
 pub struct Recorder {
     shared: Arc<Shared>,
-    queue_events: usize,
     writer: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -164,6 +176,22 @@ impl Recorder {
         let (db, warnings) = open::open(&path, &opts.open)?;
         if let Some(found) = db.newer {
             return Err(StoreError::ReadOnly { path, found });
+        }
+        // Checkpoints (copying the WAL into the file, with the only fsyncs WAL mode makes) are
+        // the writer's slowest work, seconds on a busy disk: they run when it is idle, never
+        // at a commit of a stream and never when a front end quits (the next connection, or
+        // the next idle writer, takes the WAL over).
+        let no_checkpoints = db
+            .conn
+            .pragma_update(None, "wal_autocheckpoint", WAL_CHECKPOINT_PAGES)
+            .and_then(|()| {
+                db.conn.set_db_config(
+                    rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+                    true,
+                )
+            });
+        if let Err(e) = no_checkpoints {
+            tracing::debug!(file = %path.display(), "checkpoints stay automatic: {e}");
         }
         let shared = Arc::new(Shared {
             queue: Mutex::new(Queue::default()),
@@ -200,7 +228,6 @@ impl Recorder {
         Ok((
             Recorder {
                 shared,
-                queue_events: opts.queue_events,
                 writer: Mutex::new(Some(handle)),
             },
             warnings,
@@ -219,11 +246,12 @@ impl Recorder {
     }
 
     fn push(&self, q: &mut Queue, msg: Msg) {
-        if let Msg::Events(_, evs) = &msg {
-            q.events += evs.len();
-        }
+        // A session's end is committed at once.
+        let urgent = matches!(msg, Msg::End(_));
         q.msgs.push_back(msg);
-        self.shared.work.notify_one();
+        if urgent || q.writer_idle {
+            self.shared.work.notify_one();
+        }
     }
 
     /// A session starts (or, with an id already stored, continues: its rows go after the
@@ -233,10 +261,13 @@ impl Recorder {
         if q.off {
             return;
         }
+        // Events from now on go after the begin.
+        q.open.remove(id);
         self.push(&mut q, Msg::Begin(id.to_owned(), meta));
     }
 
-    /// A batch of a session's events, in the order the session emitted them. Never blocks.
+    /// A batch of a session's events, in the order the session emitted them. Never blocks:
+    /// merged into the session's pending frame (see the module docs).
     pub fn events(&self, id: &str, events: &[StreamEvent]) {
         if events.is_empty() {
             return;
@@ -246,20 +277,34 @@ impl Recorder {
             *q.lost.entry(id.to_owned()).or_default() += events.len() as u64;
             return;
         }
-        let full = q.events > 0 && q.events + events.len() > self.queue_events;
-        if full || q.overflow.contains_key(id) {
-            q.overflowed += 1;
-            let frame = q
-                .overflow
-                .entry(id.to_owned())
-                .or_insert_with(Compactor::for_frames);
-            for ev in events {
-                frame.apply(ev);
+        let at = match q.open.get(id) {
+            Some(&at) => at,
+            None => {
+                q.msgs.push_back(Msg::Frame(
+                    id.to_owned(),
+                    Frame {
+                        merged: Compactor::for_frames(),
+                        events: 0,
+                    },
+                ));
+                let at = q.msgs.len() - 1;
+                q.open.insert(id.to_owned(), at);
+                at
             }
-            self.shared.work.notify_one();
-            return;
+        };
+        let mut grew = 0;
+        if let Some(Msg::Frame(_, frame)) = q.msgs.get_mut(at) {
+            let before = frame.merged.len();
+            for ev in events {
+                frame.merged.apply(ev);
+            }
+            frame.events += events.len() as u64;
+            grew = frame.merged.len().saturating_sub(before);
         }
-        self.push(&mut q, Msg::Events(id.to_owned(), events.to_vec()));
+        q.entries += grew;
+        if q.writer_idle || q.entries >= WAKE_ENTRIES {
+            self.shared.work.notify_one();
+        }
     }
 
     /// The session ended: nothing more of it comes. Its rows are committed at once.
@@ -268,10 +313,7 @@ impl Recorder {
         if q.off {
             return;
         }
-        // What waits in the overflow frame goes first: the end comes after it.
-        if let Some(frame) = q.overflow.remove(id) {
-            self.push(&mut q, Msg::Events(id.to_owned(), frame.snapshot()));
-        }
+        q.open.remove(id);
         self.push(&mut q, Msg::End(id.to_owned()));
     }
 
@@ -332,9 +374,9 @@ impl Recorder {
         std::mem::take(&mut *lock(&self.shared.warnings))
     }
 
-    /// Batches merged into an overflow frame because the queue was full.
-    pub fn overflowed(&self) -> u64 {
-        lock(&self.shared.queue).overflowed
+    /// Merged entries waiting for the writer (for tests: what waits stays bounded).
+    pub fn waiting(&self) -> usize {
+        lock(&self.shared.queue).entries
     }
 }
 
@@ -356,15 +398,12 @@ fn go_off(shared: &Shared, reason: &str) {
         q.off = true;
         let msgs = std::mem::take(&mut q.msgs);
         for msg in msgs {
-            if let Msg::Events(id, evs) = msg {
-                *q.lost.entry(id).or_default() += evs.len() as u64;
+            if let Msg::Frame(id, frame) = msg {
+                *q.lost.entry(id).or_default() += frame.events;
             }
         }
-        let frames = std::mem::take(&mut q.overflow);
-        for (id, frame) in frames {
-            *q.lost.entry(id).or_default() += frame.len() as u64;
-        }
-        q.events = 0;
+        q.open.clear();
+        q.entries = 0;
     }
     shared.flushed.notify_all();
     shared.warn(StoreWarning::Stopped {
@@ -460,7 +499,6 @@ struct Writer {
 /// What one wait for work brought.
 struct Taken {
     msgs: VecDeque<Msg>,
-    overflow: HashMap<String, Compactor>,
     stopping: bool,
     flush_ticket: u64,
 }
@@ -469,21 +507,26 @@ impl Writer {
     fn run(mut self) {
         loop {
             let taken = self.wait();
-            let had_msgs = !taken.msgs.is_empty() || !taken.overflow.is_empty();
+            let had_msgs = !taken.msgs.is_empty();
             for msg in taken.msgs {
                 self.take(msg);
-            }
-            for (id, frame) in taken.overflow {
-                self.take(Msg::Events(id, frame.snapshot()));
             }
             if had_msgs {
                 self.last_msg = Instant::now();
             }
             let flushing = taken.flush_ticket > lock(&self.shared.queue).flush_done;
             let ended = self.sessions.values().any(|l| l.ended);
-            let due = self
-                .dirty_since
-                .is_some_and(|t| t.elapsed() >= self.interval());
+            let many = !self.failing
+                && self
+                    .sessions
+                    .values()
+                    .map(|l| l.rows.changes())
+                    .sum::<usize>()
+                    >= COMMIT_ROWS;
+            let due = many
+                || self
+                    .dirty_since
+                    .is_some_and(|t| t.elapsed() >= self.interval());
             if self.dirty_since.is_some() && (due || ended || flushing || taken.stopping) {
                 if let Err(fatal) = self.commit() {
                     go_off(&self.shared, &fatal);
@@ -522,9 +565,15 @@ impl Writer {
     /// Waits for messages, a flush, the stop, or the next commit or index deadline.
     fn wait(&self) -> Taken {
         let mut q = lock(&self.shared.queue);
+        q.writer_idle = self.dirty_since.is_none();
         loop {
             let flush = q.flush_asked > q.flush_done;
-            if !q.msgs.is_empty() || !q.overflow.is_empty() || q.stopping || flush {
+            if q.stopping || flush || q.msgs.iter().any(|m| !matches!(m, Msg::Frame(..))) {
+                break;
+            }
+            // Frames alone wait for the deadline (or for enough of them, or a wake from
+            // `events` when nothing was dirty).
+            if !q.msgs.is_empty() && (self.dirty_since.is_none() || q.entries >= WAKE_ENTRIES) {
                 break;
             }
             let deadline = match self.dirty_since {
@@ -554,10 +603,11 @@ impl Writer {
                 }
             }
         }
-        q.events = 0;
+        q.entries = 0;
+        q.open.clear();
+        q.writer_idle = false;
         Taken {
             msgs: std::mem::take(&mut q.msgs),
-            overflow: std::mem::take(&mut q.overflow),
             stopping: q.stopping,
             flush_ticket: q.flush_asked,
         }
@@ -574,7 +624,8 @@ impl Writer {
                 self.sessions.insert(id, live);
                 self.mark_dirty();
             }
-            Msg::Events(id, events) => {
+            Msg::Frame(id, frame) => {
+                let events = frame.merged.snapshot();
                 let Writer { db, sessions, .. } = self;
                 let Some(live) = sessions.get_mut(&id) else {
                     tracing::warn!(session = %id, "events of a session the history was not told of; not stored");
@@ -586,7 +637,7 @@ impl Writer {
                     live.note(ev);
                     live.rows.apply(ev, &mut load);
                 }
-                live.uncommitted += events.len() as u64;
+                live.uncommitted += frame.events;
                 live.updated_ms = now_ms();
                 live.meta_dirty = true;
                 self.mark_dirty();
@@ -705,7 +756,18 @@ impl Writer {
 
     fn index_some(&mut self) {
         match index_pending(&self.db.conn, INDEX_BATCH_ROWS) {
-            Ok(n) => self.index_pending = n == INDEX_BATCH_ROWS,
+            Ok(n) if n == INDEX_BATCH_ROWS => {}
+            Ok(_) => {
+                self.index_pending = false;
+                // Idle and indexed: fold the WAL into the file now (see `start`).
+                if let Err(e) = self
+                    .db
+                    .conn
+                    .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))
+                {
+                    tracing::debug!(file = %self.db.path.display(), "checkpoint failed: {e}");
+                }
+            }
             Err(e) => {
                 note_damage(&self.db.path, &e);
                 // The rows stay marked; the next writer or search indexes them.

@@ -125,6 +125,11 @@ impl Rows {
         }
     }
 
+    /// How many rows changed since the last commit.
+    pub(crate) fn changes(&self) -> usize {
+        self.dirty.len() + self.removed.len()
+    }
+
     /// The changed rows, as a snapshot shows them, in `seq` order.
     pub(crate) fn changed(&self) -> impl Iterator<Item = (i64, StreamEvent)> + '_ {
         self.dirty.iter().filter_map(|seq| {
@@ -242,13 +247,23 @@ mod tests {
     }
 
     /// The rows applied and committed in bursts, with a plain map as the file: what the file
-    /// holds in `seq` order.
-    fn stored(events: &[StreamEvent], burst: usize) -> (Vec<StreamEvent>, usize) {
+    /// holds in `seq` order. `frames`: each burst arrives merged, as the recorder's queue
+    /// hands it over (`Compactor::for_frames`).
+    fn stored_as(events: &[StreamEvent], burst: usize, frames: bool) -> (Vec<StreamEvent>, usize) {
         let mut file: BTreeMap<i64, StreamEvent> = BTreeMap::new();
         let mut rows = Rows::default();
         let mut most_held = 0;
         for chunk in events.chunks(burst) {
-            for ev in chunk {
+            let chunk = if frames {
+                let mut frame = Compactor::for_frames();
+                for ev in chunk {
+                    frame.apply(ev);
+                }
+                frame.snapshot()
+            } else {
+                chunk.to_vec()
+            };
+            for ev in &chunk {
                 rows.apply(ev, &mut |seq| file.get(&seq).cloned());
             }
             for seq in rows.removed() {
@@ -261,6 +276,10 @@ mod tests {
             most_held = most_held.max(rows.held());
         }
         (file.into_values().collect(), most_held)
+    }
+
+    fn stored(events: &[StreamEvent], burst: usize) -> (Vec<StreamEvent>, usize) {
+        stored_as(events, burst, false)
     }
 
     fn snapshot(events: &[StreamEvent]) -> Vec<StreamEvent> {
@@ -311,6 +330,19 @@ mod tests {
             assert_eq!(rows, reference, "committed every {burst} events");
         }
         assert!(reference.len() < 30, "{} rows", reference.len());
+    }
+
+    #[test]
+    fn rows_from_merged_frames_are_the_same_as_from_every_event() {
+        let live = mixed_turn();
+        let reference = snapshot(&live);
+        for burst in [2, 13, 333, live.len()] {
+            assert_eq!(
+                stored_as(&live, burst, true).0,
+                reference,
+                "frames of {burst} events"
+            );
+        }
     }
 
     #[test]

@@ -18,7 +18,7 @@ use crate::search::{self, Snippet};
 
 /// Rows indexed per transaction when the index catches up, so that a writer elsewhere waits at
 /// most for one such batch.
-const INDEX_BATCH_ROWS: usize = 256;
+const INDEX_BATCH_ROWS: usize = 512;
 
 /// A stored session, as listed.
 #[derive(Debug, Clone, PartialEq, Serialize)]
