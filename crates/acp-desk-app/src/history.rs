@@ -13,22 +13,18 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use acp_desk_core::StreamEvent;
 use acp_desk_store::{Recorder, RecorderOptions, SessionMeta, StoreError, StoreWarning};
 
 use crate::observer::{Observer, SessionStatus};
-use crate::registry::SessionInfo;
+use crate::registry::{SessionInfo, lock};
 
 /// Events held for a session whose engine has not said its id yet. The engine says it in its
 /// first event, so this is only reached by an agent that never ran (two events) or a bug.
 const MAX_WAITING_EVENTS: usize = 256;
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 struct Tracked {
     meta: SessionMeta,

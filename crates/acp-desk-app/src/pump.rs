@@ -205,7 +205,6 @@ fn each(observers: &mut Vec<Arc<dyn Observer>>, info: &SessionInfo, call: impl F
 mod tests {
     #![allow(clippy::unwrap_used)]
 
-    use std::path::PathBuf;
     use std::sync::Mutex;
 
     use super::*;
@@ -286,18 +285,7 @@ mod tests {
         let (start, start_rx) = oneshot::channel();
         let (removed, removed_rx) = oneshot::channel();
         let pump = Pump {
-            info: SessionInfo {
-                id: "s1".into(),
-                folder: PathBuf::from("/p"),
-                agent: "demo".into(),
-                launch: acp_desk_store::StoredLaunch {
-                    origin: acp_desk_store::LaunchOrigin::Named,
-                    program: "acp-desk-demo-agent".into(),
-                    args: Vec::new(),
-                    args_redacted: false,
-                    env_names: Vec::new(),
-                },
-            },
+            info: SessionInfo::demo("s1", "/p"),
             hub: Some(hub.clone()),
             observers: vec![Arc::new(Panicky), recorded.clone()],
             tap: tap.then_some(tap_tx),

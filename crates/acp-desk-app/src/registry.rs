@@ -33,7 +33,7 @@ pub const ENGINE_QUEUE: usize = 64;
 /// the tap's reader is this plus the tap's own capacity; keep it to a batch or two.
 pub const TAPPED_ENGINE_QUEUE: usize = 2;
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic while holding one of these locks leaves plain data that is still consistent.
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -51,6 +51,25 @@ pub struct SessionInfo {
     /// How the agent was started, without secrets (environment variable names only,
     /// secret-looking arguments redacted): what the history keeps to start it again.
     pub launch: StoredLaunch,
+}
+
+#[cfg(test)]
+impl SessionInfo {
+    /// A session of the demo agent in `folder`, for the app's unit tests.
+    pub(crate) fn demo(id: &str, folder: &str) -> Self {
+        SessionInfo {
+            id: id.into(),
+            folder: PathBuf::from(folder),
+            agent: "demo".into(),
+            launch: StoredLaunch {
+                origin: LaunchOrigin::Named,
+                program: "acp-desk-demo-agent".into(),
+                args: Vec::new(),
+                args_redacted: false,
+                env_names: Vec::new(),
+            },
+        }
+    }
 }
 
 /// What to open: the agent, how to run the session, and who else reads its events.

@@ -182,16 +182,10 @@ fn show(store: &Store, id: &str, json: bool) -> Result<ExitCode, StoreError> {
         return Ok(print(|out| out.write_all(export::jsonl(&rows).as_bytes())));
     }
     let events = store.events(&session.id)?;
-    Ok(match crate::render::print_transcript(&events) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-            ExitCode::from(crate::EXIT_OUTPUT_CLOSED)
-        }
-        Err(e) => {
-            eprintln!("acp-desk-cli: could not write: {e}");
-            ExitCode::from(EXIT_FAILED)
-        }
-    })
+    let color = std::io::stdout().is_terminal();
+    Ok(print(|out| {
+        crate::render::write_transcript(out, &events, color)
+    }))
 }
 
 fn search(store: &Store, text: &str, json: bool, limit: usize) -> Result<ExitCode, StoreError> {

@@ -66,16 +66,17 @@ pub fn print_events(
 }
 
 /// A stored thread rendered for people, as `run` renders a live one.
-pub fn print_transcript(events: &[StreamEvent]) -> std::io::Result<()> {
-    let stdout = std::io::stdout();
-    let color = stdout.is_terminal();
-    let mut out = BufWriter::with_capacity(64 * 1024, stdout.lock());
+pub fn write_transcript(
+    out: &mut dyn Write,
+    events: &[StreamEvent],
+    color: bool,
+) -> std::io::Result<()> {
+    let mut out = out;
     let mut human = Human::new(color, false);
     for ev in events {
         human.render(&mut out, ev)?;
     }
-    human.finish(&mut out)?;
-    out.flush()
+    human.finish(&mut out)
 }
 
 /// What the last line printed was, so blocks of text and tool lines get their own lines.

@@ -86,18 +86,7 @@ mod tests {
     use super::*;
 
     fn info(id: &str, folder: &str) -> SessionInfo {
-        SessionInfo {
-            id: id.into(),
-            folder: PathBuf::from(folder),
-            agent: "demo".into(),
-            launch: acp_desk_store::StoredLaunch {
-                origin: acp_desk_store::LaunchOrigin::Named,
-                program: "acp-desk-demo-agent".into(),
-                args: Vec::new(),
-                args_redacted: false,
-                env_names: Vec::new(),
-            },
-        }
+        SessionInfo::demo(id, folder)
     }
 
     #[test]
