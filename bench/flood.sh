@@ -11,6 +11,10 @@
 #   AGENT_ALONE=0              skip the "agent alone" runs
 #   FLOOD_AGENT=path           flood agent to use instead of target/release/acp-desk-demo-agent
 #   FLOOD_CLI=path             CLI to use instead of target/release/acp-desk-cli
+#   HISTORY_ROWS=0             skip the "CLI without history" runs (`run --no-history`)
+#   CARGO_TARGET_DIR=dir       where the release binaries are (default: target/)
+# Every CLI run gets a fresh, temporary data folder (ACP_DESK_DATA_DIR): the history and the
+# audit log it writes never reach yours, and no run starts with an earlier run's history.
 set -euo pipefail
 
 # --- internal mode: the "agent alone" driver -------------------------------------------------
@@ -51,6 +55,7 @@ ROUNDS=${ROUNDS:-10}
 FLOOD_NOTIFICATIONS=${FLOOD_NOTIFICATIONS:-204000}
 SKIP_BUILD=${SKIP_BUILD:-0}
 AGENT_ALONE=${AGENT_ALONE:-1}
+HISTORY_ROWS=${HISTORY_ROWS:-1}
 
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 script="$script_dir/$(basename "${BASH_SOURCE[0]}")"
@@ -70,9 +75,10 @@ if [[ "$SKIP_BUILD" != 1 ]]; then
     echo "building release binaries..." >&2
     cargo build --release -p acp-desk-cli -p acp-desk-demo-agent -p acp-desk-bench-parse-only
 fi
-AGENT=${FLOOD_AGENT:-"$PWD/target/release/acp-desk-demo-agent"}
-CLI=${FLOOD_CLI:-"$PWD/target/release/acp-desk-cli"}
-PARSE_ONLY="$PWD/target/release/parse-only"
+target_dir=${CARGO_TARGET_DIR:-"$PWD/target"}
+AGENT=${FLOOD_AGENT:-"$target_dir/release/acp-desk-demo-agent"}
+CLI=${FLOOD_CLI:-"$target_dir/release/acp-desk-cli"}
+PARSE_ONLY="$target_dir/release/parse-only"
 for bin in "$AGENT" "$CLI" "$PARSE_ONLY"; do
     [[ -x "$bin" ]] || { echo "flood.sh: missing $bin (build it first)" >&2; exit 1; }
 done
@@ -116,7 +122,13 @@ run() {
     printf '  round %2d  %-13s %6.2f s  %7.1f MiB\n' "$round" "$name" "$wall" "$(awk -v k="$rss" 'BEGIN { print k / 1024 }')" >&2
 }
 
-run_cli() { run cli "$CLI" run --agent-command "$AGENT" --json flood; }
+# A fresh data folder for each CLI run (the history file, the audit log).
+fresh_data() {
+    rm -rf "$tmp/data"
+    export ACP_DESK_DATA_DIR="$tmp/data"
+}
+run_cli() { fresh_data; run cli "$CLI" run --agent-command "$AGENT" --json flood; }
+run_cli_no_history() { fresh_data; run cli-no-history "$CLI" run --no-history --agent-command "$AGENT" --json flood; }
 run_parse_only() { run parse-only "$PARSE_ONLY" -- "$AGENT"; }
 
 echo "running $ROUNDS rounds (results in $out)..." >&2
@@ -128,7 +140,9 @@ for ((round = 1; round <= ROUNDS; round++)); do
     if ((round % 2)); then
         run_cli
         run_parse_only
+        if [[ "$HISTORY_ROWS" == 1 ]]; then run_cli_no_history; fi
     else
+        if [[ "$HISTORY_ROWS" == 1 ]]; then run_cli_no_history; fi
         run_parse_only
         run_cli
     fi
@@ -153,11 +167,12 @@ summary=$(awk -v n="$FLOOD_NOTIFICATIONS" '
     END {
         printf "| run | wall s, median (min–max) | notifications/s, median | peak RSS MiB, median (min–max) |\n"
         printf "| --- | --- | ---: | --- |\n"
-        split("agent-alone cli parse-only", names, " ")
+        split("agent-alone cli cli-no-history parse-only", names, " ")
         label["agent-alone"] = "demo agent alone (shell handshake + grep)"
-        label["cli"] = "acp-desk-cli run --json"
+        label["cli"] = "acp-desk-cli run --json (history on)"
+        label["cli-no-history"] = "acp-desk-cli run --no-history --json"
         label["parse-only"] = "parse-only (serde_json typed, nothing else)"
-        for (ni = 1; ni <= 3; ni++) {
+        for (ni = 1; ni <= 4; ni++) {
             c = names[ni]; k = cnt[c]
             if (!k) continue
             for (i = 1; i <= k; i++) { ww[i] = wall[c, i]; rr[i] = rss[c, i] }
@@ -170,6 +185,11 @@ summary=$(awk -v n="$FLOOD_NOTIFICATIONS" '
         for (r = 1; r <= cnt["cli"]; r++) if ((r, "cli") in w && (r, "parse-only") in w && w[r, "cli"] > 0) ratio[++np] = w[r, "parse-only"] / w[r, "cli"]
         if (np) {
             printf "\nCLI rate / parse-only rate: %.3f median of %d paired rounds (%.3f–%.3f); ratio of medians %.3f\n", median(ratio, np), np, minof(ratio, np), maxof(ratio, np), med["parse-only"] / med["cli"]
+        }
+        nh = 0
+        for (r = 1; r <= cnt["cli"]; r++) if ((r, "cli") in w && (r, "cli-no-history") in w && w[r, "cli"] > 0) hist[++nh] = w[r, "cli-no-history"] / w[r, "cli"]
+        if (nh) {
+            printf "History on / off rate: %.3f median of %d paired rounds (%.3f–%.3f); ratio of medians %.3f\n", median(hist, nh), nh, minof(hist, nh), maxof(hist, nh), med["cli-no-history"] / med["cli"]
         }
         print "Peak RSS is /usr/bin/time %M: the larger of the client and the agent it spawns (see the agent-alone row)."
     }' "$out")
