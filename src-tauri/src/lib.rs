@@ -209,21 +209,16 @@ fn drop_scale<R: Runtime>(window: &tauri::Window<R>) -> f64 {
     }
 }
 
-fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("ACP_DESK_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_target(false)
-        .try_init();
-}
-
 /// The app: `acp-desk [--agent NAME] [FOLDER]`.
 pub fn run(context: tauri::Context<tauri::Wry>) {
-    init_logging();
+    // Stderr from the first line; the file once Tauri can say where the OS keeps app logs.
+    let logging = acp_desk_app::logging::init();
     let launch = Launch::parse(std::env::args().skip(1));
     let app = build_app(tauri::Builder::default(), launch)
+        .setup(|app| {
+            start_log_file(app.handle());
+            Ok(())
+        })
         .menu(menu::build)
         .on_menu_event(|app, event| {
             if event.id() == menu::OPEN_FOLDER {
@@ -249,6 +244,23 @@ pub fn run(context: tauri::Context<tauri::Wry>) {
             if let Some(r) = &state.recorder {
                 r.finish();
             }
+            logging.finish();
         }
     });
+}
+
+/// Starts the log file in the OS's log folder for the app's identifier (Tauri's
+/// `app_log_dir`: `~/.local/share/<id>/logs` on Linux, `~/Library/Logs/<id>` on macOS,
+/// `%LOCALAPPDATA%\<id>\logs` on Windows). Without it the app logs to stderr only.
+fn start_log_file<R: Runtime>(app: &tauri::AppHandle<R>) {
+    let dir = match app.path().app_log_dir() {
+        Ok(dir) => dir,
+        Err(e) => {
+            tracing::warn!("no log folder, logging to stderr only: {e}");
+            return;
+        }
+    };
+    if let Err(e) = acp_desk_app::logging::init().write_to_folder(&dir) {
+        tracing::warn!("logging to stderr only: {e}");
+    }
 }

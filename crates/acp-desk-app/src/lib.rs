@@ -8,10 +8,12 @@
 //! - A start failure reaches everyone exactly once: the pump waits for the engine's channel to
 //!   close and for the start's outcome, and only when the engine could not say `session-status:
 //!   dead` itself (the program never ran) does it add the `error` and `dead` events.
+//! - [`logging`]: the desktop app's logs (stderr and a daily file, without secrets).
 //! - [`state`]: the app's own state file (everything the app writes for itself; the user's
 //!   settings file is only ever read, by `acp_desk_core::settings`).
 
 pub mod error;
+pub mod logging;
 pub mod observer;
 mod pump;
 pub mod registry;
