@@ -35,9 +35,17 @@ impl FrameSink for ChannelSink {
 #[tauri::command]
 pub async fn app_info(state: State<'_, AppState>) -> Result<AppInfo, IpcError> {
     let launch = state.launch.clone();
-    tauri::async_runtime::spawn_blocking(move || crate::app_info(&launch))
-        .await
-        .map_err(|e| IpcError::task_failed("read the app's settings", &e))
+    let recorder = state.recorder.clone();
+    tauri::async_runtime::spawn_blocking(move || {
+        // The saved theme; the file is read at start, so this waits at most for that.
+        let theme = recorder
+            .and_then(|r| r.state(std::time::Duration::from_secs(5)))
+            .map(|s| s.theme)
+            .unwrap_or_default();
+        crate::app_info(&launch, theme)
+    })
+    .await
+    .map_err(|e| IpcError::task_failed("read the app's settings", &e))
 }
 
 #[tauri::command]
@@ -200,6 +208,15 @@ pub async fn close_session(state: State<'_, AppState>, session: String) -> Resul
 #[tauri::command]
 pub fn pick_folder<R: Runtime>(app: AppHandle<R>) {
     crate::menu::pick_folder(&app);
+}
+
+/// Opens the user's settings file in their editor for it, creating it from a commented
+/// template when there is none (Help → Open Settings File does the same).
+#[tauri::command]
+pub async fn open_settings_file<R: Runtime>(app: AppHandle<R>) -> Result<(), IpcError> {
+    tauri::async_runtime::spawn_blocking(move || crate::help::open_settings_file(&app))
+        .await
+        .map_err(|e| IpcError::task_failed("open the settings file", &e))?
 }
 
 /// Emits `folder-chosen`; exposed for the menu.

@@ -547,13 +547,44 @@ export type PermissionResolution =
       cancelled: True;
     };
 /**
+ * A menu item the window acts on (the others are done in Rust). Payload of `menu-action`.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "MenuAction".
+ */
+export type MenuAction =
+  | {
+      action: 'close-session';
+    }
+  | {
+      action: 'toggle-sidebar';
+    }
+  | {
+      action: 'undo';
+    }
+  | {
+      action: 'redo';
+    }
+  | {
+      action: 'theme';
+      theme: Theme;
+    };
+/**
+ * The window's colours. A value this build does not know (a newer ACP Desk's) reads as
+ * `system`, rather than making the whole file unreadable.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "Theme".
+ */
+export type Theme = ('light' | 'dark') | 'system';
+/**
  * The app-wide Tauri events (DESIGN.md: app-wide notices are events; a session's stream is its
  * channel). Their names reach the UI through the generated types, never typed twice.
  *
  * This interface was referenced by `IpcTypes`'s JSON-Schema
  * via the `definition` "AppEvent".
  */
-export type AppEvent = 'paths-dropped' | 'drag-hover' | 'folder-chosen';
+export type AppEvent = 'paths-dropped' | 'drag-hover' | 'folder-chosen' | 'menu-action';
 /**
  * One piece of a prompt as the composer builds it; the shell turns each into an ACP content
  * block (`prompt`).
@@ -603,7 +634,8 @@ export type CommandName =
   | 'list_files'
   | 'open_path'
   | 'reveal_path'
-  | 'open_url';
+  | 'open_url'
+  | 'open_settings_file';
 /**
  * Resource content that can be embedded in a message.
  *
@@ -717,6 +749,8 @@ export interface IpcTypes {
   pathsDropped: PathsDropped;
   dragHover: DragHover;
   folderChosen: FolderChosen;
+  menuAction: MenuAction;
+  theme: Theme;
   appEvent: AppEvent;
   promptPart: PromptPart;
   projectFiles: ProjectFiles;
@@ -742,6 +776,11 @@ export interface AppInfo {
   agents: AgentListing;
   configDir: string;
   dataDir: string;
+  /**
+   * The theme chosen with View → Theme (saved in the app's state file); later changes arrive
+   * as `menu-action` `theme`.
+   */
+  theme: ('light' | 'dark') | 'system';
 }
 /**
  * Every agent a front end can offer, and which one to preselect.
@@ -1784,4 +1823,5 @@ export const COMMAND_NAMES = [
   'open_path',
   'reveal_path',
   'open_url',
+  'open_settings_file',
 ] as const satisfies readonly CommandName[];
