@@ -1,7 +1,15 @@
 // The window's logic, without Svelte: opening folders (menu, command line and drops all come
 // through `openFolder`), the open sessions and which one is shown, prompting, stopping,
-// answering permissions, drafts.
-import type { Backend, ProjectFiles, PromptPart, UiError, Unsubscribe } from './backend-types';
+// answering permissions, drafts, and the menu items the window acts on (`onMenu`).
+import type {
+  Backend,
+  MenuAction,
+  ProjectFiles,
+  PromptPart,
+  Theme,
+  UiError,
+  Unsubscribe,
+} from './backend-types';
 import { toUiError } from './backend-types';
 import type {
   AgentListing,
@@ -12,6 +20,7 @@ import type {
 } from './generated/ipc';
 import { isInside, relativePath } from './paths';
 import { SessionStore } from './session-store';
+import { closeNeedsConfirm } from './status';
 
 export interface AppView {
   ready: boolean;
@@ -26,7 +35,21 @@ export interface AppView {
   error: UiError | null;
   dragging: boolean;
   opening: boolean;
+  /** The session list is shown (the header's ☰, View → Toggle Sidebar). */
+  sidebarOpen: boolean;
+  /** View → Theme, as saved; the window applies it (`lib/theme.ts`). */
+  theme: Theme;
+  /** A busy session File → Close Session asks about before closing it. */
+  confirmClose: string | null;
 }
+
+/** The webview's own editing commands, on the focused field (Edit → Undo / Redo). */
+export type Edit = (command: 'undo' | 'redo') => void;
+
+export const editInDocument: Edit = (command) => {
+  // Deprecated, but still the only way to reach the field's own undo stack.
+  document.execCommand(command);
+};
 
 /** What the composer held for a session when the user left it. */
 export interface Draft {
@@ -57,6 +80,9 @@ export class AppController {
     error: null,
     dragging: false,
     opening: false,
+    sidebarOpen: true,
+    theme: 'system',
+    confirmClose: null,
   };
   private listeners = new Set<Listener>();
   private unsubscribers: Unsubscribe[] = [];
@@ -75,6 +101,7 @@ export class AppController {
     private schedule: Scheduler = animationFrame,
     /** Whether a point (CSS pixels) is over the composer: files dropped there are attachments. */
     private overComposer: (x: number, y: number) => boolean = () => false,
+    private edit: Edit = editInDocument,
   ) {}
 
   get state(): AppView {
@@ -106,10 +133,11 @@ export class AppController {
       await this.backend.onFolderChosen((e) => void this.openFolder(e.path)),
       await this.backend.onPathsDropped((e) => void this.dropped(e.paths, e.x, e.y)),
       await this.backend.onDragHover((e) => this.set({ dragging: e.active })),
+      await this.backend.onMenuAction((e) => this.onMenu(e)),
     );
     try {
       const info = await this.backend.appInfo();
-      this.set({ ready: true, agents: info.agents, agent: info.initialAgent });
+      this.set({ ready: true, agents: info.agents, agent: info.initialAgent, theme: info.theme });
       if (info.initialFolder) await this.openFolder(info.initialFolder);
     } catch (e) {
       this.set({ ready: true, error: toUiError(e) });
@@ -119,6 +147,44 @@ export class AppController {
   stop(): void {
     for (const u of this.unsubscribers) u();
     this.unsubscribers = [];
+  }
+
+  /** A menu item the window acts on. */
+  onMenu(action: MenuAction): void {
+    switch (action.action) {
+      case 'close-session':
+        this.requestClose();
+        break;
+      case 'toggle-sidebar':
+        this.setSidebar(!this.view.sidebarOpen);
+        break;
+      case 'undo':
+      case 'redo':
+        this.edit(action.action);
+        break;
+      case 'theme':
+        this.set({ theme: action.theme });
+        break;
+    }
+  }
+
+  setSidebar(open: boolean): void {
+    this.set({ sidebarOpen: open });
+  }
+
+  /** File → Close Session: closes the shown session, or first asks when it is busy (a turn,
+   * a start or a permission request), as the sidebar's Close does. */
+  requestClose(id: string | null = this.view.active): void {
+    if (!id || !this.stores.has(id)) return;
+    if (closeNeedsConfirm(this.store(id).state)) this.set({ confirmClose: id });
+    else void this.close(id);
+  }
+
+  /** The answer to requestClose's question. */
+  confirmClose(close: boolean): void {
+    const id = this.view.confirmClose;
+    this.set({ confirmClose: null });
+    if (close && id) void this.close(id);
   }
 
   chooseAgent(id: string): void {
@@ -249,6 +315,7 @@ export class AppController {
   }
 
   private remove(id: string): void {
+    if (this.view.confirmClose === id) this.set({ confirmClose: null });
     const sessions = this.view.sessions.filter((s) => s.id !== id);
     let active = this.view.active;
     if (active === id) {

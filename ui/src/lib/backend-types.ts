@@ -6,6 +6,7 @@ import type {
   DragHover,
   FolderChosen,
   IpcError,
+  MenuAction,
   PathsDropped,
   PermissionResolution,
   ProjectFiles,
@@ -19,7 +20,7 @@ export type Unsubscribe = () => void;
 
 // Generated from the Rust types (src-tauri/src/ipc.rs): one piece of a prompt as the composer
 // builds it, and the project's files for the `@` picker.
-export type { ConfigValue, ProjectFiles, PromptPart } from './generated/ipc';
+export type { ConfigValue, MenuAction, ProjectFiles, PromptPart, Theme } from './generated/ipc';
 
 /** An error as the UI shows it: a command's IpcError. Whatever else a command rejects with
  * (Tauri's own failures, a broken answer) is `internal` too: ACP Desk failed, not the user. */
@@ -54,6 +55,10 @@ export interface Backend {
   onFolderChosen(cb: (e: FolderChosen) => void): Promise<Unsubscribe>;
   onPathsDropped(cb: (e: PathsDropped) => void): Promise<Unsubscribe>;
   onDragHover(cb: (e: DragHover) => void): Promise<Unsubscribe>;
+  /** Opens the user's settings file in their editor (created from a template if missing). */
+  openSettingsFile(): Promise<void>;
+  /** Menu items the window acts on (the Rust side does the others). */
+  onMenuAction(cb: (e: MenuAction) => void): Promise<Unsubscribe>;
 }
 
 // A Record, so the compiler fails when the Rust side adds a code this list lacks.

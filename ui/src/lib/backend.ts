@@ -9,6 +9,7 @@ import type {
   CommandName,
   DragHover,
   FolderChosen,
+  MenuAction,
   PathsDropped,
   ProjectFiles,
   SessionInfo,
@@ -57,5 +58,8 @@ export function tauriBackend(): Backend {
     onPathsDropped: (cb) =>
       listen<PathsDropped>('paths-dropped' satisfies AppEvent, (e) => cb(e.payload)),
     onDragHover: (cb) => listen<DragHover>('drag-hover' satisfies AppEvent, (e) => cb(e.payload)),
+    openSettingsFile: () => run('open_settings_file'),
+    onMenuAction: (cb) =>
+      listen<MenuAction>('menu-action' satisfies AppEvent, (e) => cb(e.payload)),
   };
 }

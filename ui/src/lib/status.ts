@@ -30,3 +30,9 @@ export function sessionStatus(v: SessionView): SessionStatus {
     return { key: 'working', label: 'Working…', detail: null };
   return { key: 'ready', label: 'Ready', detail: null };
 }
+
+/** Closing would stop something under way (a turn, the agent's start, a question to the user):
+ * ask first. */
+export function closeNeedsConfirm(v: SessionView): boolean {
+  return v.turnRunning || v.status === 'starting' || v.pending.length > 0;
+}

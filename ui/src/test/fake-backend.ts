@@ -6,6 +6,7 @@ import type {
   DragHover,
   FolderChosen,
   IpcError,
+  MenuAction,
   PathsDropped,
   PermissionResolution,
   SessionInfo,
@@ -32,6 +33,7 @@ export const appInfo = (over: Partial<AppInfo> = {}): AppInfo => ({
   },
   configDir: '/cfg',
   dataDir: '/data',
+  theme: 'system',
   ...over,
 });
 
@@ -46,6 +48,7 @@ export class FakeBackend implements Backend {
   private folderChosen: Handler<FolderChosen>[] = [];
   private dropped: Handler<PathsDropped>[] = [];
   private hover: Handler<DragHover>[] = [];
+  private menuActions: Handler<MenuAction>[] = [];
   private counter = 0;
   promptResult: Promise<TurnEnd> = new Promise(() => undefined);
   /** What respondPermission rejects with, if anything. */
@@ -123,6 +126,20 @@ export class FakeBackend implements Backend {
   async onDragHover(cb: Handler<DragHover>): Promise<Unsubscribe> {
     this.hover.push(cb);
     return () => undefined;
+  }
+
+  async openSettingsFile(): Promise<void> {
+    this.calls.push(['openSettingsFile']);
+  }
+  async onMenuAction(cb: Handler<MenuAction>): Promise<Unsubscribe> {
+    this.menuActions.push(cb);
+    return () => {
+      this.menuActions = this.menuActions.filter((h) => h !== cb);
+    };
+  }
+  /** A menu item the window acts on was chosen. */
+  menu(action: MenuAction): void {
+    for (const cb of this.menuActions) cb(action);
   }
 
   /** The Rust side sends a frame to a session's view. */
