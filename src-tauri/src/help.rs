@@ -5,7 +5,7 @@
 //!   reads as the defaults; an existing file is never written (rule 22).
 //! - Copy Diagnostics holds no secrets: the version, the OS, each open session's agent (names
 //!   and versions, never its command line or environment) and the log file's last lines, which
-//!   hold none at the default level (`acp_desk_app::logging`). Folder names are left out.
+//!   hold none at the default level (`acp_desk_app::logging`; they do name folders).
 //! - Failures are shown in a native message box, since the window may have nothing open to
 //!   show them in.
 

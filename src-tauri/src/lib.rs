@@ -250,9 +250,15 @@ pub fn run(context: tauri::Context<tauri::Wry>) {
 
 /// Starts the log file in the OS's log folder for the app's identifier (Tauri's
 /// `app_log_dir`: `~/.local/share/<id>/logs` on Linux, `~/Library/Logs/<id>` on macOS,
-/// `%LOCALAPPDATA%\<id>\logs` on Windows). Without it the app logs to stderr only.
+/// `%LOCALAPPDATA%\<id>\logs` on Windows), or in `logs` in the data folder when
+/// `ACP_DESK_DATA_DIR` moves it (portable installs, tests). Without either, stderr only.
 fn start_log_file<R: Runtime>(app: &tauri::AppHandle<R>) {
-    let dir = match app.path().app_log_dir() {
+    let dir = if std::env::var_os("ACP_DESK_DATA_DIR").is_some() {
+        Ok(acp_desk_core::paths::data_dir().join("logs"))
+    } else {
+        app.path().app_log_dir()
+    };
+    let dir = match dir {
         Ok(dir) => dir,
         Err(e) => {
             tracing::warn!("no log folder, logging to stderr only: {e}");

@@ -48,6 +48,8 @@ const TAIL_BYTES: u64 = 64 * 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LogError {
+    #[error("could not create the log folder {}: {source}", dir.display())]
+    CreateFolder { dir: PathBuf, source: io::Error },
     #[error("could not open the log file in {}: {source}", dir.display())]
     Open {
         dir: PathBuf,
@@ -116,6 +118,11 @@ pub fn init() -> &'static Logging {
 /// Today's file in `dir` (created with the folder if missing), after removing the oldest files
 /// past [`MAX_LOG_FILES`]: the rotation policy, on its own so it can be checked on any folder.
 pub fn open_appender(dir: &Path) -> Result<RollingFileAppender, LogError> {
+    // First: the appender lists the folder before it would create it, and says so on stderr.
+    std::fs::create_dir_all(dir).map_err(|source| LogError::CreateFolder {
+        dir: dir.to_owned(),
+        source,
+    })?;
     RollingFileAppender::builder()
         .rotation(Rotation::DAILY)
         .filename_prefix(LOG_FILE_PREFIX)
