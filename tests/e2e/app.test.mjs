@@ -343,6 +343,76 @@ describe('ACP Desk, end to end', () => {
     assert.ok(await (await browser.$('#composer')).isEnabled(), 'the window stays usable');
   });
 
+  it('menu shortcuts reach the window: sidebar, undo and redo, zoom; the log file is written', async () => {
+    // Keys typed into the window with xdotool go through GTK's menu accelerators, then the
+    // menu's event, as a user's do (WebDriver's own keys go to the page and skip the menu).
+    const win = execFileSync('xdotool', ['search', '--name', '^ACP Desk$'], { encoding: 'utf8' })
+      .trim()
+      .split('\n')[0];
+    const keys = (...args) => {
+      execFileSync('xdotool', ['windowfocus', '--sync', win]);
+      execFileSync('xdotool', args);
+    };
+    const box = await browser.$('#composer');
+    await box.waitForEnabled({ timeout: 20000 });
+    await box.click();
+    keys('type', '--delay', '20', 'menu words');
+    await browser.waitUntil(async () => (await box.getValue()) === 'menu words', {
+      timeout: 10000,
+      timeoutMsg: 'the typed words did not arrive',
+    });
+    keys('key', 'ctrl+z');
+    await browser.waitUntil(async () => (await box.getValue()) === '', {
+      timeout: 10000,
+      timeoutMsg: 'Edit → Undo (Ctrl+Z) did not undo the typing',
+    });
+    keys('key', 'ctrl+shift+z');
+    await browser.waitUntil(async () => (await box.getValue()) === 'menu words', {
+      timeout: 10000,
+      timeoutMsg: 'Edit → Redo (Ctrl+Shift+Z) did not redo it',
+    });
+    await box.clearValue();
+
+    keys('key', 'ctrl+b');
+    await browser.waitUntil(
+      async () => !(await (await browser.$('[data-session-list]')).isExisting()),
+      {
+        timeout: 10000,
+        timeoutMsg: 'View → Toggle Sidebar (Ctrl+B) did not hide the sidebar',
+      },
+    );
+    keys('key', 'ctrl+b');
+    await (await browser.$('[data-session-list]')).waitForExist({ timeout: 10000 });
+
+    // Zoom is done in Rust and saved in the app's state file.
+    const stateFile = join(process.env.ACP_DESK_DATA_DIR ?? '', 'state.json');
+    const zoom = () => {
+      try {
+        return JSON.parse(readFileSync(stateFile, 'utf8')).zoom;
+      } catch {
+        return undefined;
+      }
+    };
+    keys('key', 'ctrl+equal');
+    await browser.waitUntil(async () => zoom() === 1.1, {
+      timeout: 10000,
+      timeoutMsg: 'View → Zoom In (Ctrl+=) was not saved',
+    });
+    await browser.saveScreenshot(join(shots, 'zoomed-110.png'));
+    keys('key', 'ctrl+0');
+    await browser.waitUntil(async () => zoom() === 1, {
+      timeout: 10000,
+      timeoutMsg: 'View → Actual Size (Ctrl+0) was not saved',
+    });
+
+    // The log file, in the data folder's logs/ (run.sh moves the data folder), says what the
+    // sessions did.
+    const logs = join(process.env.ACP_DESK_DATA_DIR ?? '', 'logs');
+    const files = readdirSync(logs).filter((f) => /^acp-desk\.\d{4}-\d{2}-\d{2}\.log$/.test(f));
+    assert.equal(files.length, 1, `one log file: ${files}`);
+    assert.match(readFileSync(join(logs, files[0]), 'utf8'), /session opened/);
+  });
+
   it('ends the agent when the app quits (Ctrl+Q), through the orderly close', async () => {
     assert.ok(processesIn(project).length > 0, 'the agent runs in the project folder');
     // A user's Ctrl+Q (File → Quit), typed into the window with xdotool: WebDriver's own
