@@ -235,6 +235,7 @@ export function installMockIpc(setup) {
           },
           configDir: '/home/demo/.config/acp-desk',
           dataDir: '/home/demo/.local/share/acp-desk',
+          theme: 'system',
         };
       case 'open_session':
         return { id: sessionId, folder: args.folder, agent: args.agent };

@@ -250,6 +250,8 @@ for (const scheme of schemes) {
     await expect(dialog.locator(sel.diff)).toContainText('-0.75 coffee');
     await expect(dialog.locator(sel.option)).toHaveCount(3);
     await expect(page.locator(sel.status)).toHaveAttribute('data-status', 'waiting');
+    // The OS's scheme reaches the styles through lib/theme.ts (the theme is `system`).
+    await expect(page.locator('html')).toHaveAttribute('data-theme', scheme);
     await shot(dialog, `replay-permission-queued-diff-${scheme}`);
     await shot(page, `replay-permission-window-${scheme}`);
     // The second, chosen from the queue: the command and where it runs.

@@ -37,7 +37,8 @@ export function applyTheme(theme: Theme): void {
       if (choice === 'system') show();
     });
   }
-  choice = theme;
+  // Anything else (an older Rust side that sends none) is the OS's.
+  choice = theme === 'light' || theme === 'dark' ? theme : 'system';
   show();
 }
 
