@@ -105,11 +105,22 @@ pub fn open_settings_file<R: Runtime>(app: &AppHandle<R>) -> Result<(), IpcError
             path.display()
         ))
     })?;
+    open_in_os(app, &path, "the settings file", "your editor")
+}
+
+/// Opens `path` in the user's app for it (the system's opener); `what` and `where_` word the
+/// failure ("could not open the logs folder …; open it in your file manager yourself").
+fn open_in_os<R: Runtime>(
+    app: &AppHandle<R>,
+    path: &Path,
+    what: &str,
+    where_: &str,
+) -> Result<(), IpcError> {
     app.opener()
         .open_path(path.display().to_string(), None::<&str>)
         .map_err(|e| {
             IpcError::InvalidInput(format!(
-                "could not open the settings file {}: {e}; open it in your editor yourself",
+                "could not open {what} {}: {e}; open it in {where_} yourself",
                 path.display()
             ))
         })
@@ -122,14 +133,7 @@ pub fn open_logs_folder<R: Runtime>(app: &AppHandle<R>) -> Result<(), IpcError> 
             "ACP Desk writes no log file in this run (its log folder could not be opened): its logs go to the terminal it was started from".into(),
         ));
     };
-    app.opener()
-        .open_path(dir.display().to_string(), None::<&str>)
-        .map_err(|e| {
-            IpcError::InvalidInput(format!(
-                "could not open the logs folder {}: {e}; open it in your file manager yourself",
-                dir.display()
-            ))
-        })
+    open_in_os(app, dir, "the logs folder", "your file manager")
 }
 
 /// Help → Copy Diagnostics: [`diagnostics`] on the clipboard. Blocking.
