@@ -119,12 +119,7 @@ async fn permission_turn_seen(
     seen: &mut Vec<StreamEvent>,
 ) -> (SettledBy, Option<String>) {
     let turn = spawn_prompt(h, prompt);
-    let StreamEvent::AgentPrompt(p) = rx
-        .until(seen, |e| matches!(e, StreamEvent::AgentPrompt(_)))
-        .await
-    else {
-        unreachable!()
-    };
+    let p = rx.next_prompt(seen).await;
     // A rule settles the request in the same step that parks it, so by the time this answer
     // is handled the request is gone if a rule answered it.
     let resolution = match answer {

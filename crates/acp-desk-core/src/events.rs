@@ -112,6 +112,7 @@ pub enum StreamEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         message_id: Option<String>,
     },
+    /// Merged into one card by the rule at [`ToolCallEvent`].
     #[serde(rename = "tool-call")]
     ToolCall(Box<ToolCallEvent>),
     #[serde(rename = "tool-result")]
@@ -398,6 +399,10 @@ impl StreamEvent {
 /// - `toolKind`, `status`, `rawOutput`, `_meta`: when present (and not `null`);
 /// - `content`, `locations`: when present, the whole list (ACP sends them whole, not as deltas);
 /// - `sessionId`, `toolCallId` and the first event's `isUpdate` stay.
+///
+/// `tool-result` is not part of the merge: it repeats, once, what the call's `tool-call` events
+/// carried when it finished (for consumers that want only results); a view takes nothing from it.
+/// A consumer that does not keep `_meta` (the UI's cards) merges every other field alike.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolCallEvent {

@@ -167,7 +167,7 @@ describe('SessionStore', () => {
         status: 'in_progress',
         content: [{ type: 'diff', path: '/p/src/a.rs', oldText: 'a', newText: 'b' }],
       }),
-      live({ ...base, kind: 'tool-call', rawOutput: { stdout: 'ok' } }),
+      live({ ...base, kind: 'tool-call', status: 'completed', rawOutput: { stdout: 'ok' } }),
       live({ kind: 'tool-result', sessionId: sid, toolCallId: 't1', result: {}, isError: false }),
     ]);
     expect(store.state.entries).toHaveLength(1);
@@ -183,7 +183,7 @@ describe('SessionStore', () => {
     });
   });
 
-  it('takes content and rawOutput from the result when the updates had none; a failure stays failed', () => {
+  it('takes nothing from a tool-result: an update after it still shows, a failure stays failed', () => {
     const store = new SessionStore();
     const call = {
       kind: 'tool-call' as const,
@@ -192,25 +192,26 @@ describe('SessionStore', () => {
       arguments: {},
       isUpdate: false,
     };
+    const text = (t: string) => [
+      { type: 'content' as const, content: { type: 'text' as const, text: t } },
+    ];
     store.applyAll([
       live(
-        { ...call, toolCallId: 'a' },
+        { ...call, toolCallId: 'a', status: 'completed', content: text('first') },
         { ...call, toolCallId: 'b', status: 'failed' },
         {
           kind: 'tool-result',
           sessionId: sid,
           toolCallId: 'a',
-          result: {
-            content: [{ type: 'content', content: { type: 'text', text: 'out' } }],
-            rawOutput: 'raw',
-          },
+          result: { content: text('first'), rawOutput: 'raw' },
+          isError: false,
         },
         { kind: 'tool-result', sessionId: sid, toolCallId: 'b', result: {}, isError: false },
+        { ...call, toolCallId: 'a', toolName: '', isUpdate: true, content: text('later') },
       ),
     ]);
     const [a, b] = store.state.entries;
-    expect(a).toMatchObject({ status: 'completed', rawOutput: 'raw' });
-    expect(a?.type === 'tool' && a.content).toHaveLength(1);
+    expect(a).toMatchObject({ status: 'completed', content: text('later'), rawOutput: undefined });
     expect(b).toMatchObject({ status: 'failed' });
   });
 

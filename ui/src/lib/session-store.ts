@@ -323,27 +323,10 @@ export class SessionStore {
         }
         break;
       }
-      case 'tool-result': {
-        const at = this.tools.get(ev.toolCallId);
-        const existing = at === undefined ? undefined : v.entries[at];
-        if (existing && existing.type === 'tool') {
-          const result = ev.result;
-          const content = Array.isArray(result['content'])
-            ? (result['content'] as ToolCallContent[])
-            : [];
-          const rawOutput = result['rawOutput'];
-          v.entries[at as number] = {
-            ...existing,
-            status: existing.status === 'failed' || ev.isError ? 'failed' : 'completed',
-            content: existing.content.length > 0 ? existing.content : content,
-            rawOutput:
-              existing.rawOutput === undefined && rawOutput !== undefined && rawOutput !== null
-                ? rawOutput
-                : existing.rawOutput,
-          };
-        }
+      case 'tool-result':
+        // It repeats what the call's tool-call events already carried (the merge rule): a card
+        // takes nothing from it, so an update after it shows the same live and in a snapshot.
         break;
-      }
       case 'terminal-output': {
         const prev = v.terminals[ev.terminalId];
         const limit = prev?.limit ?? ev.outputByteLimit ?? DEFAULT_TERMINAL_LIMIT;
@@ -445,9 +428,9 @@ export class SessionStore {
 
 /**
  * A later event of a tool call merged into its card: the engine's one merge rule
- * (`ToolCallEvent::merge`, crates/acp-desk-core/src/events.rs), field for field. A field replaces
- * the card's when the event carries it; `session-store.merge.test.ts` holds the two to it with a
- * snapshot the engine's compactor made.
+ * (`ToolCallEvent::merge`, crates/acp-desk-core/src/events.rs), field for field (a card keeps no
+ * `_meta`). A field replaces the card's when the event carries it; `session-store.merge.test.ts`
+ * holds the two to it with a snapshot the engine's compactor made.
  */
 function mergeToolCall(card: ToolEntry, ev: ToolCallEvent): ToolEntry {
   return {
