@@ -73,7 +73,10 @@ describe('sidebar', () => {
     const list = document.querySelector('[data-session-list]') as HTMLElement;
     expect(list.querySelectorAll('.session-item')).toHaveLength(2);
     expect(within(item('s2')).getByText('web')).toBeTruthy();
-    expect(item('s2').querySelector('.session-select')?.getAttribute('title')).toBe('/home/me/web');
+    // Its tooltip says all that the item may cut on a narrow sidebar.
+    expect(item('s2').querySelector('.session-select')?.getAttribute('title')).toBe(
+      '/home/me/web\ndemo · Opening…',
+    );
     expect(item('s2').querySelector('.session-select')?.getAttribute('aria-current')).toBe('true');
     expect(item('s1').querySelector('.status')?.getAttribute('data-status')).toBe('ready');
     expect(item('s2').querySelector('.status')?.getAttribute('data-status')).toBe('opening');
@@ -351,7 +354,7 @@ describe('session header', () => {
     expect(usage.textContent).toContain('25%');
     expect(usage.textContent).toContain('$0.42');
     expect(usage.textContent).toContain('41.2k in · 7k out');
-    expect(usage.getAttribute('title')).toContain('Context: 50,000 of 200,000 tokens (25%)');
+    expect(usage.getAttribute('title')).toContain('Context used: 50,000 of 200,000 tokens (25%)');
     expect((usage.querySelector('.usage-fill') as HTMLElement).style.width).toBe('25%');
 
     const tasks = header().querySelector('[data-tasks]') as HTMLElement;
