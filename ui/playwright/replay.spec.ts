@@ -221,6 +221,30 @@ test('showcase: each header control says what it is, in its tooltip and its acce
   await expect(usage).toHaveAttribute('title', /^Cost so far: \$0\.037$/m);
 });
 
+test('the window title: the shown folder and the requests waiting, through the window’s setTitle', async ({
+  page,
+}) => {
+  const ask = requests();
+  const titles = async () =>
+    (await calls(page)).filter((c) => c.cmd === 'plugin:window|set_title').map((c) => c.args);
+  await replay(page, waiting([ask.diff, ask.command]), { folder });
+  await page.goto('/');
+  await expect(page).toHaveTitle('(2) project — ACP Desk');
+  await expect
+    .poll(async () => (await titles()).at(-1))
+    .toEqual({ label: 'main', value: '(2) project — ACP Desk' });
+  await page.locator(sel.dialog).locator(sel.optionOfKind('allow_once')).click();
+  await expect(page).toHaveTitle('(1) project — ACP Desk');
+  await page.locator(sel.dialog).locator(sel.optionOfKind('allow_once')).click();
+  await expect(page).toHaveTitle('project — ACP Desk');
+  // No session: the app's name alone.
+  await page.getByRole('button', { name: 'Close project' }).click();
+  // The turn still runs: closing asks first.
+  await page.locator(sel.sessionList).getByRole('button', { name: 'Close', exact: true }).click();
+  await expect(page).toHaveTitle('ACP Desk');
+  expect((await titles()).at(-1)).toEqual({ label: 'main', value: 'ACP Desk' });
+});
+
 /** The showcase's diff request, the recorded command request, an MCP tool's, by id. */
 function requests(): Record<'diff' | 'command' | 'mcp', StreamEvent> {
   const diff = readTranscript(showcase).find((e) => e.kind === 'agent-prompt');
