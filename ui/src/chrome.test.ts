@@ -257,6 +257,14 @@ async function openStarting(backend: FakeBackend) {
   await waitFor(() => expect(within(header()).getByText('Starting…')).toBeTruthy());
 }
 
+/** A request settled by Stop. */
+const stopped = (id: string): StreamEvent => ({
+  kind: 'agent-prompt-settled',
+  sessionId: 'e1',
+  toolCallId: id,
+  outcome: { cancelled: true },
+  by: 'stop',
+});
 const held = () => document.querySelector('[data-held]');
 const dead = (detail: string): StreamEvent => ({
   kind: 'session-status',
@@ -338,16 +346,8 @@ describe('window title', () => {
     await waitFor(() => expect(backend.title).toBe('(2) web — ACP Desk'));
     backend.frame('s2', live(request('c#1')));
     await waitFor(() => expect(backend.title).toBe('(3) web — ACP Desk'));
-    backend.frame(
-      's1',
-      live({
-        kind: 'agent-prompt-settled',
-        sessionId: 'e1',
-        toolCallId: 'a#1',
-        outcome: { cancelled: true },
-        by: 'stop',
-      } as StreamEvent),
-    );
+    // Settled by Stop in the session not shown: one fewer.
+    backend.frame('s1', live(stopped('a#1')));
     await waitFor(() => expect(backend.title).toBe('(2) web — ACP Desk'));
     await fireEvent.click(screen.getByLabelText('Close web'));
     await fireEvent.click(within(item('s2')).getByText('Close'));
