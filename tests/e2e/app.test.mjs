@@ -399,6 +399,30 @@ async function windowNameIs(want) {
   });
 }
 
+/** What is wider inside than its box in the header, the sidebar and the composer (as in
+ * ui/playwright/layout.spec.ts: text cut on purpose ends in an ellipsis and is whole in a
+ * tooltip). Read after two frames, once the layout has settled. */
+async function overflowing() {
+  return browser.execute(async () => {
+    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    const out = [];
+    for (const root of document.querySelectorAll('.session-header, nav.sidebar, .composer-wrap')) {
+      for (const el of [root, ...root.querySelectorAll('*')]) {
+        if (!(el instanceof HTMLElement) || el.offsetParent === null) continue;
+        if (el.scrollWidth <= el.clientWidth) continue;
+        const text = (el.textContent ?? '').replace(/\s+/g, ' ').trim();
+        const tip = el.closest('[title]')?.getAttribute('title')?.replace(/\s+/g, ' ') ?? '';
+        if (getComputedStyle(el).textOverflow === 'ellipsis' && text && tip.includes(text))
+          continue;
+        out.push(
+          `${el.tagName}.${[...el.classList].join('.')}: ${el.scrollWidth} > ${el.clientWidth}`,
+        );
+      }
+    }
+    return out;
+  });
+}
+
 describe('typing at once, and the window title', () => {
   const gate = join(tmpdir(), `acp-desk-e2e-gate-${process.pid}`);
   after(async () => {
@@ -460,6 +484,24 @@ describe('typing at once, and the window title', () => {
     await windowNameIs(`(1) ${basename(project)} — ACP Desk`);
     await (await browser.$('[data-permission] [data-option-kind="allow_once"]')).click();
     await windowNameIs(`${basename(project)} — ACP Desk`);
+    await browser.waitUntil(async () => (await lastEntry()).type === 'turn-end', {
+      timeout: 30000,
+      timeoutMsg: 'the permission turn did not end',
+    });
+  });
+
+  it('lays the window out at 800x600 in WebKitGTK, with the sidebar shown too', async () => {
+    const win = execFileSync('xdotool', ['search', '--name', 'ACP Desk$'], { encoding: 'utf8' })
+      .trim()
+      .split('\n')[0];
+    execFileSync('xdotool', ['windowsize', win, '800', '600']);
+    // Narrower than 900px: the session list folds by itself; shown again, the rest must fit.
+    await (await browser.$('nav.sidebar')).waitForExist({ reverse: true, timeout: 10000 });
+    assert.deepEqual(await overflowing(), [], 'nothing overflows with the sidebar folded');
+    await browser.saveScreenshot(join(shots, 'layout-800x600-real.png'));
+    await (await browser.$('.sidebar-toggle')).click();
+    await (await browser.$('nav.sidebar')).waitForExist({ timeout: 5000 });
+    assert.deepEqual(await overflowing(), [], 'nothing overflows with the sidebar shown');
   });
 });
 
