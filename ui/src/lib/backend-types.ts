@@ -49,6 +49,8 @@ export interface Backend {
   revealPath(session: string, path: string): Promise<void>;
   /** Opens an http(s) or mailto link in the system browser; anything else is refused. */
   openUrl(url: string): Promise<void>;
+  /** The window's title (the shell's window, and the page's for a browser). */
+  setTitle(title: string): Promise<void>;
   /** Shows the folder picker; the choice arrives through onFolderChosen. */
   pickFolder(): Promise<void>;
   onFolderChosen(cb: (e: FolderChosen) => void): Promise<Unsubscribe>;

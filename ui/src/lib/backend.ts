@@ -1,6 +1,7 @@
 // The one module that talks to Tauri. Everything else uses the Backend interface.
 import { Channel, invoke } from '@tauri-apps/api/core';
 import { listen } from '@tauri-apps/api/event';
+import { getCurrentWindow } from '@tauri-apps/api/window';
 import type { Backend } from './backend-types';
 import { toUiError } from './backend-types';
 import type {
@@ -52,6 +53,15 @@ export function tauriBackend(): Backend {
     revealPath: (session, path) => run('reveal_path', { session, path }),
     openUrl: (url) => run('open_url', { url }),
     pickFolder: () => run('pick_folder'),
+    setTitle: async (title) => {
+      // The page's too: where no shell runs (the Playwright mock) it is the title there is.
+      document.title = title;
+      try {
+        await getCurrentWindow().setTitle(title);
+      } catch (e) {
+        throw toUiError(e);
+      }
+    },
     onFolderChosen: (cb) =>
       listen<FolderChosen>('folder-chosen' satisfies AppEvent, (e) => cb(e.payload)),
     onPathsDropped: (cb) =>

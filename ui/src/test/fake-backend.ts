@@ -112,6 +112,12 @@ export class FakeBackend implements Backend {
   async pickFolder(): Promise<void> {
     this.calls.push(['pickFolder']);
   }
+  /** The window's title, as last set. */
+  title: string | null = null;
+  async setTitle(title: string): Promise<void> {
+    this.calls.push(['setTitle', title]);
+    this.title = title;
+  }
   async onFolderChosen(cb: Handler<FolderChosen>): Promise<Unsubscribe> {
     this.folderChosen.push(cb);
     return () => undefined;
