@@ -209,13 +209,22 @@ export type StreamEvent =
        */
       path: string;
       /**
-       * This write created it (always `false` for `via: watcher`: the watcher cannot tell).
+       * This write created it. The watcher says so when the file appeared during the turn
+       * (a new directory entry, or a file in a new folder); a file renamed into place over
+       * nothing is reported `false`, since a rename cannot tell whether it replaced a file.
        */
       created: boolean;
       /**
        * How we learned of the change; absent in events from before the field existed.
        */
       via?: FileChangeVia | null;
+      /**
+       * The tool call that wrote it, when a call of this turn names the path
+       * ([`crate::thread::paths_named`]): the running one, else the latest. The watcher
+       * reports a change after its call may have finished and the next begun, so a front
+       * end places the change with this call rather than where the event arrives.
+       */
+      toolCallId?: string | null;
     };
 /**
  * Content blocks represent displayable information in the Agent Client Protocol.
