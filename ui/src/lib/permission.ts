@@ -22,6 +22,26 @@ export const KIND_LABEL: Record<PermissionOptionKind, string> = {
   reject_always: 'Always reject',
 };
 
+/**
+ * What an option is called: on its button, and in the thread once it was chosen, so the log says
+ * the words the user clicked. Our label for its kind comes first (options are chosen by kind,
+ * rule 6); the agent's own name is added when it says more. A name that only restates the label
+ * ("Allow" on Allow once) is dropped; one that starts with it ("Always allow edits") replaces it,
+ * so the button does not say "Always allow" twice.
+ */
+export function optionWords(o: Pick<PermissionOption, 'kind' | 'name'>): {
+  label: string;
+  own: string | null;
+} {
+  const label = KIND_LABEL[o.kind] ?? o.name;
+  const name = o.name.trim();
+  const n = name.toLowerCase();
+  const l = label.toLowerCase();
+  if (n === '' || l.startsWith(n)) return { label, own: null };
+  if (n.startsWith(l)) return { label: n.length > l.length + 2 ? name : label, own: null };
+  return { label, own: name };
+}
+
 /** The key that chooses each kind (shown on the button). */
 export const KIND_KEY: Record<
   PermissionOptionKind,

@@ -24,6 +24,7 @@ import type {
   ToolKind,
   TurnEndReason,
 } from './generated/ipc';
+import { optionWords } from './permission';
 
 /** Something attached to a user message, shown as a chip. */
 export interface Attachment {
@@ -46,6 +47,15 @@ export interface ToolEntry {
   rawInput: unknown;
   /** `undefined`: none yet. Codex puts command output here and leaves `content` empty. */
   rawOutput: unknown;
+  /** The user (or a rule) rejected its permission request: a failure that is no error. */
+  rejected: boolean;
+  /** Files this call wrote, as the engine attributed them (`file-changed`'s `toolCallId`). */
+  files: FileChange[];
+}
+
+export interface FileChange {
+  path: string;
+  created: boolean;
 }
 
 /** A client terminal's output as the store keeps it (capped, like the engine's). */
@@ -198,6 +208,8 @@ export class SessionStore {
   private nextKey = 1;
   /** Index in `entries` of each tool call's card. */
   private tools = new Map<string, number>();
+  /** Calls whose permission was rejected: an agent may ask before it announces the call. */
+  private rejected = new Set<string>();
 
   get state(): SessionView {
     return this.view;
@@ -229,6 +241,7 @@ export class SessionStore {
       if (frame.snapshot) {
         v = emptyView();
         this.tools.clear();
+        this.rejected.clear();
       }
       v = {
         ...v,
@@ -318,6 +331,8 @@ export class SessionStore {
             locations: ev.locations ?? [],
             rawInput: carriesInput(ev.arguments) ? ev.arguments : undefined,
             rawOutput: ev.rawOutput ?? undefined,
+            rejected: this.rejected.has(ev.toolCallId),
+            files: [],
           });
         }
         break;
@@ -370,6 +385,13 @@ export class SessionStore {
         const req = v.pending.find((p) => p.toolCallId === ev.toolCallId);
         v.pending = v.pending.filter((p) => p.toolCallId !== ev.toolCallId);
         this.push(v, { type: 'settled', key: this.nextKey++, text: settledText(ev, req) });
+        const target = req?.targetToolCallId;
+        if (target && isRejection(ev, req)) {
+          this.rejected.add(target);
+          const at = this.tools.get(target);
+          const card = at === undefined ? undefined : v.entries[at];
+          if (card?.type === 'tool') v.entries[at as number] = { ...card, rejected: true };
+        }
         break;
       }
       case 'error':
@@ -431,9 +453,18 @@ export class SessionStore {
         v.tasks = tasks;
         break;
       }
-      case 'file-changed':
-        this.push(v, { type: 'file', key: this.nextKey++, path: ev.path, created: ev.created });
+      case 'file-changed': {
+        // With the call that wrote it (the engine says which): the watcher's report comes
+        // after that call may have finished and the next begun.
+        const at = ev.toolCallId ? this.tools.get(ev.toolCallId) : undefined;
+        const card = at === undefined ? undefined : v.entries[at];
+        if (card?.type === 'tool') {
+          v.entries[at as number] = { ...card, files: withFile(card.files, ev.path, ev.created) };
+        } else {
+          this.push(v, { type: 'file', key: this.nextKey++, path: ev.path, created: ev.created });
+        }
         break;
+      }
       case 'unknown-update':
         // An update this client does not know: nothing to show (the audit log keeps it).
         break;
@@ -460,6 +491,15 @@ function mergeToolCall(card: ToolEntry, ev: ToolCallEvent): ToolEntry {
   };
 }
 
+/** A call's files with one more change: a file it created and then changed stays created. */
+function withFile(files: FileChange[], path: string, created: boolean): FileChange[] {
+  const i = files.findIndex((f) => f.path === path);
+  if (i < 0) return [...files, { path, created }];
+  const out = [...files];
+  out[i] = { path, created: created || (files[i] as FileChange).created };
+  return out;
+}
+
 /** Whether a tool call's `arguments` carry input (the merge rule): `null` and `{}` do not. */
 function carriesInput(v: unknown): boolean {
   if (v === null || v === undefined) return false;
@@ -472,6 +512,17 @@ function definedOnly<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(
     Object.entries(o).filter(([, val]) => val !== undefined && val !== null),
   ) as Partial<T>;
+}
+
+/** The request was answered with one of its reject options (by the user or a rule). */
+function isRejection(
+  ev: Extract<StreamEvent, { kind: 'agent-prompt-settled' }>,
+  req: AgentPromptEvent | undefined,
+): boolean {
+  if ('cancelled' in ev.outcome) return false;
+  const { optionId } = ev.outcome;
+  const kind = req?.options.find((o) => o.optionId === optionId)?.kind;
+  return kind === 'reject_once' || kind === 'reject_always';
 }
 
 function settledText(
@@ -491,7 +542,10 @@ function settledText(
   }
   const optionId = ev.outcome.optionId;
   const option = req?.options.find((o) => o.optionId === optionId);
-  const label = option ? option.name : optionId;
+  // The words of the button that was clicked, not the agent's name alone (Claude calls Allow
+  // once "Allow").
+  const words = option ? optionWords(option) : { label: optionId, own: null };
+  const chosen = `“${words.label}”` + (words.own ? ` (the agent’s “${words.own}”)` : '');
   const who: Record<typeof ev.by, string> = {
     user: 'you chose',
     rule: 'a rule chose',
@@ -501,5 +555,5 @@ function settledText(
   };
   const by = who[ev.by];
   const feedback = ev.feedback ? ` Feedback: “${ev.feedback}”` : '';
-  return `Permission for ${what}: ${by} “${label}”.${feedback}`;
+  return `Permission for ${what}: ${by} ${chosen}.${feedback}`;
 }

@@ -1,0 +1,117 @@
+// Issue 13, "Words that match what happened": what the thread and the permission dialog say
+// after real recordings (claude-code-acp through the CLI, the demo agent's scenarios).
+import { cleanup, render } from '@testing-library/svelte';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { AgentPromptEvent, StreamEvent } from '../lib/generated/ipc';
+import { codeSpans } from '../lib/inline-code';
+import { SessionStore, type Entry, type ToolEntry } from '../lib/session-store';
+import PermissionDialog from './PermissionDialog.svelte';
+import ThreadEntry from './thread/ThreadEntry.svelte';
+
+afterEach(() => cleanup());
+
+const recorded = import.meta.glob(
+  ['../../../tests/real-agents/transcripts/*.jsonl', '../../../tests/transcripts/demo/*.jsonl'],
+  { query: '?raw', import: 'default', eager: true },
+) as Record<string, string>;
+
+function transcript(path: string): StreamEvent[] {
+  const text = recorded[`../../../tests/${path}`];
+  if (text === undefined) throw new Error(`no transcript ${path}`);
+  return text
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as StreamEvent);
+}
+
+function entries(events: StreamEvent[]): Entry[] {
+  const store = new SessionStore();
+  store.applyAll([{ snapshot: false, events }]);
+  return store.state.entries;
+}
+
+const props = {
+  folder: '/tmp/acp-desk-transcripts/project',
+  onopenpath: () => undefined,
+  onrevealpath: () => undefined,
+  onopenurl: () => undefined,
+};
+
+function shown(entry: Entry): HTMLElement {
+  return render(ThreadEntry, { entry, ...props }).container;
+}
+
+describe('a rejected call', () => {
+  it.each([
+    ['real-agents/transcripts/claude-code-acp-reject-run.jsonl', 'toolu_fake000035'],
+    ['transcripts/demo/permission-reject.jsonl', 'demo-exec-1'],
+  ])('%s: says Rejected, not Failed', (path, id) => {
+    const card = entries(transcript(path)).find(
+      (e): e is ToolEntry => e.type === 'tool' && e.toolCallId === id,
+    );
+    if (!card) throw new Error(`no card ${id}`);
+    const badge = shown(card).querySelector('.badge');
+    expect(badge?.textContent?.trim()).toBe('Rejected');
+  });
+
+  it('an allowed call that failed still says Failed', () => {
+    const events = transcript('transcripts/demo/permission.jsonl').map((e) =>
+      e.kind === 'tool-call' && e.status === 'completed' ? { ...e, status: 'failed' as const } : e,
+    );
+    const card = entries(events).find((e): e is ToolEntry => e.type === 'tool');
+    expect(card?.rejected).toBe(false);
+    expect(
+      shown(card as ToolEntry)
+        .querySelector('.badge')
+        ?.textContent?.trim(),
+    ).toBe('Failed');
+  });
+});
+
+describe('backticks', () => {
+  it('become code spans, by CommonMark’s rule, and nothing else does', () => {
+    expect(codeSpans('Run `cargo test` now')).toEqual([
+      { code: false, text: 'Run ' },
+      { code: true, text: 'cargo test' },
+      { code: false, text: ' now' },
+    ]);
+    expect(codeSpans('`` a`b `` and `open')).toEqual([
+      { code: true, text: 'a`b' },
+      { code: false, text: ' and `open' },
+    ]);
+    expect(codeSpans('*not emphasis* <b>not bold</b>')).toEqual([
+      { code: false, text: '*not emphasis* <b>not bold</b>' },
+    ]);
+  });
+
+  it('show as code in a “Permission for …” line, and HTML in it stays text', () => {
+    const settled = entries(
+      transcript('real-agents/transcripts/claude-code-acp-allow-run.jsonl'),
+    ).find((e) => e.type === 'settled');
+    const line = shown(settled as Entry);
+    expect(line.querySelector('code')?.textContent).toBe(
+      'echo hi-from-bash > out.txt && cat out.txt',
+    );
+    expect(line.textContent).not.toContain('`');
+    const hostile = shown({ type: 'error', key: 1, message: 'bad `<img src=x onerror=alert(1)>`' });
+    expect(hostile.querySelector('img')).toBeNull();
+    expect(hostile.querySelector('code')?.textContent).toBe('<img src=x onerror=alert(1)>');
+  });
+
+  it('show as code in option labels, each said once', () => {
+    const req = transcript('transcripts/demo/permission.jsonl').find(
+      (e): e is Extract<StreamEvent, { kind: 'agent-prompt' }> => e.kind === 'agent-prompt',
+    ) as AgentPromptEvent;
+    const { container } = render(PermissionDialog, {
+      queue: [req],
+      folder: props.folder,
+      onanswer: () => Promise.resolve(true),
+    });
+    const always = container.querySelector('[data-option-kind="allow_always"]');
+    // "Always allow `cargo test`" on a button that said "Always allow · Always allow `cargo test`".
+    expect(always?.textContent?.replace(/\s+/g, ' ').trim()).toBe(
+      'Always allow cargo test Shift+A',
+    );
+    expect(always?.querySelector('code')?.textContent).toBe('cargo test');
+  });
+});
