@@ -73,7 +73,9 @@ describe('sidebar', () => {
     const list = document.querySelector('[data-session-list]') as HTMLElement;
     expect(list.querySelectorAll('.session-item')).toHaveLength(2);
     expect(within(item('s2')).getByText('web')).toBeTruthy();
-    expect(item('s2').querySelector('.session-select')?.getAttribute('title')).toBe('/home/me/web');
+    expect(item('s2').querySelector('.session-select')?.getAttribute('data-tip')).toBe(
+      '/home/me/web',
+    );
     expect(item('s2').querySelector('.session-select')?.getAttribute('aria-current')).toBe('true');
     expect(item('s1').querySelector('.status')?.getAttribute('data-status')).toBe('ready');
     expect(item('s2').querySelector('.status')?.getAttribute('data-status')).toBe('opening');
@@ -351,7 +353,7 @@ describe('session header', () => {
     expect(usage.textContent).toContain('25%');
     expect(usage.textContent).toContain('$0.42');
     expect(usage.textContent).toContain('41.2k in · 7k out');
-    expect(usage.getAttribute('title')).toContain('Context: 50,000 of 200,000 tokens (25%)');
+    expect(usage.getAttribute('data-tip')).toContain('Context: 50,000 of 200,000 tokens (25%)');
     expect((usage.querySelector('.usage-fill') as HTMLElement).style.width).toBe('25%');
 
     const tasks = header().querySelector('[data-tasks]') as HTMLElement;
@@ -712,7 +714,9 @@ describe('permission dialog', () => {
     expect(diff.textContent).toContain('+new line');
     // Relative to the folder, like the diff header and the cards; the full path on hover.
     expect(dialog.textContent).toContain('Files a.rs:3');
-    expect(dialog.querySelector('.perm-locations code')?.getAttribute('title')).toBe('/proj/a.rs');
+    expect(dialog.querySelector('.perm-locations code')?.getAttribute('data-tip')).toBe(
+      '/proj/a.rs',
+    );
     await fireEvent.click(dialog.querySelector('[data-option-kind="allow_once"]') as HTMLElement);
     backend.frame(
       's1',
