@@ -115,3 +115,49 @@ describe('backticks', () => {
     expect(always?.querySelector('code')?.textContent).toBe('cargo test');
   });
 });
+
+function ask(path: string): AgentPromptEvent {
+  const req = transcript(path).find(
+    (e): e is Extract<StreamEvent, { kind: 'agent-prompt' }> => e.kind === 'agent-prompt',
+  );
+  if (!req) throw new Error(`no request in ${path}`);
+  return req;
+}
+
+const count = (text: string, part: string) => text.split(part).length - 1;
+
+/** Text on screen: a closed <details> shows only its summary. */
+function visibleText(root: HTMLElement): string {
+  const copy = root.cloneNode(true) as HTMLElement;
+  for (const d of copy.querySelectorAll('details:not([open])'))
+    for (const c of [...d.children]) if (c.tagName !== 'SUMMARY') c.remove();
+  return copy.textContent ?? '';
+}
+
+describe('an execute request and card', () => {
+  it('say the command once, and a timeout in seconds', () => {
+    const req = ask('real-agents/transcripts/claude-code-acp-reject-run.jsonl');
+    const { container } = render(PermissionDialog, {
+      queue: [req],
+      folder: props.folder,
+      onanswer: () => Promise.resolve(true),
+    });
+    const text = container.textContent ?? '';
+    expect(count(text, 'echo hi-from-bash > out.txt && cat out.txt')).toBe(1);
+    const row = [...container.querySelectorAll('[data-args] tr')].find(
+      (tr) => tr.querySelector('th')?.textContent === 'timeout',
+    );
+    expect(row?.querySelector('td')?.textContent).toBe('60 s');
+  });
+
+  it.each([
+    ['transcripts/demo/showcase.jsonl', 'cargo fmt --check'],
+    ['real-agents/transcripts/claude-code-acp-allow-run.jsonl', 'echo hi-from-bash > out.txt'],
+  ])('%s: the card shows %s once', (path, command) => {
+    const card = entries(transcript(path)).find(
+      (e): e is ToolEntry => e.type === 'tool' && e.title.includes(command),
+    );
+    if (!card) throw new Error(`no card for ${command}`);
+    expect(count(visibleText(shown(card)), command)).toBe(1);
+  });
+});
