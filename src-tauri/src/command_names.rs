@@ -16,4 +16,5 @@ pub const COMMAND_NAMES: &[&str] = &[
     "open_path",
     "reveal_path",
     "open_url",
+    "open_settings_file",
 ];

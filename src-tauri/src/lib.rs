@@ -160,6 +160,7 @@ pub fn build_app<R: Runtime>(builder: Builder<R>, launch: Launch) -> Builder<R> 
             commands::open_path,
             commands::reveal_path,
             commands::open_url,
+            commands::open_settings_file,
         ])
         .on_page_load(|webview, payload| {
             // A reload (or any new page) starts a new UI that knows nothing of the old page's

@@ -1,10 +1,12 @@
 // Issue 13, "Words that match what happened": what the thread and the permission dialog say
 // after real recordings (claude-code-acp through the CLI, the demo agent's scenarios).
-import { cleanup, render } from '@testing-library/svelte';
+import { cleanup, fireEvent, render, screen, waitFor } from '@testing-library/svelte';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AgentPromptEvent, StreamEvent } from '../lib/generated/ipc';
 import { codeSpans } from '../lib/inline-code';
 import { SessionStore, type Entry, type ToolEntry } from '../lib/session-store';
+import App from '../App.svelte';
+import { FakeBackend, appInfo } from '../test/fake-backend';
 import PermissionDialog from './PermissionDialog.svelte';
 import ThreadEntry from './thread/ThreadEntry.svelte';
 
@@ -159,5 +161,63 @@ describe('an execute request and card', () => {
     );
     if (!card) throw new Error(`no card for ${command}`);
     expect(count(visibleText(shown(card)), command)).toBe(1);
+  });
+});
+
+describe('an agent that cannot start', () => {
+  // What the app layer's pump sends when the agent's program is missing (process.rs's words).
+  const missing =
+    'the agent command `gemini` was not found on PATH. Install the agent, or give its full path.';
+
+  async function failed(agent: string, info = appInfo()): Promise<FakeBackend> {
+    const backend = new FakeBackend();
+    backend.info = { ...info, initialFolder: '/proj', initialAgent: agent };
+    render(App, { backend, schedule: (fn: () => void) => fn() });
+    await waitFor(() => expect(backend.called('attach')).toEqual([['s1']]));
+    backend.frame('s1', {
+      snapshot: false,
+      events: [
+        {
+          kind: 'session-status',
+          sessionId: 's1',
+          status: 'starting',
+          agent: { launchName: agent },
+        },
+        { kind: 'error', error: { message: missing } },
+        { kind: 'session-status', sessionId: 's1', status: 'dead', detail: missing },
+      ],
+    });
+    await waitFor(() => expect(document.querySelector('[data-start-failed]')).toBeTruthy());
+    return backend;
+  }
+
+  it('says so once, in sentences, with the install hint and the settings file', async () => {
+    const backend = await failed('gemini');
+    const text = document.body.textContent ?? '';
+    expect(text.split('was not found on PATH').length - 1).toBe(1);
+    const card = document.querySelector('[data-start-failed]') as HTMLElement;
+    expect(card.querySelector('strong')?.textContent).toBe('Gemini could not start.');
+    expect(card.textContent).toContain('The agent command gemini was not found on PATH.');
+    expect(card.textContent).toContain(
+      'Install Gemini CLI with npm install -g @google/gemini-cli.',
+    );
+    expect(screen.queryByText('Start a new session')).toBeNull();
+    await fireEvent.click(screen.getByText('Open settings file'));
+    expect(backend.called('openSettingsFile')).toEqual([[]]);
+  });
+
+  it('of the settings file says to fix its entry there', async () => {
+    const info = appInfo();
+    info.agents.agents.push({
+      id: 'mine',
+      command: '/opt/mine',
+      source: 'settings',
+      available: false,
+    });
+    await failed('mine', info);
+    const card = document.querySelector('[data-start-failed]') as HTMLElement;
+    expect(card.textContent).toContain(
+      'Fix its entry (mine under agent_servers) in the settings file',
+    );
   });
 });

@@ -48,6 +48,8 @@ export interface Backend {
   revealPath(session: string, path: string): Promise<void>;
   /** Opens an http(s) or mailto link in the system browser; anything else is refused. */
   openUrl(url: string): Promise<void>;
+  /** Opens the user's settings file (or, while there is none, the folder it goes in). */
+  openSettingsFile(): Promise<void>;
   /** Shows the folder picker; the choice arrives through onFolderChosen. */
   pickFolder(): Promise<void>;
   onFolderChosen(cb: (e: FolderChosen) => void): Promise<Unsubscribe>;

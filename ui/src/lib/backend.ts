@@ -48,6 +48,7 @@ export function tauriBackend(): Backend {
     openPath: (session, path, line) => run('open_path', { session, path, line: line ?? null }),
     revealPath: (session, path) => run('reveal_path', { session, path }),
     openUrl: (url) => run('open_url', { url }),
+    openSettingsFile: () => run('open_settings_file'),
     pickFolder: () => run('pick_folder'),
     onFolderChosen: (cb) =>
       listen<FolderChosen>('folder-chosen' satisfies AppEvent, (e) => cb(e.payload)),

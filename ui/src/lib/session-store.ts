@@ -101,6 +101,9 @@ export interface SessionView {
   entries: Entry[];
   status: SessionState | 'opening';
   statusDetail: string | null;
+  /** Dead before its agent ever had a session (no `acpSessionId`): it could not start, and
+   * `statusDetail` says why (said once: the same words as an `error` entry are not kept). */
+  startFailed: boolean;
   agent: AgentIdentity | null;
   title: string | null;
   /** Permission requests waiting for the user, oldest first. */
@@ -130,6 +133,7 @@ export function emptyView(): SessionView {
     entries: [],
     status: 'opening',
     statusDetail: null,
+    startFailed: false,
     agent: null,
     title: null,
     pending: [],
@@ -208,6 +212,8 @@ export class SessionStore {
   private nextKey = 1;
   /** Index in `entries` of each tool call's card. */
   private tools = new Map<string, number>();
+  /** A `ready` status was seen since the last snapshot: the agent did start. */
+  private sawReady = false;
   /** Calls whose permission was rejected: an agent may ask before it announces the call. */
   private rejected = new Set<string>();
 
@@ -242,6 +248,7 @@ export class SessionStore {
         v = emptyView();
         this.tools.clear();
         this.rejected.clear();
+        this.sawReady = false;
       }
       v = {
         ...v,
@@ -395,6 +402,7 @@ export class SessionStore {
         break;
       }
       case 'error':
+        if (v.startFailed && ev.error.message === v.statusDetail) break;
         this.push(v, { type: 'error', key: this.nextKey++, message: ev.error.message });
         break;
       case 'notice':
@@ -407,12 +415,23 @@ export class SessionStore {
         });
         break;
       case 'session-status':
+        if (ev.status === 'ready' || ev.status === 'prompting') this.sawReady = true;
         v.status = ev.status;
         v.statusDetail = ev.detail ?? null;
         if (ev.agent) v.agent = ev.agent;
         if (ev.status === 'dead') {
           v.turnRunning = false;
           v.pending = [];
+          // Compaction keeps only the latest status, so "never ready" is also read from the
+          // agent's identity: a session it started has its id.
+          v.startFailed = !this.sawReady && !v.agent?.acpSessionId;
+          if (v.startFailed) {
+            v.entries = v.entries.filter(
+              (e) => !(e.type === 'error' && e.message === v.statusDetail),
+            );
+            this.tools.clear();
+            v.entries.forEach((e, i) => e.type === 'tool' && this.tools.set(e.toolCallId, i));
+          }
         }
         break;
       case 'session-info':
