@@ -421,13 +421,14 @@ describe('plan panel', () => {
     await fireEvent.click(summary);
     expect(plan.querySelectorAll('[data-plan-entry]')).toHaveLength(2);
     await fireEvent.click(summary);
-    // The next turn does not reopen the old plan by itself; a new plan update does.
+    // The next turn does not show the old plan at all (issue 13: it stayed pinned over an
+    // unrelated turn); a new plan update does.
     backend.frame(
       's1',
       live({ kind: 'turn-start', sessionId: 'e1', prompt: [{ type: 'text', text: 'again' }] }),
     );
     await waitFor(() => expect(document.body.textContent).toContain('again'));
-    expect(plan.querySelectorAll('[data-plan-entry]')).toHaveLength(0);
+    expect(document.querySelector('[data-plan]')).toBeNull();
     backend.frame(
       's1',
       live({
@@ -436,7 +437,9 @@ describe('plan panel', () => {
         entries: [{ content: 'Ship', priority: 'high', status: 'in_progress' }],
       }),
     );
-    await waitFor(() => expect(plan.querySelectorAll('[data-plan-entry]')).toHaveLength(1));
+    await waitFor(() =>
+      expect(document.querySelectorAll('[data-plan] [data-plan-entry]')).toHaveLength(1),
+    );
   });
 });
 
