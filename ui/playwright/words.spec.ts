@@ -49,6 +49,30 @@ test('a plan from an earlier turn is not pinned over a later one; sending scroll
   await shot(page, 'words-no-stale-plan--window');
 });
 
+test('a prompt sent while following stays at the bottom to the end of its turn, through a resize', async ({
+  page,
+}) => {
+  await page.setViewportSize({ width: 800, height: 600 });
+  await replay(page, demo('multi-turn'), { at: 'prompt', answer: 'user' });
+  await page.goto('/');
+  await expect(page.locator(sel.status)).toHaveAttribute('data-status', 'ready');
+  await send(page, 'plan');
+  await expect.poll(() => countEntries(page, 'turn-end')).toBe(1);
+  await send(page, 'edit');
+  await expect.poll(() => countEntries(page, 'turn-end')).toBe(2);
+  await send(page, 'permission');
+  const dialog = page.locator(sel.dialog);
+  await expect(dialog).toBeVisible();
+  await expect.poll(() => aboveBottom(page)).toBeLessThan(4);
+  // Taller: the browser may lower scrollTop to the new end; that is no reader scrolling up.
+  await page.setViewportSize({ width: 1100, height: 900 });
+  await dialog.locator(sel.optionOfKind('allow_once')).click();
+  // The rest of the turn arrives after the resize, and the thread follows it.
+  await expect.poll(() => countEntries(page, 'turn-end')).toBe(3);
+  await expect.poll(() => aboveBottom(page)).toBeLessThan(4);
+  await expect(page.getByRole('button', { name: 'Jump to latest' })).toHaveCount(0);
+});
+
 test('a tooltip goes with its button', async ({ page }) => {
   await replay(page, demo('permission-pending'), { at: 'prompt' });
   await page.goto('/');
