@@ -583,11 +583,26 @@ mod tests {
         // get a real agent.
         assert_eq!(pick("scenarios"), "scenarios");
         let tour = &lib.by_name("tour").unwrap().raw;
-        assert!(!tour.contains("{scenarios}") && !tour.contains("20 MB"), "{tour}");
-        for agent in ["Claude", "Codex", "Gemini CLI", "goose", "opencode", "agent_servers"] {
+        assert!(
+            !tour.contains("{scenarios}") && !tour.contains("20 MB"),
+            "{tour}"
+        );
+        for agent in [
+            "Claude",
+            "Codex",
+            "Gemini CLI",
+            "goose",
+            "opencode",
+            "agent_servers",
+        ] {
             assert!(tour.contains(agent), "the greeting names {agent}");
         }
-        assert!(lib.by_name("scenarios").unwrap().raw.contains("{scenarios}"));
+        assert!(
+            lib.by_name("scenarios")
+                .unwrap()
+                .raw
+                .contains("{scenarios}")
+        );
         // A specific scenario beats the tour's generic "help" keyword.
         assert_eq!(pick("help me edit"), "edit");
     }
