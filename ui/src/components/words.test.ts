@@ -9,22 +9,9 @@ import App from '../App.svelte';
 import { FakeBackend, appInfo } from '../test/fake-backend';
 import PermissionDialog from './PermissionDialog.svelte';
 import ThreadEntry from './thread/ThreadEntry.svelte';
+import { transcript } from '../test/transcripts';
 
 afterEach(() => cleanup());
-
-const recorded = import.meta.glob(
-  ['../../../tests/real-agents/transcripts/*.jsonl', '../../../tests/transcripts/demo/*.jsonl'],
-  { query: '?raw', import: 'default', eager: true },
-) as Record<string, string>;
-
-function transcript(path: string): StreamEvent[] {
-  const text = recorded[`../../../tests/${path}`];
-  if (text === undefined) throw new Error(`no transcript ${path}`);
-  return text
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l) as StreamEvent);
-}
 
 function entries(events: StreamEvent[]): Entry[] {
   const store = new SessionStore();
