@@ -148,6 +148,27 @@ pub async fn reveal_path<R: Runtime>(
     opener_result(shown, "show the file")
 }
 
+/// Opens the user's settings file (`agent_servers` and the rest) in their default app for it,
+/// or, while there is none yet, the folder it goes in: the settings file is only read by us
+/// (ARCHITECTURE rule 22), so it is never created here.
+#[tauri::command]
+pub async fn open_settings_file<R: Runtime>(app: AppHandle<R>) -> Result<(), IpcError> {
+    let file = acp_desk_core::paths::settings_file();
+    let opened = tauri::async_runtime::spawn_blocking(move || {
+        let target = crate::files::settings_target(&file)?;
+        app.opener()
+            .open_path(target.display().to_string(), None::<&str>)
+            .map_err(|e| IpcError::InvalidInput(format!("could not open the settings file: {e}")))
+    })
+    .await;
+    match opened {
+        Ok(r) => r,
+        Err(e) => Err(IpcError::InvalidInput(format!(
+            "could not open the settings file: {e}"
+        ))),
+    }
+}
+
 /// Opens an http(s) or mailto link in the user's browser or mail app; anything else is refused
 /// (links come from agent Markdown, which the user did not write).
 #[tauri::command]

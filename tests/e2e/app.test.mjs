@@ -181,7 +181,10 @@ describe('ACP Desk, end to end', () => {
 
   it('opens the folder given on the command line with the demo agent', async () => {
     await statusIs('ready');
-    assert.equal(await (await browser.$('.session-header .folder')).getAttribute('title'), project);
+    assert.equal(
+      await (await browser.$('.session-header .folder')).getAttribute('data-tip'),
+      project,
+    );
     assert.match(
       await (await browser.$('.session-header .agent')).getProperty('textContent'),
       /demo agent/i,

@@ -596,6 +596,56 @@ async fn files_the_agent_changes_itself_are_in_the_change_set() {
 }
 
 #[tokio::test]
+async fn a_file_the_agent_makes_itself_is_reported_created_with_the_call_that_wrote_it() {
+    let home = home();
+    std::fs::write(home.project.join("old.txt"), "before\n").unwrap();
+    // The watcher reports a change after a quiet moment: by then the writing call has finished
+    // and the next one (naming other files) runs.
+    let steps = json!([
+        {"tool_call": {"toolCallId": "call-a", "title": "Write two files", "kind": "edit",
+                       "status": "in_progress",
+                       "locations": [{"path": "{cwd}/made.txt"}, {"path": "{cwd}/old.txt"}]}},
+        {"write_directly": {"path": "made.txt", "content": "new\n"}},
+        {"write_directly": {"path": "old.txt", "content": "after\n"}},
+        {"tool_call_update": {"toolCallId": "call-a", "status": "completed"}},
+        {"tool_call": {"toolCallId": "call-b", "title": "Edit another", "kind": "edit",
+                       "status": "in_progress", "locations": [{"path": "{cwd}/other.txt"}]}},
+        {"sleep": {"ms": 1500}},
+        {"tool_call_update": {"toolCallId": "call-b", "status": "completed"}}
+    ]);
+    let scenarios = scenario_dir(&[("made", &["made-test"], steps)]);
+    let flags = ["--scenario-dir", scenarios.path().to_str().unwrap()];
+    let (h, rx) = open(demo(&flags), home.opts(&home.project)).await;
+    let rest = tokio::spawn(rx.all());
+    h.prompt(vec![acp_desk_core::text_block("made-test")])
+        .await
+        .unwrap();
+    h.close().await;
+    let evs = rest.await.unwrap();
+    let mut changed: Vec<(String, bool, Option<String>)> = evs
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::FileChanged {
+                path,
+                created,
+                tool_call_id,
+                ..
+            } => Some((path.clone(), *created, tool_call_id.clone())),
+            _ => None,
+        })
+        .collect();
+    changed.sort();
+    let at = |name: &str| home.project.join(name).to_str().unwrap().to_owned();
+    assert_eq!(
+        changed,
+        [
+            (at("made.txt"), true, Some("call-a".to_owned())),
+            (at("old.txt"), false, Some("call-a".to_owned())),
+        ]
+    );
+}
+
+#[tokio::test]
 async fn a_write_over_a_file_changed_since_the_agent_read_it_is_refused_as_a_conflict() {
     let home = home();
     let file = home.project.join("shared.txt");

@@ -140,7 +140,7 @@ for (const scheme of schemes) {
     await expect(usage).toBeVisible();
     await expect(usage).toContainText('13%');
     await expect(usage).toContainText('$0.037');
-    await expect(usage).toHaveAttribute('title', /25\.9k|25,900/);
+    await expect(usage).toHaveAttribute('data-tip', /25\.9k|25,900/);
     await shot(usage, `replay-usage-${scheme}`);
 
     // The pickers: the mode list and the config options the demo agent answers session/new with.

@@ -74,7 +74,7 @@ describe('sidebar', () => {
     expect(list.querySelectorAll('.session-item')).toHaveLength(2);
     expect(within(item('s2')).getByText('web')).toBeTruthy();
     // Its tooltip says all that the item may cut on a narrow sidebar.
-    expect(item('s2').querySelector('.session-select')?.getAttribute('title')).toBe(
+    expect(item('s2').querySelector('.session-select')?.getAttribute('data-tip')).toBe(
       '/home/me/web\ndemo · Opening…',
     );
     expect(item('s2').querySelector('.session-select')?.getAttribute('aria-current')).toBe('true');
@@ -464,7 +464,9 @@ describe('session header', () => {
     expect(usage.textContent).toContain('25%');
     expect(usage.textContent).toContain('$0.42');
     expect(usage.textContent).toContain('41.2k in · 7k out');
-    expect(usage.getAttribute('title')).toContain('Context used: 50,000 of 200,000 tokens (25%)');
+    expect(usage.getAttribute('data-tip')).toContain(
+      'Context used: 50,000 of 200,000 tokens (25%)',
+    );
     expect((usage.querySelector('.usage-fill') as HTMLElement).style.width).toBe('25%');
 
     const tasks = header().querySelector('[data-tasks]') as HTMLElement;
@@ -532,13 +534,14 @@ describe('plan panel', () => {
     await fireEvent.click(summary);
     expect(plan.querySelectorAll('[data-plan-entry]')).toHaveLength(2);
     await fireEvent.click(summary);
-    // The next turn does not reopen the old plan by itself; a new plan update does.
+    // The next turn does not show the old plan at all (issue 13: it stayed pinned over an
+    // unrelated turn); a new plan update does.
     backend.frame(
       's1',
       live({ kind: 'turn-start', sessionId: 'e1', prompt: [{ type: 'text', text: 'again' }] }),
     );
     await waitFor(() => expect(document.body.textContent).toContain('again'));
-    expect(plan.querySelectorAll('[data-plan-entry]')).toHaveLength(0);
+    expect(document.querySelector('[data-plan]')).toBeNull();
     backend.frame(
       's1',
       live({
@@ -547,7 +550,9 @@ describe('plan panel', () => {
         entries: [{ content: 'Ship', priority: 'high', status: 'in_progress' }],
       }),
     );
-    await waitFor(() => expect(plan.querySelectorAll('[data-plan-entry]')).toHaveLength(1));
+    await waitFor(() =>
+      expect(document.querySelectorAll('[data-plan] [data-plan-entry]')).toHaveLength(1),
+    );
   });
 });
 
@@ -825,7 +830,9 @@ describe('permission dialog', () => {
     expect(diff.textContent).toContain('+new line');
     // Relative to the folder, like the diff header and the cards; the full path on hover.
     expect(dialog.textContent).toContain('Files a.rs:3');
-    expect(dialog.querySelector('.perm-locations code')?.getAttribute('title')).toBe('/proj/a.rs');
+    expect(dialog.querySelector('.perm-locations code')?.getAttribute('data-tip')).toBe(
+      '/proj/a.rs',
+    );
     await fireEvent.click(dialog.querySelector('[data-option-kind="allow_once"]') as HTMLElement);
     backend.frame(
       's1',

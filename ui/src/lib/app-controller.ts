@@ -496,6 +496,11 @@ export class AppController {
     await this.run(() => this.backend.openUrl(url));
   }
 
+  /** "Open settings file": where an agent that cannot start is fixed. */
+  async openSettingsFile(): Promise<void> {
+    await this.run(() => this.backend.openSettingsFile());
+  }
+
   private async run(command: () => Promise<void>): Promise<void> {
     try {
       await command();

@@ -51,6 +51,8 @@ export interface Backend {
   openUrl(url: string): Promise<void>;
   /** The window's title (the shell's window, and the page's for a browser). */
   setTitle(title: string): Promise<void>;
+  /** Opens the user's settings file (or, while there is none, the folder it goes in). */
+  openSettingsFile(): Promise<void>;
   /** Shows the folder picker; the choice arrives through onFolderChosen. */
   pickFolder(): Promise<void>;
   onFolderChosen(cb: (e: FolderChosen) => void): Promise<Unsubscribe>;

@@ -52,6 +52,7 @@ export function tauriBackend(): Backend {
     openPath: (session, path, line) => run('open_path', { session, path, line: line ?? null }),
     revealPath: (session, path) => run('reveal_path', { session, path }),
     openUrl: (url) => run('open_url', { url }),
+    openSettingsFile: () => run('open_settings_file'),
     pickFolder: () => run('pick_folder'),
     setTitle: async (title) => {
       // The page's too: where no shell runs (the Playwright mock) it is the title there is.

@@ -95,6 +95,9 @@ export class FakeBackend implements Backend {
   async openUrl(url: string): Promise<void> {
     this.calls.push(['openUrl', url]);
   }
+  async openSettingsFile(): Promise<void> {
+    this.calls.push(['openSettingsFile']);
+  }
   async cancel(session: string): Promise<void> {
     this.calls.push(['cancel', session]);
   }
