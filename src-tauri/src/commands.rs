@@ -156,6 +156,17 @@ pub async fn reveal_path<R: Runtime>(
     opener_result(shown, "show the file")
 }
 
+/// Opens the user's settings file (`agent_servers` and the rest) in their default app for it,
+/// or, while there is none yet, the folder it goes in: the settings file is only read by us
+/// (ARCHITECTURE rule 22), so it is never created here.
+/// Help → Open Settings File does the same (`help::open_settings_file`).
+#[tauri::command]
+pub async fn open_settings_file<R: Runtime>(app: AppHandle<R>) -> Result<(), IpcError> {
+    tauri::async_runtime::spawn_blocking(move || crate::help::open_settings_file(&app))
+        .await
+        .map_err(|e| IpcError::task_failed("open the settings file", &e))?
+}
+
 /// Opens an http(s) or mailto link in the user's browser or mail app; anything else is refused
 /// (links come from agent Markdown, which the user did not write).
 #[tauri::command]
@@ -208,15 +219,6 @@ pub async fn close_session(state: State<'_, AppState>, session: String) -> Resul
 #[tauri::command]
 pub fn pick_folder<R: Runtime>(app: AppHandle<R>) {
     crate::menu::pick_folder(&app);
-}
-
-/// Opens the user's settings file in their editor for it, creating it from a commented
-/// template when there is none (Help → Open Settings File does the same).
-#[tauri::command]
-pub async fn open_settings_file<R: Runtime>(app: AppHandle<R>) -> Result<(), IpcError> {
-    tauri::async_runtime::spawn_blocking(move || crate::help::open_settings_file(&app))
-        .await
-        .map_err(|e| IpcError::task_failed("open the settings file", &e))?
 }
 
 /// Emits `folder-chosen`; exposed for the menu.

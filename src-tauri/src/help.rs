@@ -1,15 +1,13 @@
 //! The Help menu's work: About, the settings file, the logs folder, diagnostics for a report.
 //!
-//! - The settings file is the user's (`acp_desk_core::settings` only reads it). When it does not
-//!   exist yet, Open Settings File creates it from [`SETTINGS_TEMPLATE`], comments only, which
-//!   reads as the defaults; an existing file is never written (rule 22).
+//! - The settings file is the user's (`acp_desk_core::settings` only reads it, rule 22): Open
+//!   Settings File opens it, or the folder it goes in while there is none.
 //! - Copy Diagnostics holds no secrets: the version, the OS, each open session's agent (names
 //!   and versions, never its command line or environment) and the log file's last lines, which
 //!   hold none at the default level (`acp_desk_app::logging`; they do name folders).
 //! - Failures are shown in a native message box, since the window may have nothing open to
 //!   show them in.
 
-use std::io::{self, Write};
 use std::path::Path;
 
 use acp_desk_core::StreamEvent;
@@ -23,22 +21,6 @@ use crate::ipc::IpcError;
 
 /// Log lines in the diagnostics.
 pub const DIAGNOSTIC_LOG_LINES: usize = 40;
-
-/// What a new settings file holds: only comments, so it reads as the defaults.
-pub const SETTINGS_TEMPLATE: &str = r#"// ACP Desk's settings. JSON with comments and trailing commas, like Zed's settings files.
-// ACP Desk only reads this file: it never rewrites what you put here.
-{
-  // Agents you add, by the name `acp-desk --agent NAME` takes. An entry named like a
-  // built-in agent (demo, claude, gemini, ...) replaces it. Remove the `//` to use this one:
-  // "agent_servers": {
-  //   "my-agent": {
-  //     "command": "/path/to/my-agent",
-  //     "args": ["--acp"],
-  //     "env": { "MY_AGENT_LOG": "info" }
-  //   }
-  // }
-}
-"#;
 
 /// The app's name, version and licence (the workspace's `license`, from Cargo.toml).
 pub fn about_text() -> String {
@@ -74,38 +56,12 @@ pub fn in_background<R: Runtime>(
     });
 }
 
-/// Creates `path` (and its folder) from [`SETTINGS_TEMPLATE`] when it does not exist. Returns
-/// whether it did; an existing file is left as it is. Blocking.
-pub fn create_settings_file(path: &Path) -> io::Result<bool> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    match std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-    {
-        Ok(mut f) => {
-            f.write_all(SETTINGS_TEMPLATE.as_bytes())?;
-            f.sync_all()?;
-            Ok(true)
-        }
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Ok(false),
-        Err(e) => Err(e),
-    }
-}
-
 /// Help → Open Settings File (and the `open_settings_file` command): the settings file in the
-/// user's editor for it, created first if missing. Blocking.
+/// user's app for it, or the folder it goes in while there is none (`files::settings_target`;
+/// never created: rule 22). Blocking.
 pub fn open_settings_file<R: Runtime>(app: &AppHandle<R>) -> Result<(), IpcError> {
-    let path = acp_desk_core::paths::settings_file();
-    create_settings_file(&path).map_err(|e| {
-        IpcError::InvalidInput(format!(
-            "could not create the settings file {}: {e}; create it yourself (JSON, may be empty: {{}}) or set ACP_DESK_CONFIG_DIR to a folder you can write",
-            path.display()
-        ))
-    })?;
-    open_in_os(app, &path, "the settings file", "your editor")
+    let target = crate::files::settings_target(&acp_desk_core::paths::settings_file())?;
+    open_in_os(app, &target, "the settings file", "your editor")
 }
 
 /// Opens `path` in the user's app for it (the system's opener); `what` and `where_` word the
@@ -238,40 +194,6 @@ mod tests {
         let text = about_text();
         assert!(text.starts_with("ACP Desk 0.1.0\n"), "{text}");
         assert!(text.ends_with("Licence: Apache-2.0"), "{text}");
-    }
-
-    #[test]
-    fn the_settings_template_reads_as_the_defaults_and_its_example_as_an_agent() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("config/settings.json");
-        assert!(create_settings_file(&path).unwrap());
-        assert_eq!(
-            acp_desk_core::settings::load_from(&path).unwrap(),
-            acp_desk_core::settings::Settings::default()
-        );
-        // The commented example, uncommented, is a valid entry.
-        let uncommented: String = SETTINGS_TEMPLATE
-            .lines()
-            .map(|l| match l.trim_start().strip_prefix("// ") {
-                Some(rest) if rest.starts_with(['"', '}', ' ']) => rest,
-                _ => l,
-            })
-            .collect::<Vec<_>>()
-            .join("\n");
-        std::fs::write(&path, uncommented).unwrap();
-        let settings = acp_desk_core::settings::load_from(&path).unwrap();
-        let agent = &settings.agent_servers["my-agent"];
-        assert_eq!(agent.command, "/path/to/my-agent");
-        assert_eq!(agent.args, ["--acp"]);
-    }
-
-    #[test]
-    fn an_existing_settings_file_is_never_written() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("settings.json");
-        std::fs::write(&path, "{ // mine\n}").unwrap();
-        assert!(!create_settings_file(&path).unwrap());
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), "{ // mine\n}");
     }
 
     #[test]

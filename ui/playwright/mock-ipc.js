@@ -340,6 +340,8 @@ export function installMockIpc(setup) {
       case 'open_url':
       case 'pick_folder':
         return null;
+      case 'plugin:window|set_title':
+        return null;
       case 'plugin:event|listen': {
         const eventId = nextEventId++;
         const forEvent = listeners.get(args.event) ?? new Map();

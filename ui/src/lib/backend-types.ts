@@ -50,13 +50,15 @@ export interface Backend {
   revealPath(session: string, path: string): Promise<void>;
   /** Opens an http(s) or mailto link in the system browser; anything else is refused. */
   openUrl(url: string): Promise<void>;
+  /** The window's title (the shell's window, and the page's for a browser). */
+  setTitle(title: string): Promise<void>;
+  /** Opens the user's settings file (or, while there is none, the folder it goes in). */
+  openSettingsFile(): Promise<void>;
   /** Shows the folder picker; the choice arrives through onFolderChosen. */
   pickFolder(): Promise<void>;
   onFolderChosen(cb: (e: FolderChosen) => void): Promise<Unsubscribe>;
   onPathsDropped(cb: (e: PathsDropped) => void): Promise<Unsubscribe>;
   onDragHover(cb: (e: DragHover) => void): Promise<Unsubscribe>;
-  /** Opens the user's settings file in their editor (created from a template if missing). */
-  openSettingsFile(): Promise<void>;
   /** Menu items the window acts on (the Rust side does the others). */
   onMenuAction(cb: (e: MenuAction) => void): Promise<Unsubscribe>;
 }

@@ -1,6 +1,7 @@
 // The one module that talks to Tauri. Everything else uses the Backend interface.
 import { Channel, invoke } from '@tauri-apps/api/core';
 import { listen } from '@tauri-apps/api/event';
+import { getCurrentWindow } from '@tauri-apps/api/window';
 import type { Backend } from './backend-types';
 import { toUiError } from './backend-types';
 import type {
@@ -52,13 +53,22 @@ export function tauriBackend(): Backend {
     openPath: (session, path, line) => run('open_path', { session, path, line: line ?? null }),
     revealPath: (session, path) => run('reveal_path', { session, path }),
     openUrl: (url) => run('open_url', { url }),
+    openSettingsFile: () => run('open_settings_file'),
     pickFolder: () => run('pick_folder'),
+    setTitle: async (title) => {
+      // The page's too: where no shell runs (the Playwright mock) it is the title there is.
+      document.title = title;
+      try {
+        await getCurrentWindow().setTitle(title);
+      } catch (e) {
+        throw toUiError(e);
+      }
+    },
     onFolderChosen: (cb) =>
       listen<FolderChosen>('folder-chosen' satisfies AppEvent, (e) => cb(e.payload)),
     onPathsDropped: (cb) =>
       listen<PathsDropped>('paths-dropped' satisfies AppEvent, (e) => cb(e.payload)),
     onDragHover: (cb) => listen<DragHover>('drag-hover' satisfies AppEvent, (e) => cb(e.payload)),
-    openSettingsFile: () => run('open_settings_file'),
     onMenuAction: (cb) =>
       listen<MenuAction>('menu-action' satisfies AppEvent, (e) => cb(e.payload)),
   };

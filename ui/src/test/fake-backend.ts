@@ -98,6 +98,9 @@ export class FakeBackend implements Backend {
   async openUrl(url: string): Promise<void> {
     this.calls.push(['openUrl', url]);
   }
+  async openSettingsFile(): Promise<void> {
+    this.calls.push(['openSettingsFile']);
+  }
   async cancel(session: string): Promise<void> {
     this.calls.push(['cancel', session]);
   }
@@ -115,6 +118,12 @@ export class FakeBackend implements Backend {
   async pickFolder(): Promise<void> {
     this.calls.push(['pickFolder']);
   }
+  /** The window's title, as last set. */
+  title: string | null = null;
+  async setTitle(title: string): Promise<void> {
+    this.calls.push(['setTitle', title]);
+    this.title = title;
+  }
   async onFolderChosen(cb: Handler<FolderChosen>): Promise<Unsubscribe> {
     this.folderChosen.push(cb);
     return () => undefined;
@@ -128,9 +137,6 @@ export class FakeBackend implements Backend {
     return () => undefined;
   }
 
-  async openSettingsFile(): Promise<void> {
-    this.calls.push(['openSettingsFile']);
-  }
   async onMenuAction(cb: Handler<MenuAction>): Promise<Unsubscribe> {
     this.menuActions.push(cb);
     return () => {

@@ -243,13 +243,22 @@ export type StreamEvent =
        */
       path: string;
       /**
-       * This write created it (always `false` for `via: watcher`: the watcher cannot tell).
+       * This write created it. The watcher says so when the file appeared during the turn
+       * (a new directory entry, or a file in a new folder); a file renamed into place over
+       * nothing is reported `false`, since a rename cannot tell whether it replaced a file.
        */
       created: boolean;
       /**
        * How we learned of the change; absent in events from before the field existed.
        */
       via?: FileChangeVia | null;
+      /**
+       * The tool call that wrote it, when a call of this turn names the path
+       * ([`crate::thread::paths_named`]): the running one, else the latest. The watcher
+       * reports a change after its call may have finished and the next begun, so a front
+       * end places the change with this call rather than where the event arrives.
+       */
+      toolCallId?: string | null;
     };
 /**
  * Content blocks represent displayable information in the Agent Client Protocol.
@@ -1119,6 +1128,10 @@ export interface BlobResourceContents {
  * - `toolKind`, `status`, `rawOutput`, `_meta`: when present (and not `null`);
  * - `content`, `locations`: when present, the whole list (ACP sends them whole, not as deltas);
  * - `sessionId`, `toolCallId` and the first event's `isUpdate` stay.
+ *
+ * `tool-result` is not part of the merge: it repeats, once, what the call's `tool-call` events
+ * carried when it finished (for consumers that want only results); a view takes nothing from it.
+ * A consumer that does not keep `_meta` (the UI's cards) merges every other field alike.
  *
  * This interface was referenced by `IpcTypes`'s JSON-Schema
  * via the `definition` "ToolCallEvent".
