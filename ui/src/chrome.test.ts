@@ -309,7 +309,7 @@ describe('typing before the agent is ready', () => {
     );
     expect(backend.called('prompt')).toEqual([]);
     // Starting over keeps it for the new session.
-    await fireEvent.click(screen.getByText('Start a new session'));
+    await fireEvent.click(screen.getByRole('button', { name: 'Try again' }));
     await waitFor(() => expect(backend.called('attach')).toHaveLength(2));
     await waitFor(() => expect(box().value).toBe('hello\n\nand more'));
   });
