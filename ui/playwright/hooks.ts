@@ -267,7 +267,11 @@ export function expected(events: StreamEvent[]): Expected {
     turnEnds: count('turn-end'),
     errors: count('error'),
     notices: count('notice'),
-    files: count('file-changed'),
+    // A change the engine names a call for shows under that call's card, not as an entry.
+    files: events.filter(
+      (e) =>
+        e.kind === 'file-changed' && !(typeof e.toolCallId === 'string' && tools.has(e.toolCallId)),
+    ).length,
     pending: [...pending].map(([toolCallId, options]) => ({ toolCallId, options })),
     status,
     planEntries,

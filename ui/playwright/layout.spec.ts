@@ -36,7 +36,7 @@ async function overflowing(page: Page, root: string): Promise<string[]> {
       if (el.scrollWidth <= el.clientWidth) continue;
       const style = getComputedStyle(el);
       const text = (el.textContent ?? '').replace(/\s+/g, ' ').trim();
-      const tip = el.closest('[title]')?.getAttribute('title')?.replace(/\s+/g, ' ') ?? '';
+      const tip = el.closest('[data-tip]')?.getAttribute('data-tip')?.replace(/\s+/g, ' ') ?? '';
       if (style.textOverflow === 'ellipsis' && text !== '' && tip.includes(text)) continue;
       out.push(`${describe(el)}: ${el.scrollWidth} > ${el.clientWidth}`);
     }

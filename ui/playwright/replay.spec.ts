@@ -198,27 +198,30 @@ test('showcase: each header control says what it is, in its tooltip and its acce
   // The tooltip is the picker's label's (it covers the control); the words come from the
   // agent's option (its name) and the protocol (its category).
   const tip = (control: ReturnType<Page['locator']>) =>
-    control.locator('xpath=ancestor::*[@title][1]');
+    control.locator('xpath=ancestor::*[@data-tip][1]');
   const mode = header.getByRole('combobox', { name: 'Mode', exact: true });
-  await expect(tip(mode)).toHaveAttribute('title', /^Mode: Ask before edits\n./);
+  await expect(tip(mode)).toHaveAttribute('data-tip', /^Mode: Ask before edits\n./);
   const model = header.getByRole('combobox', { name: 'Model', exact: true });
   await expect(tip(model)).toHaveAttribute(
-    'title',
+    'data-tip',
     'Model: Demo Swift\nWhich (made-up) model answers.',
   );
   const thought = header.getByRole('combobox', { name: 'Thinking (thought level)', exact: true });
   await expect(thought).toHaveValue('medium');
   await expect(tip(thought)).toHaveAttribute(
-    'title',
+    'data-tip',
     'Thinking (thought level): Medium\nHow hard the (made-up) model thinks.',
   );
   const brief = header.getByRole('switch', { name: 'Brief answers', exact: true });
-  await expect(tip(brief)).toHaveAttribute('title', /^Brief answers: off\n/);
+  await expect(tip(brief)).toHaveAttribute('data-tip', /^Brief answers: off\n/);
   // The usage meter: 25,900 of 200,000 tokens, $0.037 so far.
   const usage = header.getByRole('group', { name: 'Context used: 13%, cost so far: $0.037' });
   await expect(usage).toBeVisible();
-  await expect(usage).toHaveAttribute('title', /^Context used: 25,900 of 200,000 tokens \(13%\)$/m);
-  await expect(usage).toHaveAttribute('title', /^Cost so far: \$0\.037$/m);
+  await expect(usage).toHaveAttribute(
+    'data-tip',
+    /^Context used: 25,900 of 200,000 tokens \(13%\)$/m,
+  );
+  await expect(usage).toHaveAttribute('data-tip', /^Cost so far: \$0\.037$/m);
 });
 
 test('the window title: the shown folder and the requests waiting, through the window’s setTitle', async ({
