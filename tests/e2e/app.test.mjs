@@ -349,7 +349,7 @@ describe('ACP Desk, end to end', () => {
   it('menu shortcuts reach the window: sidebar, undo and redo, zoom; the log file is written', async () => {
     // Keys typed into the window with xdotool go through GTK's menu accelerators, then the
     // menu's event, as a user's do (WebDriver's own keys go to the page and skip the menu).
-    const win = execFileSync('xdotool', ['search', '--name', '^ACP Desk$'], { encoding: 'utf8' })
+    const win = execFileSync('xdotool', ['search', '--name', 'ACP Desk$'], { encoding: 'utf8' })
       .trim()
       .split('\n')[0];
     const keys = (...args) => {
