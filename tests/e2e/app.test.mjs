@@ -484,7 +484,7 @@ async function overflowing() {
         if (!(el instanceof HTMLElement) || el.offsetParent === null) continue;
         if (el.scrollWidth <= el.clientWidth) continue;
         const text = (el.textContent ?? '').replace(/\s+/g, ' ').trim();
-        const tip = el.closest('[title]')?.getAttribute('title')?.replace(/\s+/g, ' ') ?? '';
+        const tip = el.closest('[data-tip]')?.getAttribute('data-tip')?.replace(/\s+/g, ' ') ?? '';
         if (getComputedStyle(el).textOverflow === 'ellipsis' && text && tip.includes(text))
           continue;
         out.push(
@@ -609,8 +609,12 @@ describe('bad input gets a clear message, and the window stays usable', () => {
     try {
       browser = await launch(['--agent', 'broken', project]);
       await statusIs('dead');
-      assert.match(await text('[data-entry="error"]'), /\/nonexistent\/acp-agent/);
-      assert.match(await text('.ended'), /The session has ended/);
+      // Said once, on the start-failure card (not also in the thread), with what to do.
+      const card = await text('[data-start-failed]');
+      assert.match(card, /\/nonexistent\/acp-agent/);
+      assert.match(card, /could not start/);
+      assert.match(card, /Try again/);
+      assert.equal(await (await browser.$$('[data-entry="error"]')).length, 0);
     } finally {
       rmSync(join(config, 'settings.json'), { force: true });
       await browser?.deleteSession().catch(() => undefined);
