@@ -43,8 +43,10 @@ export default ts.config(
       'no-restricted-syntax': [
         'error',
         {
-          selector: "SvelteElement[kind='html'][name.name!='option'] > SvelteStartTag > SvelteAttribute[key.name='title']",
-          message: 'Use the tooltip action (`use:tip`, ui/src/lib/tooltip.ts), not a title attribute.',
+          selector:
+            "SvelteElement[kind='html'][name.name!='option'] > SvelteStartTag > SvelteAttribute[key.name='title']",
+          message:
+            'Use the tooltip action (`use:tip`, ui/src/lib/tooltip.ts), not a title attribute.',
         },
       ],
     },
