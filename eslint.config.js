@@ -35,4 +35,20 @@ export default ts.config(
       ],
     },
   },
+  {
+    // Native tooltips outlive their elements in WebKitGTK: every tooltip is lib/tooltip.ts's
+    // `use:tip` (an <option>'s title is its dropdown's own business).
+    files: ['ui/src/**/*.svelte'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            "SvelteElement[kind='html'][name.name!='option'] > SvelteStartTag > SvelteAttribute[key.name='title']",
+          message:
+            'Use the tooltip action (`use:tip`, ui/src/lib/tooltip.ts), not a title attribute.',
+        },
+      ],
+    },
+  },
 );

@@ -16,5 +16,8 @@ export default defineConfig({
     root,
     environment: 'jsdom',
     include: ['src/**/*.test.ts'],
+    // Our own stylesheets as they are, for the test that reads them (menu.test.ts); vitest
+    // otherwise hands tests an empty string for every CSS file.
+    css: { include: [/\/ui\/src\/[^/]+\.css/] },
   },
 });

@@ -25,6 +25,7 @@ macro_rules! with_command_names {
             open_path,
             reveal_path,
             open_url,
+            open_settings_file,
         }
     };
 }

@@ -35,9 +35,17 @@ impl FrameSink for ChannelSink {
 #[tauri::command]
 pub async fn app_info(state: State<'_, AppState>) -> Result<AppInfo, IpcError> {
     let launch = state.launch.clone();
-    tauri::async_runtime::spawn_blocking(move || crate::app_info(&launch))
-        .await
-        .map_err(|e| IpcError::task_failed("read the app's settings", &e))
+    let recorder = state.recorder.clone();
+    tauri::async_runtime::spawn_blocking(move || {
+        // The saved theme; the file is read at start, so this waits at most for that.
+        let theme = recorder
+            .and_then(|r| r.state(std::time::Duration::from_secs(5)))
+            .map(|s| s.theme)
+            .unwrap_or_default();
+        crate::app_info(&launch, theme)
+    })
+    .await
+    .map_err(|e| IpcError::task_failed("read the app's settings", &e))
 }
 
 #[tauri::command]
@@ -146,6 +154,17 @@ pub async fn reveal_path<R: Runtime>(
     let shown =
         tauri::async_runtime::spawn_blocking(move || app.opener().reveal_item_in_dir(file)).await;
     opener_result(shown, "show the file")
+}
+
+/// Opens the user's settings file (`agent_servers` and the rest) in their default app for it,
+/// or, while there is none yet, the folder it goes in: the settings file is only read by us
+/// (ARCHITECTURE rule 22), so it is never created here.
+/// Help → Open Settings File does the same (`help::open_settings_file`).
+#[tauri::command]
+pub async fn open_settings_file<R: Runtime>(app: AppHandle<R>) -> Result<(), IpcError> {
+    tauri::async_runtime::spawn_blocking(move || crate::help::open_settings_file(&app))
+        .await
+        .map_err(|e| IpcError::task_failed("open the settings file", &e))?
 }
 
 /// Opens an http(s) or mailto link in the user's browser or mail app; anything else is refused

@@ -156,6 +156,23 @@ pub fn check_openable(file: &Path) -> Result<(), IpcError> {
     Ok(())
 }
 
+/// What "Open settings file" opens: the file; while it does not exist, the folder it goes in
+/// (we never create it); neither: an error that names the path, so the user can create it.
+/// Blocking. An executable settings file is refused like any other (see [`check_openable`]).
+pub fn settings_target(file: &Path) -> Result<PathBuf, IpcError> {
+    if file.is_file() {
+        check_openable(file)?;
+        return Ok(file.to_owned());
+    }
+    match file.parent() {
+        Some(dir) if dir.is_dir() => Ok(dir.to_owned()),
+        _ => Err(IpcError::InvalidInput(format!(
+            "There is no settings file yet: create {} to add agents (under `agent_servers`).",
+            file.display()
+        ))),
+    }
+}
+
 /// Whether the parts say anything: text that is not blank, or any file or image.
 pub fn is_empty_prompt(parts: &[PromptPart]) -> bool {
     parts.iter().all(|p| match p {
@@ -485,5 +502,19 @@ mod tests {
         assert!(!looks_like("image/png", b"GIF89a"));
         assert!(looks_like("image/webp", b"RIFF\0\0\0\0WEBPVP8 "));
         assert!(!looks_like("image/svg+xml", b"<svg"));
+    }
+
+    #[test]
+    fn open_settings_file_opens_the_file_else_its_folder_and_never_creates_either() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("settings.json");
+        assert_eq!(settings_target(&file).unwrap(), dir.path());
+        assert!(!file.exists());
+        std::fs::write(&file, "{}").unwrap();
+        assert_eq!(settings_target(&file).unwrap(), file);
+        let nowhere = dir.path().join("no/such/settings.json");
+        let err = settings_target(&nowhere).unwrap_err().to_string();
+        assert!(err.contains("no/such/settings.json"), "{err}");
+        assert!(!dir.path().join("no").exists());
     }
 }

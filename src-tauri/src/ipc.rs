@@ -122,6 +122,28 @@ pub struct AppInfo {
     pub agents: AgentListing,
     pub config_dir: String,
     pub data_dir: String,
+    /// The theme chosen with View → Theme (saved in the app's state file); later changes arrive
+    /// as `menu-action` `theme`.
+    pub theme: Theme,
+}
+
+pub use acp_desk_app::state::Theme;
+
+/// A menu item the window acts on (the others are done in Rust). Payload of `menu-action`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(tag = "action", rename_all = "kebab-case")]
+pub enum MenuAction {
+    /// File → Close Session: the shown session (asking first if it is busy).
+    CloseSession,
+    /// View → Toggle Sidebar.
+    ToggleSidebar,
+    /// Edit → Undo, in the focused text field (the webview's own editing command: GTK has no
+    /// native undo item).
+    Undo,
+    /// Edit → Redo, likewise.
+    Redo,
+    /// View → Theme: the UI applies it (the choice is already saved).
+    Theme { theme: Theme },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
@@ -241,6 +263,8 @@ pub enum AppEvent {
     DragHover,
     /// Payload [`FolderChosen`].
     FolderChosen,
+    /// Payload [`MenuAction`].
+    MenuAction,
 }
 
 impl AppEvent {
@@ -249,6 +273,7 @@ impl AppEvent {
             Self::PathsDropped => "paths-dropped",
             Self::DragHover => "drag-hover",
             Self::FolderChosen => "folder-chosen",
+            Self::MenuAction => "menu-action",
         }
     }
 }
@@ -287,6 +312,8 @@ pub struct IpcTypes {
     paths_dropped: PathsDropped,
     drag_hover: DragHover,
     folder_chosen: FolderChosen,
+    menu_action: MenuAction,
+    theme: Theme,
     app_event: AppEvent,
     prompt_part: PromptPart,
     project_files: ProjectFiles,
@@ -386,6 +413,7 @@ mod tests {
             AppEvent::PathsDropped,
             AppEvent::DragHover,
             AppEvent::FolderChosen,
+            AppEvent::MenuAction,
         ] {
             assert_eq!(serde_json::to_value(e).unwrap(), e.name());
         }
@@ -406,6 +434,8 @@ mod tests {
             "PromptPart",
             "ProjectFiles",
             "CommandName",
+            "MenuAction",
+            "Theme",
         ] {
             assert!(schema.contains(&format!("\"{name}\"")), "no {name}");
         }

@@ -4,6 +4,7 @@
 
 pub mod commands;
 pub mod files;
+pub mod help;
 pub mod ipc;
 pub mod menu;
 pub mod sessions;
@@ -88,7 +89,7 @@ impl AppState {
 }
 
 /// What the window needs to start (reads the settings and looks agents up on PATH).
-pub fn app_info(launch: &Launch) -> AppInfo {
+pub fn app_info(launch: &Launch, theme: crate::ipc::Theme) -> AppInfo {
     let cwd = std::env::current_dir().unwrap_or_default();
     let agents = acp_desk_core::agents::listing(&cwd);
     AppInfo {
@@ -101,6 +102,7 @@ pub fn app_info(launch: &Launch) -> AppInfo {
         agents,
         config_dir: acp_desk_core::paths::config_dir().display().to_string(),
         data_dir: acp_desk_core::paths::data_dir().display().to_string(),
+        theme,
     }
 }
 
@@ -137,11 +139,13 @@ macro_rules! command_handler {
     };
 }
 
-/// Everything but the parts that need a real window system (menu, run loop): plugins, state,
-/// commands, drag-drop. Tests build it on Tauri's mock runtime.
+/// Everything but the run loop and the log file: plugins, state, commands, the menu,
+/// drag-drop. Tests build it on Tauri's mock runtime.
 pub fn build_app<R: Runtime>(builder: Builder<R>, launch: Launch) -> Builder<R> {
     builder
         .plugin(tauri_plugin_dialog::init())
+        // Help → Copy Diagnostics, from Rust only (the window is granted none of its commands).
+        .plugin(tauri_plugin_clipboard_manager::init())
         // Used from our own commands only: the capability grants the window none of its
         // permissions, so paths and links are always checked by us first.
         // Its injected click handler is off too: a link in agent text goes through `open_url`.
@@ -154,6 +158,8 @@ pub fn build_app<R: Runtime>(builder: Builder<R>, launch: Launch) -> Builder<R> 
         .manage(AppState::new(launch))
         // Registered from the one list the manifest and the UI's types come from.
         .invoke_handler(commands::with_command_names!(command_handler))
+        .menu(menu::build)
+        .on_menu_event(|app, event| menu::on_event(app, event.id().as_ref()))
         .on_page_load(|webview, payload| {
             // A reload (or any new page) starts a new UI that knows nothing of the old page's
             // sessions: end them rather than leave their agents running unseen.
@@ -209,28 +215,16 @@ fn drop_scale<R: Runtime>(window: &tauri::Window<R>) -> f64 {
     }
 }
 
-fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("ACP_DESK_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_target(false)
-        .try_init();
-}
-
 /// The app: `acp-desk [--agent NAME] [FOLDER]`.
 pub fn run(context: tauri::Context<tauri::Wry>) {
-    init_logging();
+    // Stderr from the first line; the file once Tauri can say where the OS keeps app logs.
+    let logging = acp_desk_app::logging::init();
     let launch = Launch::parse(std::env::args().skip(1));
     let app = build_app(tauri::Builder::default(), launch)
-        .menu(menu::build)
-        .on_menu_event(|app, event| {
-            if event.id() == menu::OPEN_FOLDER {
-                menu::pick_folder(app);
-            } else if event.id() == menu::QUIT {
-                app.exit(0);
-            }
+        .setup(|app| {
+            start_log_file(app.handle());
+            menu::apply_saved(app.handle());
+            Ok(())
         })
         .build(context);
     let app = match app {
@@ -249,6 +243,29 @@ pub fn run(context: tauri::Context<tauri::Wry>) {
             if let Some(r) = &state.recorder {
                 r.finish();
             }
+            logging.finish();
         }
     });
+}
+
+/// Starts the log file in the OS's log folder for the app's identifier (Tauri's
+/// `app_log_dir`: `~/.local/share/<id>/logs` on Linux, `~/Library/Logs/<id>` on macOS,
+/// `%LOCALAPPDATA%\<id>\logs` on Windows), or in `logs` in the data folder when
+/// `ACP_DESK_DATA_DIR` moves it (portable installs, tests). Without either, stderr only.
+fn start_log_file<R: Runtime>(app: &tauri::AppHandle<R>) {
+    let dir = if std::env::var_os("ACP_DESK_DATA_DIR").is_some() {
+        Ok(acp_desk_core::paths::data_dir().join("logs"))
+    } else {
+        app.path().app_log_dir()
+    };
+    let dir = match dir {
+        Ok(dir) => dir,
+        Err(e) => {
+            tracing::warn!("no log folder, logging to stderr only: {e}");
+            return;
+        }
+    };
+    if let Err(e) = acp_desk_app::logging::init().write_to_folder(&dir) {
+        tracing::warn!("logging to stderr only: {e}");
+    }
 }

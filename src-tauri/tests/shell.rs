@@ -15,6 +15,7 @@ use acp_desk_shell::ipc::{IpcError, PromptPart};
 use acp_desk_shell::sessions::Sessions;
 use acp_desk_shell::{Launch, build_app};
 use serde_json::{Value, json};
+use tauri::Manager;
 use tauri::ipc::{CallbackFn, InvokeBody};
 use tauri::test::{INVOKE_KEY, get_ipc_response, mock_builder, mock_context, noop_assets};
 use tauri::webview::InvokeRequest;
@@ -161,6 +162,204 @@ fn the_app_and_the_cli_share_one_identifier() {
         .unwrap();
     let conf: Value = serde_json::from_str(&conf).unwrap();
     assert_eq!(conf["identifier"], acp_desk_core::paths::APP_IDENTIFIER);
+}
+
+/// The menu bar as (submenu, items) with each item as its id, `-` for a separator or
+/// `predefined:LABEL`, `check:ID` for a check item.
+fn menu_outline(
+    items: &[tauri::menu::MenuItemKind<tauri::test::MockRuntime>],
+) -> Vec<(String, Vec<String>)> {
+    use tauri::menu::MenuItemKind as K;
+    let item = |i: &K<tauri::test::MockRuntime>| match i {
+        K::MenuItem(m) => m.id().0.clone(),
+        K::Check(c) => format!("check:{}", c.id().0),
+        K::Predefined(p) => match p.text().unwrap().as_str() {
+            "" => "-".to_string(),
+            t => format!("predefined:{}", t.replace('&', "")),
+        },
+        K::Submenu(s) => format!("submenu:{}", s.text().unwrap()),
+        K::Icon(i) => i.id().0.clone(),
+    };
+    items
+        .iter()
+        .map(|top| match top {
+            K::Submenu(s) => {
+                let mut inner = Vec::new();
+                for i in s.items().unwrap() {
+                    inner.push(item(&i));
+                    if let K::Submenu(sub) = &i {
+                        inner.extend(
+                            sub.items()
+                                .unwrap()
+                                .iter()
+                                .map(|j| format!("  {}", item(j))),
+                        );
+                    }
+                }
+                (s.text().unwrap().replace('&', ""), inner)
+            }
+            other => (item(other), Vec::new()),
+        })
+        .collect()
+}
+
+#[test]
+fn the_menu_bar_has_file_edit_view_window_and_help() {
+    let (app, _webview) = mock_app(Launch::default());
+    let menu = app.menu().expect("the app has a menu bar");
+    let outline = menu_outline(&menu.items().unwrap());
+    let want: Vec<(&str, Vec<&str>)> = vec![
+        ("File", vec!["open-folder", "close-session", "-", "quit"]),
+        (
+            "Edit",
+            vec![
+                "undo",
+                "redo",
+                "-",
+                "predefined:Cut",
+                "predefined:Copy",
+                "predefined:Paste",
+                "-",
+                "predefined:Select All",
+            ],
+        ),
+        (
+            "View",
+            vec![
+                "toggle-sidebar",
+                "-",
+                "zoom-in",
+                "zoom-out",
+                "zoom-reset",
+                "-",
+                "submenu:&Theme",
+                "  check:theme-system",
+                "  check:theme-light",
+                "  check:theme-dark",
+            ],
+        ),
+        ("Window", vec!["minimize", "maximize"]),
+        (
+            "Help",
+            vec![
+                "about",
+                "-",
+                "open-settings",
+                "open-logs",
+                "copy-diagnostics",
+            ],
+        ),
+    ];
+    let want: Vec<(String, Vec<String>)> = want
+        .into_iter()
+        .map(|(t, v)| (t.to_string(), v.into_iter().map(String::from).collect()))
+        .collect();
+    assert_eq!(outline, want);
+}
+
+#[test]
+fn the_usual_shortcuts_each_on_one_item() {
+    use acp_desk_shell::menu::ITEMS;
+    let shortcut = |id: &str| ITEMS.iter().find(|i| i.0 == id).and_then(|i| i.2);
+    for (id, keys) in [
+        ("open-folder", "CmdOrCtrl+O"),
+        ("close-session", "CmdOrCtrl+W"),
+        ("quit", "CmdOrCtrl+Q"),
+        ("undo", "CmdOrCtrl+Z"),
+        ("redo", "CmdOrCtrl+Shift+Z"),
+        ("toggle-sidebar", "CmdOrCtrl+B"),
+        ("zoom-in", "CmdOrCtrl+="),
+        ("zoom-out", "CmdOrCtrl+-"),
+        ("zoom-reset", "CmdOrCtrl+0"),
+        ("minimize", "CmdOrCtrl+M"),
+    ] {
+        assert_eq!(shortcut(id), Some(keys), "{id}");
+    }
+    let mut all: Vec<&str> = ITEMS.iter().filter_map(|i| i.2).collect();
+    let n = all.len();
+    all.sort();
+    all.dedup();
+    assert_eq!(all.len(), n, "a shortcut is on two items");
+    // Cut, Copy, Paste and Select All keep the OS's own keys.
+    for taken in ["CmdOrCtrl+X", "CmdOrCtrl+C", "CmdOrCtrl+V", "CmdOrCtrl+A"] {
+        assert!(!all.contains(&taken), "{taken}");
+    }
+}
+
+#[test]
+fn menu_items_the_window_acts_on_arrive_as_menu_action_events() {
+    use tauri::Listener;
+    let (app, _webview) = mock_app(Launch::default());
+    let (tx, rx) = std::sync::mpsc::channel::<Value>();
+    app.listen_any("menu-action", move |e| {
+        tx.send(serde_json::from_str(e.payload()).unwrap()).unwrap();
+    });
+    for id in [
+        "close-session",
+        "toggle-sidebar",
+        "undo",
+        "redo",
+        "theme-dark",
+    ] {
+        acp_desk_shell::menu::on_event(app.handle(), id);
+    }
+    let got: Vec<Value> = (0..5)
+        .map(|_| rx.recv_timeout(Duration::from_secs(10)).unwrap())
+        .collect();
+    assert_eq!(
+        got,
+        [
+            json!({"action": "close-session"}),
+            json!({"action": "toggle-sidebar"}),
+            json!({"action": "undo"}),
+            json!({"action": "redo"}),
+            json!({"action": "theme", "theme": "dark"}),
+        ]
+    );
+    // Only the chosen theme is ticked.
+    let items = app.menu().unwrap().items().unwrap();
+    for (id, ticked) in [
+        ("theme-system", false),
+        ("theme-light", false),
+        ("theme-dark", true),
+    ] {
+        let Some(tauri::menu::MenuItemKind::Check(c)) = acp_desk_shell::menu::find(&items, id)
+        else {
+            panic!("no {id}")
+        };
+        assert_eq!(c.is_checked().unwrap(), ticked, "{id}");
+    }
+    // Items done in Rust say nothing to the window.
+    acp_desk_shell::menu::on_event(app.handle(), "minimize");
+    assert!(rx.recv_timeout(Duration::from_millis(200)).is_err());
+}
+
+#[test]
+fn zoom_and_theme_chosen_in_the_menu_are_saved() {
+    let (app, webview) = mock_app(Launch::default());
+    let recorder = app
+        .state::<acp_desk_shell::AppState>()
+        .recorder
+        .clone()
+        .unwrap();
+    // Other tests' apps share this process's state file: start from 100 %.
+    for id in [
+        "zoom-reset",
+        "zoom-in",
+        "zoom-in",
+        "zoom-in",
+        "zoom-out",
+        "theme-light",
+    ] {
+        acp_desk_shell::menu::on_event(app.handle(), id);
+    }
+    recorder.finish();
+    let after = recorder.state(Duration::ZERO).unwrap();
+    assert_eq!(after.zoom, 1.25, "100 % → 110 → 125 → 150 → 125");
+    assert_eq!(after.theme, acp_desk_app::state::Theme::Light);
+    // And the window starts with it: app_info says the theme.
+    let info = invoke(&webview, "app_info", json!({})).unwrap();
+    assert_eq!(info["theme"], "light");
 }
 
 type View = RecordingView;

@@ -181,7 +181,10 @@ describe('ACP Desk, end to end', () => {
 
   it('opens the folder given on the command line with the demo agent', async () => {
     await statusIs('ready');
-    assert.equal(await (await browser.$('.session-header .folder')).getAttribute('title'), project);
+    assert.equal(
+      await (await browser.$('.session-header .folder')).getAttribute('data-tip'),
+      project,
+    );
     assert.match(
       await (await browser.$('.session-header .agent')).getProperty('textContent'),
       /demo agent/i,
@@ -343,11 +346,81 @@ describe('ACP Desk, end to end', () => {
     assert.ok(await (await browser.$('#composer')).isEnabled(), 'the window stays usable');
   });
 
+  it('menu shortcuts reach the window: sidebar, undo and redo, zoom; the log file is written', async () => {
+    // Keys typed into the window with xdotool go through GTK's menu accelerators, then the
+    // menu's event, as a user's do (WebDriver's own keys go to the page and skip the menu).
+    const win = execFileSync('xdotool', ['search', '--name', 'ACP Desk$'], { encoding: 'utf8' })
+      .trim()
+      .split('\n')[0];
+    const keys = (...args) => {
+      execFileSync('xdotool', ['windowfocus', '--sync', win]);
+      execFileSync('xdotool', args);
+    };
+    const box = await browser.$('#composer');
+    await box.waitForEnabled({ timeout: 20000 });
+    await box.click();
+    keys('type', '--delay', '20', 'menu words');
+    await browser.waitUntil(async () => (await box.getValue()) === 'menu words', {
+      timeout: 10000,
+      timeoutMsg: 'the typed words did not arrive',
+    });
+    keys('key', 'ctrl+z');
+    await browser.waitUntil(async () => (await box.getValue()) === '', {
+      timeout: 10000,
+      timeoutMsg: 'Edit → Undo (Ctrl+Z) did not undo the typing',
+    });
+    keys('key', 'ctrl+shift+z');
+    await browser.waitUntil(async () => (await box.getValue()) === 'menu words', {
+      timeout: 10000,
+      timeoutMsg: 'Edit → Redo (Ctrl+Shift+Z) did not redo it',
+    });
+    await box.clearValue();
+
+    keys('key', 'ctrl+b');
+    await browser.waitUntil(
+      async () => !(await (await browser.$('[data-session-list]')).isExisting()),
+      {
+        timeout: 10000,
+        timeoutMsg: 'View → Toggle Sidebar (Ctrl+B) did not hide the sidebar',
+      },
+    );
+    keys('key', 'ctrl+b');
+    await (await browser.$('[data-session-list]')).waitForExist({ timeout: 10000 });
+
+    // Zoom is done in Rust and saved in the app's state file.
+    const stateFile = join(process.env.ACP_DESK_DATA_DIR ?? '', 'state.json');
+    const zoom = () => {
+      try {
+        return JSON.parse(readFileSync(stateFile, 'utf8')).zoom;
+      } catch {
+        return undefined;
+      }
+    };
+    keys('key', 'ctrl+equal');
+    await browser.waitUntil(async () => zoom() === 1.1, {
+      timeout: 10000,
+      timeoutMsg: 'View → Zoom In (Ctrl+=) was not saved',
+    });
+    await browser.saveScreenshot(join(shots, 'zoomed-110.png'));
+    keys('key', 'ctrl+0');
+    await browser.waitUntil(async () => zoom() === 1, {
+      timeout: 10000,
+      timeoutMsg: 'View → Actual Size (Ctrl+0) was not saved',
+    });
+
+    // The log file, in the data folder's logs/ (run.sh moves the data folder), says what the
+    // sessions did.
+    const logs = join(process.env.ACP_DESK_DATA_DIR ?? '', 'logs');
+    const files = readdirSync(logs).filter((f) => /^acp-desk\.\d{4}-\d{2}-\d{2}\.log$/.test(f));
+    assert.equal(files.length, 1, `one log file: ${files}`);
+    assert.match(readFileSync(join(logs, files[0]), 'utf8'), /session opened/);
+  });
+
   it('ends the agent when the app quits (Ctrl+Q), through the orderly close', async () => {
     assert.ok(processesIn(project).length > 0, 'the agent runs in the project folder');
     // A user's Ctrl+Q (File → Quit), typed into the window with xdotool: WebDriver's own
     // Close Window ends the process instead, which only the supervisor's lifeline would cover.
-    const win = execFileSync('xdotool', ['search', '--name', '^ACP Desk$'], { encoding: 'utf8' })
+    const win = execFileSync('xdotool', ['search', '--name', 'ACP Desk$'], { encoding: 'utf8' })
       .trim()
       .split('\n')[0];
     execFileSync('xdotool', ['windowfocus', '--sync', win]);
@@ -377,6 +450,131 @@ describe('ACP Desk, end to end', () => {
     );
     await browser.deleteSession().catch(() => undefined);
     browser = undefined;
+  });
+});
+
+/** The real window's title, as the window manager sees it (not the page's `document.title`). */
+function windowName() {
+  try {
+    const win = execFileSync('xdotool', ['search', '--name', 'ACP Desk$'], { encoding: 'utf8' })
+      .trim()
+      .split('\n')[0];
+    return execFileSync('xdotool', ['getwindowname', win], { encoding: 'utf8' }).trim();
+  } catch {
+    return null;
+  }
+}
+
+async function windowNameIs(want) {
+  await browser.waitUntil(async () => windowName() === want, {
+    timeout: 10000,
+    timeoutMsg: `the window's title never became “${want}” (it is “${windowName()}”)`,
+  });
+}
+
+/** What is wider inside than its box in the header, the sidebar and the composer (as in
+ * ui/playwright/layout.spec.ts: text cut on purpose ends in an ellipsis and is whole in a
+ * tooltip). Read after two frames, once the layout has settled. */
+async function overflowing() {
+  return browser.execute(async () => {
+    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    const out = [];
+    for (const root of document.querySelectorAll('.session-header, nav.sidebar, .composer-wrap')) {
+      for (const el of [root, ...root.querySelectorAll('*')]) {
+        if (!(el instanceof HTMLElement) || el.offsetParent === null) continue;
+        if (el.scrollWidth <= el.clientWidth) continue;
+        const text = (el.textContent ?? '').replace(/\s+/g, ' ').trim();
+        const tip = el.closest('[data-tip]')?.getAttribute('data-tip')?.replace(/\s+/g, ' ') ?? '';
+        if (getComputedStyle(el).textOverflow === 'ellipsis' && text && tip.includes(text))
+          continue;
+        out.push(
+          `${el.tagName}.${[...el.classList].join('.')}: ${el.scrollWidth} > ${el.clientWidth}`,
+        );
+      }
+    }
+    return out;
+  });
+}
+
+describe('typing at once, and the window title', () => {
+  const gate = join(tmpdir(), `acp-desk-e2e-gate-${process.pid}`);
+  after(async () => {
+    rmSync(gate, { force: true });
+    rmSync(join(process.env.ACP_DESK_CONFIG_DIR ?? '', 'settings.json'), { force: true });
+    await browser?.deleteSession().catch(() => undefined);
+    browser = undefined;
+  });
+
+  it('takes a prompt typed while the agent starts, sends it once it is ready, and titles the window', async () => {
+    // The demo agent behind a gate: it starts only once the test creates the file (or after
+    // 30 s), so the prompt is surely typed and sent while the agent is still starting.
+    const config = process.env.ACP_DESK_CONFIG_DIR;
+    assert.ok(config, 'run.sh gives this run its own config folder');
+    mkdirSync(config, { recursive: true });
+    const demo = join(app, '..', 'acp-desk-demo-agent');
+    const wait = 'i=0; while [ ! -e "$0" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done';
+    writeFileSync(
+      join(config, 'settings.json'),
+      JSON.stringify({
+        agent_servers: {
+          gated: { command: '/bin/sh', args: ['-c', `${wait}; exec "$1"`, gate, demo] },
+        },
+      }),
+    );
+    browser = await launch(['--agent', 'gated', project]);
+    const box = await browser.$('#composer');
+    await box.waitForExist({ timeout: 20000 });
+    await statusIs('starting');
+    await windowNameIs(`${basename(project)} — ACP Desk`);
+    assert.ok(await box.isEnabled(), 'the box takes keys while the agent starts');
+    await box.setValue('stream');
+    await browser.keys('Enter');
+    const held = await browser.$('[data-held]');
+    await held.waitForDisplayed({ timeout: 5000 });
+    assert.match(await held.getProperty('textContent'), /waits for the agent to start/);
+    assert.equal(
+      await (await browser.$('.session-header .status')).getAttribute('data-status'),
+      'starting',
+      'it was sent before the agent was ready',
+    );
+    await browser.saveScreenshot(join(shots, 'typed-before-ready.png'));
+    writeFileSync(gate, '');
+    await browser.waitUntil(async () => (await lastEntry()).type === 'turn-end', {
+      timeout: 30000,
+      timeoutMsg: 'the waiting prompt never went out',
+    });
+    assert.ok(!(await held.isExisting()), 'the waiting line is gone');
+    const user = (await allEntries()).filter((e) => e.type === 'user');
+    assert.deepEqual(
+      user.map((e) => e.text.trim()),
+      ['stream'],
+      'the prompt typed before ready went out once',
+    );
+    // A permission request waiting: counted in the title until it is answered.
+    await prompt('permission');
+    const dialog = await browser.$('[data-permission]');
+    await dialog.waitForDisplayed({ timeout: 20000 });
+    await windowNameIs(`(1) ${basename(project)} — ACP Desk`);
+    await (await browser.$('[data-permission] [data-option-kind="allow_once"]')).click();
+    await windowNameIs(`${basename(project)} — ACP Desk`);
+    await browser.waitUntil(async () => (await lastEntry()).type === 'turn-end', {
+      timeout: 30000,
+      timeoutMsg: 'the permission turn did not end',
+    });
+  });
+
+  it('lays the window out at 800x600 in WebKitGTK, with the sidebar shown too', async () => {
+    const win = execFileSync('xdotool', ['search', '--name', 'ACP Desk$'], { encoding: 'utf8' })
+      .trim()
+      .split('\n')[0];
+    execFileSync('xdotool', ['windowsize', win, '800', '600']);
+    // Narrower than 900px: the session list folds by itself; shown again, the rest must fit.
+    await (await browser.$('nav.sidebar')).waitForExist({ reverse: true, timeout: 10000 });
+    assert.deepEqual(await overflowing(), [], 'nothing overflows with the sidebar folded');
+    await browser.saveScreenshot(join(shots, 'layout-800x600-real.png'));
+    await (await browser.$('.sidebar-toggle')).click();
+    await (await browser.$('nav.sidebar')).waitForExist({ timeout: 5000 });
+    assert.deepEqual(await overflowing(), [], 'nothing overflows with the sidebar shown');
   });
 });
 
@@ -411,8 +609,12 @@ describe('bad input gets a clear message, and the window stays usable', () => {
     try {
       browser = await launch(['--agent', 'broken', project]);
       await statusIs('dead');
-      assert.match(await text('[data-entry="error"]'), /\/nonexistent\/acp-agent/);
-      assert.match(await text('.ended'), /The session has ended/);
+      // Said once, on the start-failure card (not also in the thread), with what to do.
+      const card = await text('[data-start-failed]');
+      assert.match(card, /\/nonexistent\/acp-agent/);
+      assert.match(card, /could not start/);
+      assert.match(card, /Try again/);
+      assert.equal(await (await browser.$$('[data-entry="error"]')).length, 0);
     } finally {
       rmSync(join(config, 'settings.json'), { force: true });
       await browser?.deleteSession().catch(() => undefined);

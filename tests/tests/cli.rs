@@ -425,8 +425,7 @@ mod interop_ts_sdk {
             let (h, mut rx, _dir) = session_with(spec).await;
             let turn = spawn_prompt(&h, "hello");
             let mut seen = Vec::new();
-            rx.until(&mut seen, |e| matches!(e, StreamEvent::AgentPrompt(_)))
-                .await;
+            rx.next_prompt(&mut seen).await;
             let drain = tokio::spawn(rx.all());
             h.cancel().unwrap();
             let outcome = finish(turn).await;

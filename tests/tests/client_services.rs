@@ -261,12 +261,7 @@ async fn outside_turn(
     let turn = spawn_prompt(&h, "read-outside");
     let mut seen = Vec::new();
     for answer in answers {
-        let StreamEvent::AgentPrompt(p) = rx
-            .until(&mut seen, |e| matches!(e, StreamEvent::AgentPrompt(_)))
-            .await
-        else {
-            unreachable!()
-        };
+        let p = rx.next_prompt(&mut seen).await;
         let resolution = match answer {
             Some(kind) => PermissionResolution::selected(option_of(&p, *kind)),
             None => PermissionResolution::cancelled(),
@@ -437,8 +432,7 @@ async fn stop_answers_our_parked_ask_and_the_read_is_refused() {
     let (h, mut rx, _dir) = session(&flags).await;
     let turn = spawn_prompt(&h, "read-outside");
     let mut seen = Vec::new();
-    rx.until(&mut seen, |e| matches!(e, StreamEvent::AgentPrompt(_)))
-        .await;
+    rx.next_prompt(&mut seen).await;
     h.cancel().unwrap();
     let drain = tokio::spawn(rx.all());
     assert_eq!(finish(turn).await.reason, TurnEndReason::Cancelled);
@@ -548,12 +542,7 @@ async fn answer_add_folder_after(swap: impl FnOnce(&Path)) -> Vec<StreamEvent> {
     let (h, mut rx, _dir) = session(&flags).await;
     let turn = spawn_prompt(&h, "read-outside");
     let mut seen = Vec::new();
-    let StreamEvent::AgentPrompt(p) = rx
-        .until(&mut seen, |e| matches!(e, StreamEvent::AgentPrompt(_)))
-        .await
-    else {
-        unreachable!()
-    };
+    let p = rx.next_prompt(&mut seen).await;
     let canonical = sub.canonicalize().unwrap();
     assert_eq!(
         p.options[1].name,

@@ -149,12 +149,7 @@ async fn a_parked_permission_is_answered_by_the_user_with_feedback_sent_next_tur
     let (h, mut rx, _dir) = session(&[]).await;
     let turn = spawn_prompt(&h, "permission");
     let mut seen = Vec::new();
-    let StreamEvent::AgentPrompt(p) = rx
-        .until(&mut seen, |e| matches!(e, StreamEvent::AgentPrompt(_)))
-        .await
-    else {
-        unreachable!()
-    };
+    let p = rx.next_prompt(&mut seen).await;
     // A wrong id and a wrong option get clear errors and leave the request parked.
     assert_eq!(
         h.respond_permission("nope#9", PermissionResolution::cancelled())
@@ -234,8 +229,7 @@ async fn stop_answers_parked_permissions_cancelled_and_ends_the_turn_cancelled()
     let (h, mut rx, _dir) = session(&[]).await;
     let turn = spawn_prompt(&h, "permission");
     let mut seen = Vec::new();
-    rx.until(&mut seen, |e| matches!(e, StreamEvent::AgentPrompt(_)))
-        .await;
+    rx.next_prompt(&mut seen).await;
     h.cancel().unwrap();
     let outcome = finish(turn).await;
     assert_eq!(outcome.reason, TurnEndReason::Cancelled);

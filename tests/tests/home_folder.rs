@@ -5,7 +5,6 @@
 
 mod common;
 
-use acp_desk_core::StreamEvent;
 use acp_desk_core::events::{PermissionResolution, TurnEndReason};
 use acp_desk_core::schema::v1 as acp;
 use common::*;
@@ -34,12 +33,7 @@ fn adding_the_home_folder_is_not_offered_but_a_folder_inside_it_is() {
         let mut seen = Vec::new();
         let mut asks = Vec::new();
         for _ in 0..2 {
-            let StreamEvent::AgentPrompt(p) = rx
-                .until(&mut seen, |e| matches!(e, StreamEvent::AgentPrompt(_)))
-                .await
-            else {
-                unreachable!()
-            };
+            let p = rx.next_prompt(&mut seen).await;
             let reject = p
                 .options
                 .iter()

@@ -119,12 +119,7 @@ async fn permission_turn_seen(
     seen: &mut Vec<StreamEvent>,
 ) -> (SettledBy, Option<String>) {
     let turn = spawn_prompt(h, prompt);
-    let StreamEvent::AgentPrompt(p) = rx
-        .until(seen, |e| matches!(e, StreamEvent::AgentPrompt(_)))
-        .await
-    else {
-        unreachable!()
-    };
+    let p = rx.next_prompt(seen).await;
     // A rule settles the request in the same step that parks it, so by the time this answer
     // is handled the request is gone if a rule answered it.
     let resolution = match answer {
@@ -597,6 +592,56 @@ async fn files_the_agent_changes_itself_are_in_the_change_set() {
     assert_eq!(
         fs_writes, 3,
         "the files scenario's three writes: {changed:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_file_the_agent_makes_itself_is_reported_created_with_the_call_that_wrote_it() {
+    let home = home();
+    std::fs::write(home.project.join("old.txt"), "before\n").unwrap();
+    // The watcher reports a change after a quiet moment: by then the writing call has finished
+    // and the next one (naming other files) runs.
+    let steps = json!([
+        {"tool_call": {"toolCallId": "call-a", "title": "Write two files", "kind": "edit",
+                       "status": "in_progress",
+                       "locations": [{"path": "{cwd}/made.txt"}, {"path": "{cwd}/old.txt"}]}},
+        {"write_directly": {"path": "made.txt", "content": "new\n"}},
+        {"write_directly": {"path": "old.txt", "content": "after\n"}},
+        {"tool_call_update": {"toolCallId": "call-a", "status": "completed"}},
+        {"tool_call": {"toolCallId": "call-b", "title": "Edit another", "kind": "edit",
+                       "status": "in_progress", "locations": [{"path": "{cwd}/other.txt"}]}},
+        {"sleep": {"ms": 1500}},
+        {"tool_call_update": {"toolCallId": "call-b", "status": "completed"}}
+    ]);
+    let scenarios = scenario_dir(&[("made", &["made-test"], steps)]);
+    let flags = ["--scenario-dir", scenarios.path().to_str().unwrap()];
+    let (h, rx) = open(demo(&flags), home.opts(&home.project)).await;
+    let rest = tokio::spawn(rx.all());
+    h.prompt(vec![acp_desk_core::text_block("made-test")])
+        .await
+        .unwrap();
+    h.close().await;
+    let evs = rest.await.unwrap();
+    let mut changed: Vec<(String, bool, Option<String>)> = evs
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::FileChanged {
+                path,
+                created,
+                tool_call_id,
+                ..
+            } => Some((path.clone(), *created, tool_call_id.clone())),
+            _ => None,
+        })
+        .collect();
+    changed.sort();
+    let at = |name: &str| home.project.join(name).to_str().unwrap().to_owned();
+    assert_eq!(
+        changed,
+        [
+            (at("made.txt"), true, Some("call-a".to_owned())),
+            (at("old.txt"), false, Some("call-a".to_owned())),
+        ]
     );
 }
 

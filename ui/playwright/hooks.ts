@@ -10,8 +10,6 @@ import type { Locator, Page } from '@playwright/test';
 import { mkdirSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { StreamEvent as IpcEvent } from '../src/lib/generated/ipc';
-import { SessionStore, type Entry } from '../src/lib/session-store';
 import type { StreamEvent } from './mock-ipc.js';
 
 export const repo = fileURLToPath(new URL('../..', import.meta.url));
@@ -216,29 +214,67 @@ export interface Expected {
 }
 
 /**
- * What the window should show after `events`: the UI's own session store fed the same events
- * (the store is tested against the engine's compactor and real recordings in vitest; here the
- * question is whether the window shows what the store holds).
+ * What the window should show after `events`, read off the raw events by a model far simpler
+ * than the UI's store (and independent of it): counts per kind, each tool call in order of first
+ * appearance with the last status and kind its `tool-call` events carried, the requests never
+ * settled, the last status and plan. It merges no content, so it
+ * cannot share a merge bug with the store; the store's merge is held to the engine's in vitest.
  */
 export function expected(events: StreamEvent[]): Expected {
-  const store = new SessionStore();
-  store.applyAll([{ snapshot: false, events: events as unknown as IpcEvent[] }]);
-  const v = store.state;
-  const count = (type: Entry['type']): number => v.entries.filter((e) => e.type === type).length;
-  const firstAgent = v.entries.find((e) => e.type === 'agent');
+  const tools = new Map<string, { id: string; status: string; kind: string | null }>();
+  const pending = new Map<string, number>();
+  let status: string | null = null;
+  let agentText = '';
+  let agentTextDone = false;
+  let planEntries = 0;
+  const count = (kind: string): number => events.filter((e) => e.kind === kind).length;
+  for (const e of events) {
+    // The first agent message only: the next message is a separate entry.
+    if (e.kind !== 'text-delta' && agentText !== '') agentTextDone = true;
+    switch (e.kind) {
+      case 'text-delta':
+        if (!agentTextDone) agentText += String(e.text ?? '');
+        break;
+      case 'tool-call': {
+        const id = String(e.toolCallId);
+        const was = tools.get(id);
+        tools.set(id, {
+          id,
+          status: String(e.status ?? was?.status ?? 'pending'),
+          kind: (e.toolKind as string | null | undefined) ?? was?.kind ?? null,
+        });
+        break;
+      }
+      case 'agent-prompt':
+        pending.set(String(e.toolCallId), (e.options as unknown[]).length);
+        break;
+      case 'agent-prompt-settled':
+        pending.delete(String(e.toolCallId));
+        break;
+      case 'session-status':
+        status = String(e.status);
+        if (status === 'dead') pending.clear();
+        break;
+      case 'plan':
+        planEntries = (e.entries as unknown[]).length;
+        break;
+    }
+  }
   return {
-    users: count('user'),
-    agentText: firstAgent?.type === 'agent' ? plainFragment(firstAgent.text) : null,
-    tools: v.entries.flatMap((e) =>
-      e.type === 'tool' ? [{ id: e.toolCallId, status: e.status ?? 'pending', kind: e.kind }] : [],
-    ),
+    users: count('turn-start'),
+    agentText: plainFragment(agentText),
+    tools: [...tools.values()],
     turnEnds: count('turn-end'),
     errors: count('error'),
     notices: count('notice'),
-    files: count('file'),
-    pending: v.pending.map((p) => ({ toolCallId: p.toolCallId, options: p.options.length })),
-    status: v.status === 'opening' ? null : v.status,
-    planEntries: v.plan.length,
+    // A change the engine names a call for shows under that call's card, not as an entry.
+    files: events.filter(
+      (e) =>
+        e.kind === 'file-changed' && !(typeof e.toolCallId === 'string' && tools.has(e.toolCallId)),
+    ).length,
+    pending: [...pending].map(([toolCallId, options]) => ({ toolCallId, options })),
+    status,
+    planEntries,
   };
 }
 

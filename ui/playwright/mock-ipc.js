@@ -235,6 +235,7 @@ export function installMockIpc(setup) {
           },
           configDir: '/home/demo/.config/acp-desk',
           dataDir: '/home/demo/.local/share/acp-desk',
+          theme: 'system',
         };
       case 'open_session':
         return { id: sessionId, folder: args.folder, agent: args.agent };
@@ -338,6 +339,8 @@ export function installMockIpc(setup) {
       case 'reveal_path':
       case 'open_url':
       case 'pick_folder':
+        return null;
+      case 'plugin:window|set_title':
         return null;
       case 'plugin:event|listen': {
         const eventId = nextEventId++;

@@ -140,7 +140,7 @@ for (const scheme of schemes) {
     await expect(usage).toBeVisible();
     await expect(usage).toContainText('13%');
     await expect(usage).toContainText('$0.037');
-    await expect(usage).toHaveAttribute('title', /25\.9k|25,900/);
+    await expect(usage).toHaveAttribute('data-tip', /25\.9k|25,900/);
     await shot(usage, `replay-usage-${scheme}`);
 
     // The pickers: the mode list and the config options the demo agent answers session/new with.
@@ -187,6 +187,65 @@ test('showcase: choosing a mode or a config option calls set_mode / set_config_o
     .toEqual({ session, configId: 'brief', value: true });
   await expect(brief).toBeChecked();
   await shot(page.locator('.session-header'), 'replay-header-changed-light');
+});
+
+test('showcase: each header control says what it is, in its tooltip and its accessible name', async ({
+  page,
+}) => {
+  await openShowcase(page, 'light');
+  await expect.poll(() => replayed(page)).toBe(true);
+  const header = page.locator('.session-header');
+  // The tooltip is the picker's label's (it covers the control); the words come from the
+  // agent's option (its name) and the protocol (its category).
+  const tip = (control: ReturnType<Page['locator']>) =>
+    control.locator('xpath=ancestor::*[@data-tip][1]');
+  const mode = header.getByRole('combobox', { name: 'Mode', exact: true });
+  await expect(tip(mode)).toHaveAttribute('data-tip', /^Mode: Ask before edits\n./);
+  const model = header.getByRole('combobox', { name: 'Model', exact: true });
+  await expect(tip(model)).toHaveAttribute(
+    'data-tip',
+    'Model: Demo Swift\nWhich (made-up) model answers.',
+  );
+  const thought = header.getByRole('combobox', { name: 'Thinking (thought level)', exact: true });
+  await expect(thought).toHaveValue('medium');
+  await expect(tip(thought)).toHaveAttribute(
+    'data-tip',
+    'Thinking (thought level): Medium\nHow hard the (made-up) model thinks.',
+  );
+  const brief = header.getByRole('switch', { name: 'Brief answers', exact: true });
+  await expect(tip(brief)).toHaveAttribute('data-tip', /^Brief answers: off\n/);
+  // The usage meter: 25,900 of 200,000 tokens, $0.037 so far.
+  const usage = header.getByRole('group', { name: 'Context used: 13%, cost so far: $0.037' });
+  await expect(usage).toBeVisible();
+  await expect(usage).toHaveAttribute(
+    'data-tip',
+    /^Context used: 25,900 of 200,000 tokens \(13%\)$/m,
+  );
+  await expect(usage).toHaveAttribute('data-tip', /^Cost so far: \$0\.037$/m);
+});
+
+test('the window title: the shown folder and the requests waiting, through the window’s setTitle', async ({
+  page,
+}) => {
+  const ask = requests();
+  const titles = async () =>
+    (await calls(page)).filter((c) => c.cmd === 'plugin:window|set_title').map((c) => c.args);
+  await replay(page, waiting([ask.diff, ask.command]), { folder });
+  await page.goto('/');
+  await expect(page).toHaveTitle('(2) project — ACP Desk');
+  await expect
+    .poll(async () => (await titles()).at(-1))
+    .toEqual({ label: 'main', value: '(2) project — ACP Desk' });
+  await page.locator(sel.dialog).locator(sel.optionOfKind('allow_once')).click();
+  await expect(page).toHaveTitle('(1) project — ACP Desk');
+  await page.locator(sel.dialog).locator(sel.optionOfKind('allow_once')).click();
+  await expect(page).toHaveTitle('project — ACP Desk');
+  // No session: the app's name alone.
+  await page.getByRole('button', { name: 'Close project' }).click();
+  // The turn still runs: closing asks first.
+  await page.locator(sel.sessionList).getByRole('button', { name: 'Close', exact: true }).click();
+  await expect(page).toHaveTitle('ACP Desk');
+  expect((await titles()).at(-1)).toEqual({ label: 'main', value: 'ACP Desk' });
 });
 
 /** The showcase's diff request, the recorded command request, an MCP tool's, by id. */
@@ -250,6 +309,8 @@ for (const scheme of schemes) {
     await expect(dialog.locator(sel.diff)).toContainText('-0.75 coffee');
     await expect(dialog.locator(sel.option)).toHaveCount(3);
     await expect(page.locator(sel.status)).toHaveAttribute('data-status', 'waiting');
+    // The OS's scheme reaches the styles through lib/theme.ts (the theme is `system`).
+    await expect(page.locator('html')).toHaveAttribute('data-theme', scheme);
     await shot(dialog, `replay-permission-queued-diff-${scheme}`);
     await shot(page, `replay-permission-window-${scheme}`);
     // The second, chosen from the queue: the command and where it runs.

@@ -73,7 +73,10 @@ describe('sidebar', () => {
     const list = document.querySelector('[data-session-list]') as HTMLElement;
     expect(list.querySelectorAll('.session-item')).toHaveLength(2);
     expect(within(item('s2')).getByText('web')).toBeTruthy();
-    expect(item('s2').querySelector('.session-select')?.getAttribute('title')).toBe('/home/me/web');
+    // Its tooltip says all that the item may cut on a narrow sidebar.
+    expect(item('s2').querySelector('.session-select')?.getAttribute('data-tip')).toBe(
+      '/home/me/web\ndemo · Opening…',
+    );
     expect(item('s2').querySelector('.session-select')?.getAttribute('aria-current')).toBe('true');
     expect(item('s1').querySelector('.status')?.getAttribute('data-status')).toBe('ready');
     expect(item('s2').querySelector('.status')?.getAttribute('data-status')).toBe('opening');
@@ -237,11 +240,121 @@ describe('drops', () => {
 });
 
 describe('composer focus', () => {
-  it('takes the focus when the agent becomes ready, so the user can type at once', async () => {
+  it('takes the focus when the session is shown, so the user can type at once', async () => {
     const backend = new FakeBackend();
     (document.activeElement as HTMLElement | null)?.blur();
-    await open(backend);
+    await openStarting(backend);
     await waitFor(() => expect(document.activeElement).toBe(box()));
+  });
+});
+
+/** The window with the folder open and its agent still starting (no `ready` yet). */
+async function openStarting(backend: FakeBackend) {
+  backend.info = appInfo({ initialFolder: '/proj' });
+  render(App, { backend, schedule: now });
+  await waitFor(() => expect(backend.called('attach')).toEqual([['s1']]));
+  backend.frame('s1', live({ kind: 'session-status', sessionId: 'e1', status: 'starting' }));
+  await waitFor(() => expect(within(header()).getByText('Starting…')).toBeTruthy());
+}
+
+/** A request settled by Stop. */
+const stopped = (id: string): StreamEvent => ({
+  kind: 'agent-prompt-settled',
+  sessionId: 'e1',
+  toolCallId: id,
+  outcome: { cancelled: true },
+  by: 'stop',
+});
+const held = () => document.querySelector('[data-held]');
+const dead = (detail: string): StreamEvent => ({
+  kind: 'session-status',
+  sessionId: 'e1',
+  status: 'dead',
+  detail,
+});
+
+describe('typing before the agent is ready', () => {
+  it('takes keys at once; a prompt sent then waits, says so, and goes out when it is ready', async () => {
+    const backend = new FakeBackend();
+    await openStarting(backend);
+    expect(box().disabled).toBe(false);
+    await type('hello');
+    await fireEvent.keyDown(box(), { key: 'Enter' });
+    expect(box().value).toBe('');
+    await waitFor(() => expect(held()?.textContent).toContain('waits for the agent to start'));
+    expect(backend.called('prompt')).toEqual([]);
+    // What is typed meanwhile stays in the box; Enter does not send it while one waits.
+    await type('next');
+    await fireEvent.keyDown(box(), { key: 'Enter' });
+    expect(backend.called('prompt')).toEqual([]);
+    backend.frame('s1', live(ready()));
+    await waitFor(() =>
+      expect(backend.called('prompt')).toEqual([['s1', [{ type: 'text', text: 'hello' }]]]),
+    );
+    await waitFor(() => expect(held()).toBeNull());
+    expect(box().value).toBe('next');
+  });
+
+  it('gives a waiting prompt back, with the reason, when the agent does not start', async () => {
+    const backend = new FakeBackend();
+    await openStarting(backend);
+    await type('hello');
+    await fireEvent.keyDown(box(), { key: 'Enter' });
+    await type('and more');
+    backend.frame('s1', live(dead('failed to start `/x/agent`: No such file or directory')));
+    await waitFor(() => expect(box().value).toBe('hello\n\nand more'));
+    expect(held()).toBeNull();
+    expect(document.querySelector('[data-notice]')?.textContent).toContain(
+      'Not sent: the agent did not start (failed to start `/x/agent`: No such file or directory)',
+    );
+    expect(backend.called('prompt')).toEqual([]);
+    // Starting over keeps it for the new session.
+    await fireEvent.click(screen.getByRole('button', { name: 'Try again' }));
+    await waitFor(() => expect(backend.called('attach')).toHaveLength(2));
+    await waitFor(() => expect(box().value).toBe('hello\n\nand more'));
+  });
+
+  it('gives a waiting prompt back when the user cancels it (or presses Esc), and never sends it', async () => {
+    const backend = new FakeBackend();
+    await openStarting(backend);
+    await type('hello');
+    await fireEvent.keyDown(box(), { key: 'Enter' });
+    await fireEvent.click(await screen.findByText('Cancel'));
+    await waitFor(() => expect(box().value).toBe('hello'));
+    expect(held()).toBeNull();
+    await fireEvent.keyDown(box(), { key: 'Enter' });
+    await waitFor(() => expect(held()).not.toBeNull());
+    await fireEvent.keyDown(box(), { key: 'Escape' });
+    await waitFor(() => expect(box().value).toBe('hello'));
+    expect(held()).toBeNull();
+    backend.frame('s1', live(ready()));
+    await waitFor(() => expect(within(header()).getByText('Ready')).toBeTruthy());
+    expect(backend.called('prompt')).toEqual([]);
+  });
+});
+
+describe('window title', () => {
+  it('names the shown session’s folder and counts the requests waiting in every session', async () => {
+    const backend = new FakeBackend();
+    render(App, { backend, schedule: now });
+    await waitFor(() => expect(backend.title).toBe('ACP Desk'));
+    backend.chooseFolder('/home/me/proj');
+    await waitFor(() => expect(backend.title).toBe('proj — ACP Desk'));
+    backend.chooseFolder('/home/me/web');
+    await waitFor(() => expect(backend.title).toBe('web — ACP Desk'));
+    backend.frame('s1', live(request('a#1'), request('b#1')));
+    await waitFor(() => expect(backend.title).toBe('(2) web — ACP Desk'));
+    backend.frame('s2', live(request('c#1')));
+    await waitFor(() => expect(backend.title).toBe('(3) web — ACP Desk'));
+    // Settled by Stop in the session not shown: one fewer.
+    backend.frame('s1', live(stopped('a#1')));
+    await waitFor(() => expect(backend.title).toBe('(2) web — ACP Desk'));
+    await fireEvent.click(screen.getByLabelText('Close web'));
+    await fireEvent.click(within(item('s2')).getByText('Close'));
+    await waitFor(() => expect(backend.title).toBe('(1) proj — ACP Desk'));
+    // Set only when it changes.
+    const titles = backend.called('setTitle').map(([t]) => t);
+    expect(titles.filter((t, i) => t === titles[i - 1])).toEqual([]);
   });
 });
 
@@ -351,7 +464,9 @@ describe('session header', () => {
     expect(usage.textContent).toContain('25%');
     expect(usage.textContent).toContain('$0.42');
     expect(usage.textContent).toContain('41.2k in · 7k out');
-    expect(usage.getAttribute('title')).toContain('Context: 50,000 of 200,000 tokens (25%)');
+    expect(usage.getAttribute('data-tip')).toContain(
+      'Context used: 50,000 of 200,000 tokens (25%)',
+    );
     expect((usage.querySelector('.usage-fill') as HTMLElement).style.width).toBe('25%');
 
     const tasks = header().querySelector('[data-tasks]') as HTMLElement;
@@ -419,13 +534,14 @@ describe('plan panel', () => {
     await fireEvent.click(summary);
     expect(plan.querySelectorAll('[data-plan-entry]')).toHaveLength(2);
     await fireEvent.click(summary);
-    // The next turn does not reopen the old plan by itself; a new plan update does.
+    // The next turn does not show the old plan at all (issue 13: it stayed pinned over an
+    // unrelated turn); a new plan update does.
     backend.frame(
       's1',
       live({ kind: 'turn-start', sessionId: 'e1', prompt: [{ type: 'text', text: 'again' }] }),
     );
     await waitFor(() => expect(document.body.textContent).toContain('again'));
-    expect(plan.querySelectorAll('[data-plan-entry]')).toHaveLength(0);
+    expect(document.querySelector('[data-plan]')).toBeNull();
     backend.frame(
       's1',
       live({
@@ -434,7 +550,9 @@ describe('plan panel', () => {
         entries: [{ content: 'Ship', priority: 'high', status: 'in_progress' }],
       }),
     );
-    await waitFor(() => expect(plan.querySelectorAll('[data-plan-entry]')).toHaveLength(1));
+    await waitFor(() =>
+      expect(document.querySelectorAll('[data-plan] [data-plan-entry]')).toHaveLength(1),
+    );
   });
 });
 
@@ -712,7 +830,9 @@ describe('permission dialog', () => {
     expect(diff.textContent).toContain('+new line');
     // Relative to the folder, like the diff header and the cards; the full path on hover.
     expect(dialog.textContent).toContain('Files a.rs:3');
-    expect(dialog.querySelector('.perm-locations code')?.getAttribute('title')).toBe('/proj/a.rs');
+    expect(dialog.querySelector('.perm-locations code')?.getAttribute('data-tip')).toBe(
+      '/proj/a.rs',
+    );
     await fireEvent.click(dialog.querySelector('[data-option-kind="allow_once"]') as HTMLElement);
     backend.frame(
       's1',

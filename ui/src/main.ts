@@ -1,8 +1,11 @@
 import { mount } from 'svelte';
 import App from './App.svelte';
 import { tauriBackend } from './lib/backend';
+import { applyTheme } from './lib/theme';
 import './app.css';
 
 const target = document.getElementById('app');
 if (!target) throw new Error('index.html has no #app element');
+// The OS's colours from the first paint; the saved theme follows with the app's info.
+applyTheme('system');
 mount(App, { target, props: { backend: tauriBackend() } });

@@ -10,11 +10,13 @@
 //!   dead` itself (the program never ran) does it add the `error` and `dead` events.
 //! - [`HistoryRecorder`]: the observer that records every session into the history store
 //!   (`acp-desk-store`).
+//! - [`logging`]: the desktop app's logs (stderr and a daily file, without secrets).
 //! - [`state`]: the app's own state file (everything the app writes for itself; the user's
 //!   settings file is only ever read, by `acp_desk_core::settings`).
 
 pub mod error;
 pub mod history;
+pub mod logging;
 pub mod observer;
 mod pump;
 pub mod registry;

@@ -487,7 +487,11 @@ async fn start(
         }
         Err(e) => {
             let err = AppError::from(e);
-            tracing::info!(session = %session.info.id, "the agent did not start: {err}");
+            // The first line only: the lines after it are the agent's error output, which is
+            // logged at debug only (it may print a key).
+            let said = err.to_string();
+            let first = said.lines().next().unwrap_or_default();
+            tracing::info!(session = %session.info.id, "the agent did not start: {first}");
             session.engine.send_if_modified(|e| {
                 if matches!(e, Engine::Starting) {
                     *e = Engine::Failed(err.clone());

@@ -2,7 +2,8 @@
 //!
 //! The user's settings file is the user's (`acp_desk_core::settings` only reads it); what the
 //! app writes goes here instead: switches changed in the window, first-time notices seen,
-//! recent folders, the agent chosen for new sessions, the sidebar, and which sessions were open.
+//! recent folders, the agent chosen for new sessions, the sidebar, the theme and zoom, and which
+//! sessions were open.
 //! One JSON file, `state.json` in [`acp_desk_core::paths::data_dir`] (`ACP_DESK_DATA_DIR`
 //! moves it, for tests and portable installs).
 //!
@@ -51,6 +52,10 @@ pub const FORMAT_VERSION: u32 = 1;
 /// Recent folders kept, most recent first.
 pub const MAX_RECENT_FOLDERS: usize = 20;
 
+/// The zoom factors View → Zoom In / Zoom Out step through (1.0 is 100 %); a saved zoom is
+/// kept within the first and the last.
+pub const ZOOM_LEVELS: [f64; 11] = [0.5, 0.67, 0.75, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 1.75, 2.0];
+
 /// Everything the app remembers. `AppState::default()` is a first run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -69,6 +74,11 @@ pub struct AppState {
     pub sidebar: Sidebar,
     /// The sessions open when the app last saved, in sidebar order (to offer reopening them).
     pub open_sessions: Vec<OpenSession>,
+    /// The window's colours (View → Theme). Default: the system's.
+    pub theme: Theme,
+    /// The webview's zoom factor (View → Zoom), 1.0 = 100 %, within [`ZOOM_LEVELS`]' range
+    /// (kept so by every [`StateFile::update`]). Default 1.0.
+    pub zoom: f64,
     /// Fields of a newer ACP Desk, written back as they were (see the module docs).
     #[serde(flatten)]
     unknown: Map<String, Value>,
@@ -83,9 +93,35 @@ impl Default for AppState {
             new_session_agent: None,
             sidebar: Sidebar::default(),
             open_sessions: Vec::new(),
+            theme: Theme::System,
+            zoom: 1.0,
             unknown: Map::new(),
         }
     }
+}
+
+/// The window's colours. A value this build does not know (a newer ACP Desk's) reads as
+/// `system`, rather than making the whole file unreadable.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Theme {
+    Light,
+    Dark,
+    /// Follow the OS (`prefers-color-scheme`). Last: serde's catch-all must be.
+    #[default]
+    #[serde(other)]
+    System,
+}
+
+/// A step of View → Zoom.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ZoomStep {
+    In,
+    Out,
+    /// Back to 100 %.
+    Reset,
 }
 
 /// The sidebar as the user left it.
@@ -170,12 +206,41 @@ impl AppState {
         self.notices_seen.insert(id.into())
     }
 
+    /// Zooms one step: to the next of [`ZOOM_LEVELS`] above or below the current factor (a
+    /// factor between two levels goes to the nearer one in that direction), or back to 1.0.
+    /// Returns the new factor.
+    pub fn zoom_step(&mut self, step: ZoomStep) -> f64 {
+        const EPSILON: f64 = 1e-6;
+        let (min, max) = (ZOOM_LEVELS[0], ZOOM_LEVELS[ZOOM_LEVELS.len() - 1]);
+        self.zoom = match step {
+            ZoomStep::Reset => 1.0,
+            ZoomStep::In => ZOOM_LEVELS
+                .into_iter()
+                .find(|z| *z > self.zoom + EPSILON)
+                .unwrap_or(max),
+            ZoomStep::Out => ZOOM_LEVELS
+                .into_iter()
+                .rev()
+                .find(|z| *z < self.zoom - EPSILON)
+                .unwrap_or(min),
+        };
+        self.normalize();
+        self.zoom
+    }
+
     /// Keeps the invariants the fields document, whatever a caller or a hand-edited file did:
-    /// recent folders without duplicates (the first, most recent, one kept), capped.
+    /// recent folders without duplicates (the first, most recent, one kept), capped; the zoom
+    /// within [`ZOOM_LEVELS`]' range.
     fn normalize(&mut self) {
         let mut seen = BTreeSet::new();
         self.recent_folders.retain(|f| seen.insert(f.clone()));
         self.recent_folders.truncate(MAX_RECENT_FOLDERS);
+        let (min, max) = (ZOOM_LEVELS[0], ZOOM_LEVELS[ZOOM_LEVELS.len() - 1]);
+        self.zoom = if self.zoom.is_finite() {
+            self.zoom.clamp(min, max)
+        } else {
+            1.0
+        };
     }
 
     /// What goes to disk: JSON strings cannot hold a path that is not UTF-8 (possible on

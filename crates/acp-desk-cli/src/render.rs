@@ -378,8 +378,8 @@ impl Human {
             } => {
                 self.line_start(w)?;
                 let what = match (via, created) {
-                    (Some(acp_desk_core::events::FileChangeVia::Watcher), _) => "changed",
                     (_, true) => "created",
+                    (Some(acp_desk_core::events::FileChangeVia::Watcher), false) => "changed",
                     (_, false) => "wrote",
                 };
                 writeln!(w, "{}", self.paint("36", &format!("  ✎ {what} {path}")))?;

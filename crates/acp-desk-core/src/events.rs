@@ -73,7 +73,8 @@ pub const ADDITIONS: &[(&str, &str)] = &[
         "file-changed",
         "new kind: a file changed this turn, recorded in the turn's change set: written through \
          fs/write_text_file (via fs-write) or changed on disk by the agent itself, seen by the \
-         folder watcher (via watcher; optional field via)",
+         folder watcher (via watcher; optional field via); toolCallId: the tool call that \
+         wrote it, when one names the path",
     ),
 ];
 
@@ -113,6 +114,7 @@ pub enum StreamEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         message_id: Option<String>,
     },
+    /// Merged into one card by the rule at [`ToolCallEvent`].
     #[serde(rename = "tool-call")]
     ToolCall(Box<ToolCallEvent>),
     #[serde(rename = "tool-result")]
@@ -314,11 +316,19 @@ pub enum StreamEvent {
         session_id: String,
         /// The canonical path written.
         path: String,
-        /// This write created it (always `false` for `via: watcher`: the watcher cannot tell).
+        /// This write created it. The watcher says so when the file appeared during the turn
+        /// (a new directory entry, or a file in a new folder); a file renamed into place over
+        /// nothing is reported `false`, since a rename cannot tell whether it replaced a file.
         created: bool,
         /// How we learned of the change; absent in events from before the field existed.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         via: Option<FileChangeVia>,
+        /// The tool call that wrote it, when a call of this turn names the path
+        /// ([`crate::thread::paths_named`]): the running one, else the latest. The watcher
+        /// reports a change after its call may have finished and the next begun, so a front
+        /// end places the change with this call rather than where the event arrives.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tool_call_id: Option<String>,
     },
 }
 
@@ -399,6 +409,10 @@ impl StreamEvent {
 /// - `toolKind`, `status`, `rawOutput`, `_meta`: when present (and not `null`);
 /// - `content`, `locations`: when present, the whole list (ACP sends them whole, not as deltas);
 /// - `sessionId`, `toolCallId` and the first event's `isUpdate` stay.
+///
+/// `tool-result` is not part of the merge: it repeats, once, what the call's `tool-call` events
+/// carried when it finished (for consumers that want only results); a view takes nothing from it.
+/// A consumer that does not keep `_meta` (the UI's cards) merges every other field alike.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolCallEvent {

@@ -416,9 +416,12 @@ fn parse_line(raw: &[u8], replies: &mut Vec<Vec<u8>>) -> Option<Inbound> {
             Ok(env) => Some(classify(env, replies)),
             Err(e) => {
                 let preview = preview(raw);
+                // Its text only at debug: agent output may echo a prompt or a key.
                 tracing::warn!(
-                    "skipped a line from the agent that is not JSON-RPC ({e}): {preview}"
+                    "skipped a {}-byte line from the agent that is not JSON-RPC ({e})",
+                    raw.len()
                 );
+                tracing::debug!("the skipped line began: {preview}");
                 Some(Inbound::Skipped(Skipped::NotJson { preview }))
             }
         },
@@ -439,7 +442,11 @@ fn parse_line(raw: &[u8], replies: &mut Vec<Vec<u8>>) -> Option<Inbound> {
         }
         _ => {
             let preview = preview(raw);
-            tracing::warn!("skipped a non-JSON line on the agent's stdout: {preview}");
+            tracing::warn!(
+                "skipped a {}-byte non-JSON line on the agent's stdout",
+                raw.len()
+            );
+            tracing::debug!("the skipped line began: {preview}");
             Some(Inbound::Skipped(Skipped::NotJson { preview }))
         }
     }

@@ -241,13 +241,14 @@ impl AgentProcess {
         if let Some(stderr) = child.stderr.take() {
             tokio::spawn(pump_stderr(stderr, spec.name.clone(), stderr_tail.clone()));
         }
+        // The program, never its arguments or environment: either may hold a key.
         tracing::info!(
             agent = %spec.name,
             pid = child.id(),
             supervised,
-            "started {} {:?}",
+            args = spec.args.len(),
+            "started {}",
             program.display(),
-            spec.args
         );
         #[cfg(all(unix, not(target_os = "linux")))]
         let pgid = child.id().map(|p| p as i32);

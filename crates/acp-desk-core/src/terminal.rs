@@ -381,13 +381,14 @@ impl Terminals {
             released: released_rx,
             handle,
         };
+        // The program only: the agent's command line may hold a key (`curl -H "Authorization: …"`).
         tracing::info!(
             terminal = %id,
             pid = spawned.pid,
             supervised = spawned.supervised,
-            "terminal started: {} {:?}",
+            args = args.len(),
+            "terminal started: {}",
             program.display(),
-            args
         );
         let reader_shared = shared.clone();
         let reader_outbox = outbox.clone();

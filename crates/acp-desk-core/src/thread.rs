@@ -124,7 +124,22 @@ pub struct Thread {
     with_payload: std::collections::VecDeque<String>,
     /// Approximate bytes held by those payloads.
     payload_bytes: usize,
+    /// This turn's calls, oldest first, with the paths they name (kept after their payload
+    /// goes): a change the watcher reports after its call finished is still its call's.
+    turn_calls: Vec<TurnCall>,
 }
+
+/// A call of this turn and the paths it named (see [`paths_named`]).
+#[derive(Debug, Default)]
+struct TurnCall {
+    id: String,
+    paths: Vec<PathBuf>,
+    /// Reads and searches name paths they never change.
+    reads_only: bool,
+}
+
+/// Calls of one turn remembered for [`Thread::call_naming`]; a turn with more keeps the latest.
+const MAX_TURN_CALLS: usize = 1024;
 
 impl Thread {
     pub fn new(session_id: impl Into<String>) -> Self {
@@ -133,7 +148,36 @@ impl Thread {
             tools: HashMap::new(),
             with_payload: std::collections::VecDeque::new(),
             payload_bytes: 0,
+            turn_calls: Vec::new(),
         }
+    }
+
+    /// A turn starts: calls of earlier turns no longer explain a change.
+    pub fn new_turn(&mut self) {
+        self.turn_calls.clear();
+    }
+
+    /// The tool call of this turn that most likely wrote `path`: a call that names it and may
+    /// change files (not a read or a search), the running one first, else the latest. Used to
+    /// place a `file-changed` with its call: the watcher reports a change up to
+    /// [`crate::watch::MAX_DELAY`] after it happened, when its call may have finished and the
+    /// next one begun. `None` when no call names the path (a shell command names none).
+    pub fn call_naming(&self, path: &Path) -> Option<String> {
+        let writers = || {
+            self.turn_calls
+                .iter()
+                .rev()
+                .filter(|c| !c.reads_only && c.paths.iter().any(|p| p == path))
+        };
+        let running = writers().find(|c| {
+            self.tools.get(&c.id).is_some_and(|t| {
+                !matches!(
+                    t.status(),
+                    Some(acp::ToolCallStatus::Completed | acp::ToolCallStatus::Failed)
+                )
+            })
+        });
+        running.or_else(|| writers().next()).map(|c| c.id.clone())
     }
 
     pub fn tool(&self, id: &str) -> Option<&ToolCallState> {
@@ -310,8 +354,43 @@ impl Thread {
             }
         }
         out.push(StreamEvent::ToolCall(Box::new(ev)));
+        self.note_turn_call(&id);
         self.track(&id);
         self.maybe_result(&id, out);
+    }
+
+    /// Remembers the paths a call of this turn names, before its payload may be dropped.
+    fn note_turn_call(&mut self, id: &str) {
+        let Some(state) = self.tools.get(id) else {
+            return;
+        };
+        let named = paths_named(state.locations(), state.raw_input());
+        let reads_only = matches!(
+            state.kind(),
+            Some(acp::ToolKind::Read | acp::ToolKind::Search | acp::ToolKind::Fetch)
+        );
+        let at = match self.turn_calls.iter().position(|c| c.id == id) {
+            Some(at) => at,
+            None => {
+                if self.turn_calls.len() >= MAX_TURN_CALLS {
+                    self.turn_calls.remove(0);
+                }
+                self.turn_calls.push(TurnCall {
+                    id: id.to_owned(),
+                    ..TurnCall::default()
+                });
+                self.turn_calls.len() - 1
+            }
+        };
+        let Some(call) = self.turn_calls.get_mut(at) else {
+            return;
+        };
+        call.reads_only = reads_only;
+        for p in named {
+            if call.paths.len() < MAX_NAMED_PATHS && !call.paths.contains(&p) {
+                call.paths.push(p);
+            }
+        }
     }
 
     /// Bounds the payloads kept for running calls (see [`MAX_RUNNING_PAYLOADS`]).

@@ -67,8 +67,14 @@ pub const MAX_HASHED_BYTES: u64 = 16 * 1024 * 1024;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WatchEvent {
-    /// Files that changed on disk (absolute paths below a root), sorted.
-    Changed { paths: Vec<PathBuf> },
+    /// Files that changed on disk (absolute paths below a root), sorted. `created` (sorted, a
+    /// subset of `paths`) holds those that appeared as new directory entries, or were found in
+    /// a new folder; a file renamed into place is only changed (a rename cannot say whether it
+    /// replaced one).
+    Changed {
+        paths: Vec<PathBuf>,
+        created: Vec<PathBuf>,
+    },
     /// Some changes may go unnoticed from now on; `reason` says why and what to do.
     Degraded { reason: String },
 }
@@ -223,6 +229,8 @@ impl Filter {
 struct Pending {
     /// Changed paths; `true` for one the OS said is (or was) a folder.
     paths: HashMap<PathBuf, bool>,
+    /// Of those, the ones the OS said were created (a subset, so bounded with `paths`).
+    created: HashSet<PathBuf>,
     first: Option<Instant>,
     last: Option<Instant>,
     overflowed: bool,
@@ -301,10 +309,15 @@ impl Shared {
         if kept.is_empty() {
             return;
         }
-        self.queue(kept);
+        // inotify's IN_CREATE: a new directory entry, so a file that was not there before.
+        let created = matches!(
+            event.kind,
+            EventKind::Create(CreateKind::File | CreateKind::Any | CreateKind::Other)
+        );
+        self.queue(kept, created);
     }
 
-    fn queue(&self, paths: impl IntoIterator<Item = (PathBuf, bool)>) {
+    fn queue(&self, paths: impl IntoIterator<Item = (PathBuf, bool)>, created: bool) {
         let Ok(mut p) = self.pending.lock() else {
             return;
         };
@@ -313,6 +326,9 @@ impl Shared {
             if p.paths.len() >= MAX_PENDING_PATHS && !p.paths.contains_key(&path) {
                 p.overflowed = true;
                 continue;
+            }
+            if created {
+                p.created.insert(path.clone());
             }
             *p.paths.entry(path).or_default() |= folder;
         }
@@ -455,7 +471,11 @@ impl Shared {
 
     /// Turns a raw batch into what is reported: new folders are walked (and watched), changed
     /// .gitignore files are re-read, folders are left out.
-    fn settle(&self, raw: HashMap<PathBuf, bool>) -> Vec<PathBuf> {
+    fn settle(
+        &self,
+        raw: HashMap<PathBuf, bool>,
+        mut created: HashSet<PathBuf>,
+    ) -> (Vec<PathBuf>, Vec<PathBuf>) {
         let mut out: HashSet<PathBuf> = HashSet::new();
         let mut new_dirs = Vec::new();
         for (path, folder) in raw {
@@ -502,18 +522,25 @@ impl Shared {
             if self.per_folder || dir_is_new(&dir) {
                 self.walk(&dir, &mut files);
             }
+            // A new folder's files are new to the session.
+            created.extend(files.iter().cloned());
             out.extend(files);
         }
         let filter = match self.filter.read() {
             Ok(f) => f,
-            Err(_) => return Vec::new(),
+            Err(_) => return (Vec::new(), Vec::new()),
         };
         let mut paths: Vec<PathBuf> = out
             .into_iter()
             .filter(|p| !filter.is_ignored(p, false))
             .collect();
         paths.sort();
-        paths
+        let created = paths
+            .iter()
+            .filter(|p| created.contains(*p))
+            .cloned()
+            .collect();
+        (paths, created)
     }
 }
 
@@ -674,12 +701,17 @@ fn debounce_loop(shared: &Shared, events: &mpsc::Sender<WatchEvent>) {
             return;
         };
         // Wait for something, or a deadline.
-        let (raw, notices, overflowed) = loop {
+        let (raw, created, notices, overflowed) = loop {
             if shared.stop.load(Ordering::Relaxed) {
                 return;
             }
             if !p.notices.is_empty() && p.paths.is_empty() {
-                break (HashMap::new(), std::mem::take(&mut p.notices), false);
+                break (
+                    HashMap::new(),
+                    HashSet::new(),
+                    std::mem::take(&mut p.notices),
+                    false,
+                );
             }
             let (Some(first), Some(last)) = (p.first, p.last) else {
                 p = match shared.wake.wait(p) {
@@ -696,6 +728,7 @@ fn debounce_loop(shared: &Shared, events: &mpsc::Sender<WatchEvent>) {
                 let overflowed = std::mem::take(&mut p.overflowed);
                 break (
                     std::mem::take(&mut p.paths),
+                    std::mem::take(&mut p.created),
                     std::mem::take(&mut p.notices),
                     overflowed,
                 );
@@ -722,8 +755,8 @@ fn debounce_loop(shared: &Shared, events: &mpsc::Sender<WatchEvent>) {
         if raw.is_empty() {
             continue;
         }
-        let paths = shared.settle(raw);
-        if !paths.is_empty() && !send(shared, events, WatchEvent::Changed { paths }) {
+        let (paths, created) = shared.settle(raw, created);
+        if !paths.is_empty() && !send(shared, events, WatchEvent::Changed { paths, created }) {
             return;
         }
     }

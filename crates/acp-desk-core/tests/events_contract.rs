@@ -197,6 +197,7 @@ fn all_events() -> Vec<StreamEvent> {
             path: "/p/a.txt".into(),
             created: true,
             via: Some(acp_desk_core::events::FileChangeVia::FsWrite),
+            tool_call_id: Some("call-1".into()),
         },
     ]
 }

@@ -49,8 +49,8 @@ fn terminal(out: &mut Vec<StreamEvent>, data: &str, first: bool, exit: Option<u3
 }
 
 /// The turn: an edit first announced with `rawInput: {}` and updated three times (once with no
-/// title, and then with `rawInput: {}` again), asked about and allowed; a command run in a
-/// terminal; text around them.
+/// title, and then with `rawInput: {}` again), asked about and allowed, then updated twice more
+/// after its result; a command run in a terminal; text around them.
 fn live() -> Vec<StreamEvent> {
     let mut t = Thread::new(SID);
     let mut out = vec![StreamEvent::TurnStart {
@@ -108,6 +108,19 @@ fn live() -> Vec<StreamEvent> {
         json!({"sessionUpdate": "tool_call_update", "toolCallId": "toolu_edit",
                "status": "completed", "rawOutput": {"ok": true}}),
     );
+    // After its result the agent replaces the card's content, then empties it: the card shows
+    // what came last (nothing), live and in a snapshot alike, never the result's older copy.
+    for content in [
+        json!([{"type": "content", "content": {"type": "text", "text": "Applied 1 edit"}}]),
+        json!([]),
+    ] {
+        update(
+            &mut t,
+            &mut out,
+            json!({"sessionUpdate": "tool_call_update", "toolCallId": "toolu_edit",
+                   "content": content}),
+        );
+    }
     text(&mut out, &mut t, "Now the tests.");
     update(
         &mut t,

@@ -32,6 +32,7 @@ pub const EMBEDDED: &[(&str, &str)] = &[
     ("outside", include_str!("../scenarios/outside.json")),
     ("direct", include_str!("../scenarios/direct.json")),
     ("showcase", include_str!("../scenarios/showcase.json")),
+    ("scenarios", include_str!("../scenarios/scenarios.json")),
     ("tour", include_str!("../scenarios/tour.json")),
 ];
 
@@ -255,7 +256,7 @@ pub struct FloodStep {
 pub struct Placeholders<'a> {
     pub cwd: &'a str,
     pub session_id: &'a str,
-    /// Human-readable list of the loaded scenarios, for the tour.
+    /// Human-readable list of the loaded scenarios, for the `scenarios` scenario.
     pub scenarios: &'a str,
 }
 
@@ -577,6 +578,31 @@ mod tests {
         assert_eq!(pick("read outside the folder"), "outside");
         assert_eq!(pick("hi there"), "tour");
         assert_eq!(pick(""), "tour");
+        assert_eq!(pick("hello"), "tour");
+        // The test scenarios are listed on request, not in the greeting, which says how to
+        // get a real agent.
+        assert_eq!(pick("scenarios"), "scenarios");
+        let tour = &lib.by_name("tour").unwrap().raw;
+        assert!(
+            !tour.contains("{scenarios}") && !tour.contains("20 MB"),
+            "{tour}"
+        );
+        for agent in [
+            "Claude",
+            "Codex",
+            "Gemini CLI",
+            "goose",
+            "opencode",
+            "agent_servers",
+        ] {
+            assert!(tour.contains(agent), "the greeting names {agent}");
+        }
+        assert!(
+            lib.by_name("scenarios")
+                .unwrap()
+                .raw
+                .contains("{scenarios}")
+        );
         // A specific scenario beats the tour's generic "help" keyword.
         assert_eq!(pick("help me edit"), "edit");
     }

@@ -106,6 +106,20 @@ impl Collector {
         v
     }
 
+    /// Waits for the next permission request (`agent-prompt`), keeping the events before it.
+    pub async fn next_prompt(
+        &mut self,
+        seen: &mut Vec<StreamEvent>,
+    ) -> Box<acp_desk_core::events::AgentPromptEvent> {
+        match self
+            .until(seen, |e| matches!(e, StreamEvent::AgentPrompt(_)))
+            .await
+        {
+            StreamEvent::AgentPrompt(p) => p,
+            other => unreachable!("until returned {other:?}"),
+        }
+    }
+
     /// Waits for the first event matching `pred`, keeping the ones before it.
     pub async fn until(
         &mut self,

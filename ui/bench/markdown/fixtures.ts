@@ -114,6 +114,8 @@ function tool(
     locations: [],
     rawInput: undefined,
     rawOutput: undefined,
+    rejected: false,
+    files: [],
     ...more,
   };
 }

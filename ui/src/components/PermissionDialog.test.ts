@@ -7,23 +7,9 @@ import type { AgentPromptEvent, StreamEvent } from '../lib/generated/ipc';
 import { SessionStore, type ToolEntry } from '../lib/session-store';
 import PermissionDialog from './PermissionDialog.svelte';
 import ToolCard from './thread/ToolCard.svelte';
+import { transcript } from '../test/transcripts';
 
 afterEach(() => cleanup());
-
-// claude-code-acp through `acp-desk-cli run --json`, and the demo agent's showcase.
-const recorded = import.meta.glob(
-  ['../../../tests/real-agents/transcripts/*.jsonl', '../../../tests/transcripts/demo/*.jsonl'],
-  { query: '?raw', import: 'default', eager: true },
-) as Record<string, string>;
-
-function transcript(path: string): StreamEvent[] {
-  const text = recorded[`../../../tests/${path}`];
-  if (text === undefined) throw new Error(`no transcript ${path}`);
-  return text
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l) as StreamEvent);
-}
 
 function request(events: StreamEvent[]): AgentPromptEvent {
   const asks = events.flatMap((e) => (e.kind === 'agent-prompt' ? [e] : []));

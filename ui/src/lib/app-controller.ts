@@ -1,7 +1,16 @@
 // The window's logic, without Svelte: opening folders (menu, command line and drops all come
-// through `openFolder`), the open sessions and which one is shown, prompting, stopping,
-// answering permissions, drafts.
-import type { Backend, ProjectFiles, PromptPart, UiError, Unsubscribe } from './backend-types';
+// through `openFolder`), the open sessions and which one is shown, prompting (a prompt sent
+// while the agent starts waits for it), stopping, answering permissions, drafts, the window's
+// title, and the menu items the window acts on (`onMenu`).
+import type {
+  Backend,
+  MenuAction,
+  ProjectFiles,
+  PromptPart,
+  Theme,
+  UiError,
+  Unsubscribe,
+} from './backend-types';
 import { toUiError } from './backend-types';
 import type {
   AgentListing,
@@ -10,8 +19,9 @@ import type {
   SessionInfo,
   StreamFrame,
 } from './generated/ipc';
-import { isInside, relativePath } from './paths';
+import { baseName, isInside, relativePath } from './paths';
 import { SessionStore } from './session-store';
+import { closeNeedsConfirm } from './status';
 
 export interface AppView {
   ready: boolean;
@@ -26,7 +36,21 @@ export interface AppView {
   error: UiError | null;
   dragging: boolean;
   opening: boolean;
+  /** The session list is shown (the header's ☰, View → Toggle Sidebar). */
+  sidebarOpen: boolean;
+  /** View → Theme, as saved; the window applies it (`lib/theme.ts`). */
+  theme: Theme;
+  /** A busy session File → Close Session asks about before closing it. */
+  confirmClose: string | null;
 }
+
+/** The webview's own editing commands, on the focused field (Edit → Undo / Redo). */
+export type Edit = (command: 'undo' | 'redo') => void;
+
+export const editInDocument: Edit = (command) => {
+  // Deprecated, but still the only way to reach the field's own undo stack.
+  document.execCommand(command);
+};
 
 /** What the composer held for a session when the user left it. */
 export interface Draft {
@@ -47,6 +71,20 @@ type Listener = (v: AppView) => void;
 /** How long the `@` picker's file list is reused before it is listed again. */
 const FILES_TTL_MS = 30_000;
 
+/** A prompt sent before its session's agent was ready: it goes out once the agent is. */
+interface Held {
+  parts: PromptPart[];
+  /** Gives it back to the draft (the start failed, or the user took it back). */
+  giveBack(note: string | null): void;
+}
+
+/** The window's title: the shown session's folder and how many permission requests wait in
+ * every session, e.g. `(1) proj — ACP Desk`. */
+export function windowTitle(folder: string | null, waiting: number): string {
+  const name = folder === null ? null : baseName(folder);
+  return `${waiting > 0 ? `(${waiting}) ` : ''}${name ? `${name} — ` : ''}ACP Desk`;
+}
+
 export class AppController {
   private view: AppView = {
     ready: false,
@@ -57,6 +95,9 @@ export class AppController {
     error: null,
     dragging: false,
     opening: false,
+    sidebarOpen: true,
+    theme: 'system',
+    confirmClose: null,
   };
   private listeners = new Set<Listener>();
   private unsubscribers: Unsubscribe[] = [];
@@ -68,6 +109,11 @@ export class AppController {
    * is not sent again; request ids repeat across sessions, as agents reuse tool call ids). */
   private answered = new Set<string>();
   private drafts = new Map<string, Draft>();
+  /** At most one per session: the composer sends no more while one waits. */
+  private held = new Map<string, Held>();
+  /** Why a session's last prompt was given back, until the user sends again or dismisses it. */
+  private notes = new Map<string, string>();
+  private title = '';
   private files = new Map<string, { at: number; list: Promise<ProjectFiles> }>();
 
   constructor(
@@ -75,6 +121,7 @@ export class AppController {
     private schedule: Scheduler = animationFrame,
     /** Whether a point (CSS pixels) is over the composer: files dropped there are attachments. */
     private overComposer: (x: number, y: number) => boolean = () => false,
+    private edit: Edit = editInDocument,
   ) {}
 
   get state(): AppView {
@@ -90,6 +137,18 @@ export class AppController {
   private set(patch: Partial<AppView>): void {
     this.view = { ...this.view, ...patch };
     for (const fn of this.listeners) fn(this.view);
+    this.showTitle();
+  }
+
+  /** Sets the window's title when what it says changed (the shown session, requests waiting). */
+  private showTitle(): void {
+    let waiting = 0;
+    for (const s of this.stores.values()) waiting += s.state.pending.length;
+    const title = windowTitle(this.activeSession?.folder ?? null, waiting);
+    if (title === this.title) return;
+    this.title = title;
+    // A title that could not be set is no reason to bother the user.
+    void this.backend.setTitle(title).catch(() => undefined);
   }
 
   /** The thread of an open session (a fresh empty one for an unknown id). */
@@ -106,10 +165,11 @@ export class AppController {
       await this.backend.onFolderChosen((e) => void this.openFolder(e.path)),
       await this.backend.onPathsDropped((e) => void this.dropped(e.paths, e.x, e.y)),
       await this.backend.onDragHover((e) => this.set({ dragging: e.active })),
+      await this.backend.onMenuAction((e) => this.onMenu(e)),
     );
     try {
       const info = await this.backend.appInfo();
-      this.set({ ready: true, agents: info.agents, agent: info.initialAgent });
+      this.set({ ready: true, agents: info.agents, agent: info.initialAgent, theme: info.theme });
       if (info.initialFolder) await this.openFolder(info.initialFolder);
     } catch (e) {
       this.set({ ready: true, error: toUiError(e) });
@@ -119,6 +179,44 @@ export class AppController {
   stop(): void {
     for (const u of this.unsubscribers) u();
     this.unsubscribers = [];
+  }
+
+  /** A menu item the window acts on. */
+  onMenu(action: MenuAction): void {
+    switch (action.action) {
+      case 'close-session':
+        this.requestClose();
+        break;
+      case 'toggle-sidebar':
+        this.setSidebar(!this.view.sidebarOpen);
+        break;
+      case 'undo':
+      case 'redo':
+        this.edit(action.action);
+        break;
+      case 'theme':
+        this.set({ theme: action.theme });
+        break;
+    }
+  }
+
+  setSidebar(open: boolean): void {
+    this.set({ sidebarOpen: open });
+  }
+
+  /** File → Close Session: closes the shown session, or first asks when it is busy (a turn,
+   * a start or a permission request), as the sidebar's Close does. */
+  requestClose(id: string | null = this.view.active): void {
+    if (!id || !this.stores.has(id)) return;
+    if (closeNeedsConfirm(this.store(id).state)) this.set({ confirmClose: id });
+    else void this.close(id);
+  }
+
+  /** The answer to requestClose's question. */
+  confirmClose(close: boolean): void {
+    const id = this.view.confirmClose;
+    this.set({ confirmClose: null });
+    if (close && id) void this.close(id);
   }
 
   chooseAgent(id: string): void {
@@ -249,6 +347,7 @@ export class AppController {
   }
 
   private remove(id: string): void {
+    if (this.view.confirmClose === id) this.set({ confirmClose: null });
     const sessions = this.view.sessions.filter((s) => s.id !== id);
     let active = this.view.active;
     if (active === id) {
@@ -260,13 +359,18 @@ export class AppController {
   }
 
   private forget(id: string): void {
+    const held = this.held.get(id);
+    this.held.delete(id);
     for (const key of this.answered)
       if (key.startsWith(answeredKey(id, ''))) this.answered.delete(key);
     const store = this.stores.get(id);
     if (store) this.dirty.delete(store);
     this.stores.delete(id);
     this.drafts.delete(id);
+    this.notes.delete(id);
     this.files.delete(id);
+    // Its composer is gone with it: the send it waits for ends, with nothing to give back to.
+    held?.giveBack(null);
   }
 
   private onFrame(session: string, frame: StreamFrame): void {
@@ -283,6 +387,7 @@ export class AppController {
       const stores = [...this.dirty];
       this.dirty.clear();
       for (const s of stores) s.notify();
+      this.showTitle();
     });
   }
 
@@ -313,16 +418,29 @@ export class AppController {
   }
 
   /**
-   * Sends a prompt to the shown session. Resolves false when it was refused (nothing to send,
-   * no session, or the command failed before the turn started), so the composer can give the
-   * draft back.
+   * Sends a prompt to the shown session; while its agent is still starting, the prompt waits
+   * and goes out once the agent is ready. Resolves false when it was not sent (nothing to send,
+   * no session, the command failed before the turn started, the agent did not start, or the
+   * user took it back): the prompt is then given back to the session's draft, before whatever
+   * was typed since.
    */
   async send(parts: PromptPart[]): Promise<boolean> {
     const session = this.activeSession;
     const store = session ? this.stores.get(session.id) : undefined;
     const meaningful = parts.some((p) => p.type !== 'text' || p.text.trim() !== '');
-    if (!session || !store || !meaningful) return false;
-    this.drafts.delete(session.id);
+    if (!session || !store) return false;
+    const id = session.id;
+    if (!meaningful || this.held.has(id)) {
+      this.giveBack(id, parts);
+      return false;
+    }
+    this.drafts.delete(id);
+    if (this.notes.delete(id)) this.set({});
+    const status = store.state.status;
+    if (status === 'opening' || status === 'starting') {
+      const ready = await this.waitForStart(id, store, parts);
+      if (!ready) return false;
+    }
     // The command resolves when the turn ends; its events show the progress. What matters
     // here is whether it was refused before the turn started.
     const refused = new Promise<boolean>((resolve) => {
@@ -332,7 +450,7 @@ export class AppController {
           queueMicrotask(() => unsubscribe());
         }
       });
-      this.backend.prompt(session.id, parts).then(
+      this.backend.prompt(id, parts).then(
         () => {
           resolve(false);
           unsubscribe();
@@ -344,12 +462,74 @@ export class AppController {
         },
       );
     });
-    return !(await refused);
+    if (!(await refused)) return true;
+    this.giveBack(id, parts);
+    return false;
   }
 
+  /** Holds a prompt until the session's agent is ready (true) or it was given back (false). */
+  private waitForStart(id: string, store: SessionStore, parts: PromptPart[]): Promise<boolean> {
+    return new Promise((resolve) => {
+      let unsubscribe: (() => void) | null = null;
+      let done = false;
+      const finish = (ready: boolean, note: string | null) => {
+        if (done) return;
+        done = true;
+        queueMicrotask(() => unsubscribe?.());
+        this.held.delete(id);
+        if (!ready) this.giveBack(id, parts, note);
+        else this.set({});
+        resolve(ready);
+      };
+      this.held.set(id, { parts, giveBack: (note) => finish(false, note) });
+      this.set({});
+      unsubscribe = store.subscribe((v) => {
+        if (v.status === 'ready' || v.status === 'prompting') finish(true, null);
+        else if (v.status === 'dead') {
+          const why = (v.statusDetail ?? '').split('\n')[0]?.trim() || 'it ended';
+          finish(false, `Not sent: the agent did not start (${why}). Your message is back here.`);
+        }
+      });
+    });
+  }
+
+  /** Puts a prompt that was not sent back into its session's draft, before what is there now. */
+  private giveBack(id: string, parts: PromptPart[], note: string | null = null): void {
+    if (!this.stores.has(id)) return;
+    const text = parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('');
+    const chips = parts.filter((p) => p.type !== 'text');
+    const now = this.draft(id);
+    const same = (a: PromptPart, b: PromptPart) => JSON.stringify(a) === JSON.stringify(b);
+    if (note) this.notes.set(id, note);
+    this.saveDraft(id, {
+      text: now.text === '' ? text : text === '' ? now.text : `${text}\n\n${now.text}`,
+      parts: [...chips, ...now.parts.filter((p) => !chips.some((c) => same(c, p)))],
+    });
+  }
+
+  /** Whether a prompt of this session waits for its agent to start. */
+  isHeld(id: string): boolean {
+    return this.held.has(id);
+  }
+
+  /** Why this session's last prompt was given back, if it was. */
+  note(id: string): string | null {
+    return this.notes.get(id) ?? null;
+  }
+
+  dismissNote(id: string): void {
+    if (this.notes.delete(id)) this.set({});
+  }
+
+  /** Stops the shown session's turn; a prompt still waiting for the agent is given back. */
   async stopTurn(): Promise<void> {
     const session = this.activeSession;
     if (!session) return;
+    const held = this.held.get(session.id);
+    if (held) {
+      held.giveBack(null);
+      return;
+    }
     await this.run(() => this.backend.cancel(session.id));
   }
 
@@ -381,6 +561,11 @@ export class AppController {
   /** A link in agent text, clicked: the system browser opens it (never this window). */
   async openUrl(url: string): Promise<void> {
     await this.run(() => this.backend.openUrl(url));
+  }
+
+  /** "Open settings file": where an agent that cannot start is fixed. */
+  async openSettingsFile(): Promise<void> {
+    await this.run(() => this.backend.openSettingsFile());
   }
 
   private async run(command: () => Promise<void>): Promise<void> {

@@ -6,6 +6,7 @@ import type {
   DragHover,
   FolderChosen,
   IpcError,
+  MenuAction,
   PathsDropped,
   PermissionResolution,
   ProjectFiles,
@@ -19,7 +20,7 @@ export type Unsubscribe = () => void;
 
 // Generated from the Rust types (src-tauri/src/ipc.rs): one piece of a prompt as the composer
 // builds it, and the project's files for the `@` picker.
-export type { ConfigValue, ProjectFiles, PromptPart } from './generated/ipc';
+export type { ConfigValue, MenuAction, ProjectFiles, PromptPart, Theme } from './generated/ipc';
 
 /** An error as the UI shows it: a command's IpcError. Whatever else a command rejects with
  * (Tauri's own failures, a broken answer) is `internal` too: ACP Desk failed, not the user. */
@@ -49,11 +50,17 @@ export interface Backend {
   revealPath(session: string, path: string): Promise<void>;
   /** Opens an http(s) or mailto link in the system browser; anything else is refused. */
   openUrl(url: string): Promise<void>;
+  /** The window's title (the shell's window, and the page's for a browser). */
+  setTitle(title: string): Promise<void>;
+  /** Opens the user's settings file (or, while there is none, the folder it goes in). */
+  openSettingsFile(): Promise<void>;
   /** Shows the folder picker; the choice arrives through onFolderChosen. */
   pickFolder(): Promise<void>;
   onFolderChosen(cb: (e: FolderChosen) => void): Promise<Unsubscribe>;
   onPathsDropped(cb: (e: PathsDropped) => void): Promise<Unsubscribe>;
   onDragHover(cb: (e: DragHover) => void): Promise<Unsubscribe>;
+  /** Menu items the window acts on (the Rust side does the others). */
+  onMenuAction(cb: (e: MenuAction) => void): Promise<Unsubscribe>;
 }
 
 // A Record, so the compiler fails when the Rust side adds a code this list lacks.

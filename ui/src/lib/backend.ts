@@ -1,6 +1,7 @@
 // The one module that talks to Tauri. Everything else uses the Backend interface.
 import { Channel, invoke } from '@tauri-apps/api/core';
 import { listen } from '@tauri-apps/api/event';
+import { getCurrentWindow } from '@tauri-apps/api/window';
 import type { Backend } from './backend-types';
 import { toUiError } from './backend-types';
 import type {
@@ -9,6 +10,7 @@ import type {
   CommandName,
   DragHover,
   FolderChosen,
+  MenuAction,
   PathsDropped,
   ProjectFiles,
   SessionInfo,
@@ -51,11 +53,23 @@ export function tauriBackend(): Backend {
     openPath: (session, path, line) => run('open_path', { session, path, line: line ?? null }),
     revealPath: (session, path) => run('reveal_path', { session, path }),
     openUrl: (url) => run('open_url', { url }),
+    openSettingsFile: () => run('open_settings_file'),
     pickFolder: () => run('pick_folder'),
+    setTitle: async (title) => {
+      // The page's too: where no shell runs (the Playwright mock) it is the title there is.
+      document.title = title;
+      try {
+        await getCurrentWindow().setTitle(title);
+      } catch (e) {
+        throw toUiError(e);
+      }
+    },
     onFolderChosen: (cb) =>
       listen<FolderChosen>('folder-chosen' satisfies AppEvent, (e) => cb(e.payload)),
     onPathsDropped: (cb) =>
       listen<PathsDropped>('paths-dropped' satisfies AppEvent, (e) => cb(e.payload)),
     onDragHover: (cb) => listen<DragHover>('drag-hover' satisfies AppEvent, (e) => cb(e.payload)),
+    onMenuAction: (cb) =>
+      listen<MenuAction>('menu-action' satisfies AppEvent, (e) => cb(e.payload)),
   };
 }

@@ -66,7 +66,8 @@ describe('renderMarkdown', () => {
   it('keeps web links, with their address shown', () => {
     const html = renderMarkdown('[docs](https://example.com/a)');
     expect(html).toContain('href="https://example.com/a"');
-    expect(html).toContain('title="https://example.com/a"');
+    expect(html).toContain('data-tip="https://example.com/a"');
+    expect(html).not.toContain('title=');
   });
 
   it.each(hostile)('renders %s inert', (_name, input) => {

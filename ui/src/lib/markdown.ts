@@ -156,9 +156,14 @@ function hook(): void {
   if (hooked) return;
   hooked = true;
   DOMPurify.addHook('afterSanitizeAttributes', (node) => {
+    // Titles become our tooltip (lib/tooltip.ts: a native one outlives its element), shown by
+    // Markdown.svelte for any `data-tip` inside it; a link's is its address.
+    const title = node.getAttribute('title');
+    node.removeAttribute('title');
+    if (title) node.setAttribute('data-tip', title);
     if (node.tagName === 'A') {
       const href = node.getAttribute('href') ?? '';
-      if (SAFE_URL.test(href)) node.setAttribute('title', href);
+      if (SAFE_URL.test(href)) node.setAttribute('data-tip', href);
       else node.removeAttribute('href');
       node.setAttribute('rel', 'noopener noreferrer');
     }

@@ -22,6 +22,26 @@ export const KIND_LABEL: Record<PermissionOptionKind, string> = {
   reject_always: 'Always reject',
 };
 
+/**
+ * What an option is called: on its button, and in the thread once it was chosen, so the log says
+ * the words the user clicked. Our label for its kind comes first (options are chosen by kind,
+ * rule 6); the agent's own name is added when it says more. A name that only restates the label
+ * ("Allow" on Allow once) is dropped; one that starts with it ("Always allow edits") replaces it,
+ * so the button does not say "Always allow" twice.
+ */
+export function optionWords(o: Pick<PermissionOption, 'kind' | 'name'>): {
+  label: string;
+  own: string | null;
+} {
+  const label = KIND_LABEL[o.kind] ?? o.name;
+  const name = o.name.trim();
+  const n = name.toLowerCase();
+  const l = label.toLowerCase();
+  if (n === '' || l.startsWith(n)) return { label, own: null };
+  if (n.startsWith(l)) return { label: n.length > l.length + 2 ? name : label, own: null };
+  return { label, own: name };
+}
+
 /** The key that chooses each kind (shown on the button). */
 export const KIND_KEY: Record<
   PermissionOptionKind,
@@ -99,6 +119,30 @@ export function commandOf(rawInput: unknown): CommandView | null {
   return null;
 }
 
+/**
+ * Whether a title only restates the command it runs ("Run `cargo test`", claude-code-acp's
+ * "`cargo test`", the demo's "cargo fmt --check"): then the command is said once, in full.
+ */
+export function restatesCommand(title: string, command: string): boolean {
+  const plain = (s: string) => s.replace(/`/g, '').replace(/\s+/g, ' ').trim();
+  const t = plain(title).replace(/^run:?\s+/i, '');
+  return t !== '' && t === plain(command);
+}
+
+/** Raw-input keys that hold a timeout in milliseconds (claude-code-acp's Bash: `timeout`). */
+const MS_KEYS = new Set(['timeout', 'timeout_ms', 'timeoutMs']);
+
+/** A duration in words: 500 ms, 60 s, 2 min 30 s. */
+export function durationText(ms: number): string {
+  if (ms < 1000) return `${ms} ms`;
+  const s = Math.round(ms / 100) / 10;
+  if (s < 120) return `${s} s`;
+  const whole = Math.round(s);
+  const min = Math.floor(whole / 60);
+  const rest = whole % 60;
+  return rest === 0 ? `${min} min` : `${min} min ${rest} s`;
+}
+
 export interface ArgRow {
   key: string;
   /** Strings as they are; anything else as indented JSON. */
@@ -111,6 +155,8 @@ export function argRows(rawInput: unknown): ArgRow[] | null {
   const r = record(rawInput);
   if (!r) return null;
   return Object.entries(r).map(([key, v]) => {
+    if (MS_KEYS.has(key) && typeof v === 'number' && Number.isFinite(v) && v >= 0)
+      return { key, value: durationText(v), multiline: false };
     const value = typeof v === 'string' ? v : (JSON.stringify(v, null, 2) ?? String(v));
     return { key, value, multiline: value.includes('\n') };
   });

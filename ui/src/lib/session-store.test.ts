@@ -167,7 +167,7 @@ describe('SessionStore', () => {
         status: 'in_progress',
         content: [{ type: 'diff', path: '/p/src/a.rs', oldText: 'a', newText: 'b' }],
       }),
-      live({ ...base, kind: 'tool-call', rawOutput: { stdout: 'ok' } }),
+      live({ ...base, kind: 'tool-call', status: 'completed', rawOutput: { stdout: 'ok' } }),
       live({ kind: 'tool-result', sessionId: sid, toolCallId: 't1', result: {}, isError: false }),
     ]);
     expect(store.state.entries).toHaveLength(1);
@@ -183,7 +183,7 @@ describe('SessionStore', () => {
     });
   });
 
-  it('takes content and rawOutput from the result when the updates had none; a failure stays failed', () => {
+  it('takes nothing from a tool-result: an update after it still shows, a failure stays failed', () => {
     const store = new SessionStore();
     const call = {
       kind: 'tool-call' as const,
@@ -192,25 +192,26 @@ describe('SessionStore', () => {
       arguments: {},
       isUpdate: false,
     };
+    const text = (t: string) => [
+      { type: 'content' as const, content: { type: 'text' as const, text: t } },
+    ];
     store.applyAll([
       live(
-        { ...call, toolCallId: 'a' },
+        { ...call, toolCallId: 'a', status: 'completed', content: text('first') },
         { ...call, toolCallId: 'b', status: 'failed' },
         {
           kind: 'tool-result',
           sessionId: sid,
           toolCallId: 'a',
-          result: {
-            content: [{ type: 'content', content: { type: 'text', text: 'out' } }],
-            rawOutput: 'raw',
-          },
+          result: { content: text('first'), rawOutput: 'raw' },
+          isError: false,
         },
         { kind: 'tool-result', sessionId: sid, toolCallId: 'b', result: {}, isError: false },
+        { ...call, toolCallId: 'a', toolName: '', isUpdate: true, content: text('later') },
       ),
     ]);
     const [a, b] = store.state.entries;
-    expect(a).toMatchObject({ status: 'completed', rawOutput: 'raw' });
-    expect(a?.type === 'tool' && a.content).toHaveLength(1);
+    expect(a).toMatchObject({ status: 'completed', content: text('later'), rawOutput: undefined });
     expect(b).toMatchObject({ status: 'failed' });
   });
 
@@ -336,5 +337,80 @@ describe('SessionStore', () => {
         { kind: 'image', name: 'image/png' },
       ],
     });
+  });
+
+  it('logs a settled request with the words of the button chosen, not the agent’s short name', () => {
+    // claude-code-acp names its allow-once option "Allow"; the dialog's button says "Allow once".
+    const store = new SessionStore();
+    store.applyAll([live(...transcript('claude-code-acp-allow-run.jsonl'))]);
+    const settled = store.state.entries.filter((e) => e.type === 'settled');
+    expect(settled.map((e) => e.text)).toEqual([
+      'Permission for “`echo hi-from-bash > out.txt && cat out.txt`”: a rule chose “Allow once”.',
+    ]);
+  });
+
+  it('names an option once when the agent’s name extends our label, and adds other words', () => {
+    const store = new SessionStore();
+    const ask = (id: string, name: string): StreamEvent => ({
+      kind: 'agent-prompt',
+      sessionId: sid,
+      toolCallId: id,
+      targetToolCallId: 't',
+      toolName: 'Edit a',
+      options: [{ optionId: 'o', name, kind: 'allow_always' }],
+    });
+    const settle = (id: string): StreamEvent => ({
+      kind: 'agent-prompt-settled',
+      sessionId: sid,
+      toolCallId: id,
+      outcome: { optionId: 'o' },
+      by: 'user',
+    });
+    store.applyAll([
+      live(ask('a', 'Always allow edits'), settle('a'), ask('b', 'Yes, and don’t ask again')),
+      live(settle('b')),
+    ]);
+    expect(store.state.entries.map((e) => (e.type === 'settled' ? e.text : ''))).toEqual([
+      'Permission for “Edit a”: you chose “Always allow edits”.',
+      'Permission for “Edit a”: you chose “Always allow” (the agent’s “Yes, and don’t ask again”).',
+    ]);
+  });
+
+  it('places a file change with the call that wrote it, even after the next call began', () => {
+    const store = new SessionStore();
+    const call = (id: string, status: 'in_progress' | 'completed'): StreamEvent => ({
+      kind: 'tool-call',
+      sessionId: sid,
+      toolCallId: id,
+      toolName: `Edit ${id}`,
+      arguments: null,
+      isUpdate: false,
+      toolKind: 'edit',
+      status,
+    });
+    const changed = (path: string, created: boolean, toolCallId?: string): StreamEvent => ({
+      kind: 'file-changed',
+      sessionId: sid,
+      path,
+      created,
+      via: 'watcher',
+      ...(toolCallId ? { toolCallId } : {}),
+    });
+    store.applyAll([
+      live(
+        call('a', 'in_progress'),
+        call('a', 'completed'),
+        call('b', 'in_progress'),
+        // The watcher's report of a's write arrives while b runs.
+        changed('/p/new.txt', true, 'a'),
+        changed('/p/new.txt', false, 'a'),
+        changed('/p/other.txt', false),
+      ),
+    ]);
+    const v = store.state.entries;
+    expect(v.map((e) => e.type)).toEqual(['tool', 'tool', 'file']);
+    expect(v[0]).toMatchObject({ toolCallId: 'a', files: [{ path: '/p/new.txt', created: true }] });
+    expect(v[1]).toMatchObject({ toolCallId: 'b', files: [] });
+    expect(v[2]).toMatchObject({ type: 'file', path: '/p/other.txt', created: false });
   });
 });

@@ -25,6 +25,7 @@ import type {
   ToolKind,
   TurnEndReason,
 } from './generated/ipc';
+import { optionWords } from './permission';
 
 /** Something attached to a user message, shown as a chip. */
 export interface Attachment {
@@ -47,6 +48,15 @@ export interface ToolEntry {
   rawInput: unknown;
   /** `undefined`: none yet. Codex puts command output here and leaves `content` empty. */
   rawOutput: unknown;
+  /** The user (or a rule) rejected its permission request: a failure that is no error. */
+  rejected: boolean;
+  /** Files this call wrote, as the engine attributed them (`file-changed`'s `toolCallId`). */
+  files: FileChange[];
+}
+
+export interface FileChange {
+  path: string;
+  created: boolean;
 }
 
 /** A client terminal's output as the store keeps it (capped, like the engine's). */
@@ -92,6 +102,9 @@ export interface SessionView {
   entries: Entry[];
   status: SessionState | 'opening';
   statusDetail: string | null;
+  /** Dead before its agent ever had a session (no `acpSessionId`): it could not start, and
+   * `statusDetail` says why (said once: the same words as an `error` entry are not kept). */
+  startFailed: boolean;
   agent: AgentIdentity | null;
   title: string | null;
   /** Permission requests waiting for the user, oldest first. */
@@ -121,6 +134,7 @@ export function emptyView(): SessionView {
     entries: [],
     status: 'opening',
     statusDetail: null,
+    startFailed: false,
     agent: null,
     title: null,
     pending: [],
@@ -199,6 +213,10 @@ export class SessionStore {
   private nextKey = 1;
   /** Index in `entries` of each tool call's card. */
   private tools = new Map<string, number>();
+  /** A `ready` status was seen since the last snapshot: the agent did start. */
+  private sawReady = false;
+  /** Calls whose permission was rejected: an agent may ask before it announces the call. */
+  private rejected = new Set<string>();
 
   get state(): SessionView {
     return this.view;
@@ -230,6 +248,8 @@ export class SessionStore {
       if (frame.snapshot) {
         v = emptyView();
         this.tools.clear();
+        this.rejected.clear();
+        this.sawReady = false;
       }
       v = {
         ...v,
@@ -319,31 +339,16 @@ export class SessionStore {
             locations: ev.locations ?? [],
             rawInput: carriesInput(ev.arguments) ? ev.arguments : undefined,
             rawOutput: ev.rawOutput ?? undefined,
+            rejected: this.rejected.has(ev.toolCallId),
+            files: [],
           });
         }
         break;
       }
-      case 'tool-result': {
-        const at = this.tools.get(ev.toolCallId);
-        const existing = at === undefined ? undefined : v.entries[at];
-        if (existing && existing.type === 'tool') {
-          const result = ev.result;
-          const content = Array.isArray(result['content'])
-            ? (result['content'] as ToolCallContent[])
-            : [];
-          const rawOutput = result['rawOutput'];
-          v.entries[at as number] = {
-            ...existing,
-            status: existing.status === 'failed' || ev.isError ? 'failed' : 'completed',
-            content: existing.content.length > 0 ? existing.content : content,
-            rawOutput:
-              existing.rawOutput === undefined && rawOutput !== undefined && rawOutput !== null
-                ? rawOutput
-                : existing.rawOutput,
-          };
-        }
+      case 'tool-result':
+        // It repeats what the call's tool-call events already carried (the merge rule): a card
+        // takes nothing from it, so an update after it shows the same live and in a snapshot.
         break;
-      }
       case 'terminal-output': {
         const prev = v.terminals[ev.terminalId];
         const limit = prev?.limit ?? ev.outputByteLimit ?? DEFAULT_TERMINAL_LIMIT;
@@ -372,9 +377,17 @@ export class SessionStore {
         const req = v.pending.find((p) => p.toolCallId === ev.toolCallId);
         v.pending = v.pending.filter((p) => p.toolCallId !== ev.toolCallId);
         this.push(v, { type: 'settled', key: this.nextKey++, text: settledText(ev, req) });
+        const target = req?.targetToolCallId;
+        if (target && isRejection(ev, req)) {
+          this.rejected.add(target);
+          const at = this.tools.get(target);
+          const card = at === undefined ? undefined : v.entries[at];
+          if (card?.type === 'tool') v.entries[at as number] = { ...card, rejected: true };
+        }
         break;
       }
       case 'error':
+        if (v.startFailed && ev.error.message === v.statusDetail) break;
         this.push(v, { type: 'error', key: this.nextKey++, message: ev.error.message });
         break;
       case 'notice':
@@ -387,12 +400,23 @@ export class SessionStore {
         });
         break;
       case 'session-status':
+        if (ev.status === 'ready' || ev.status === 'prompting') this.sawReady = true;
         v.status = ev.status;
         v.statusDetail = ev.detail ?? null;
         if (ev.agent) v.agent = ev.agent;
         if (ev.status === 'dead') {
           v.turnRunning = false;
           v.pending = [];
+          // Compaction keeps only the latest status, so "never ready" is also read from the
+          // agent's identity: a session it started has its id.
+          v.startFailed = !this.sawReady && !v.agent?.acpSessionId;
+          if (v.startFailed) {
+            v.entries = v.entries.filter(
+              (e) => !(e.type === 'error' && e.message === v.statusDetail),
+            );
+            this.tools.clear();
+            v.entries.forEach((e, i) => e.type === 'tool' && this.tools.set(e.toolCallId, i));
+          }
         }
         break;
       case 'session-info':
@@ -433,9 +457,18 @@ export class SessionStore {
         v.tasks = tasks;
         break;
       }
-      case 'file-changed':
-        this.push(v, { type: 'file', key: this.nextKey++, path: ev.path, created: ev.created });
+      case 'file-changed': {
+        // With the call that wrote it (the engine says which): the watcher's report comes
+        // after that call may have finished and the next begun.
+        const at = ev.toolCallId ? this.tools.get(ev.toolCallId) : undefined;
+        const card = at === undefined ? undefined : v.entries[at];
+        if (card?.type === 'tool') {
+          v.entries[at as number] = { ...card, files: withFile(card.files, ev.path, ev.created) };
+        } else {
+          this.push(v, { type: 'file', key: this.nextKey++, path: ev.path, created: ev.created });
+        }
         break;
+      }
       case 'unknown-update':
         // An update this client does not know: nothing to show (the audit log keeps it).
         break;
@@ -445,9 +478,9 @@ export class SessionStore {
 
 /**
  * A later event of a tool call merged into its card: the engine's one merge rule
- * (`ToolCallEvent::merge`, crates/acp-desk-core/src/events.rs), field for field. A field replaces
- * the card's when the event carries it; `session-store.merge.test.ts` holds the two to it with a
- * snapshot the engine's compactor made.
+ * (`ToolCallEvent::merge`, crates/acp-desk-core/src/events.rs), field for field (a card keeps no
+ * `_meta`). A field replaces the card's when the event carries it; `session-store.merge.test.ts`
+ * holds the two to it with a snapshot the engine's compactor made.
  */
 function mergeToolCall(card: ToolEntry, ev: ToolCallEvent): ToolEntry {
   return {
@@ -462,6 +495,15 @@ function mergeToolCall(card: ToolEntry, ev: ToolCallEvent): ToolEntry {
   };
 }
 
+/** A call's files with one more change: a file it created and then changed stays created. */
+function withFile(files: FileChange[], path: string, created: boolean): FileChange[] {
+  const i = files.findIndex((f) => f.path === path);
+  if (i < 0) return [...files, { path, created }];
+  const out = [...files];
+  out[i] = { path, created: created || (files[i] as FileChange).created };
+  return out;
+}
+
 /** Whether a tool call's `arguments` carry input (the merge rule): `null` and `{}` do not. */
 function carriesInput(v: unknown): boolean {
   if (v === null || v === undefined) return false;
@@ -474,6 +516,17 @@ function definedOnly<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(
     Object.entries(o).filter(([, val]) => val !== undefined && val !== null),
   ) as Partial<T>;
+}
+
+/** The request was answered with one of its reject options (by the user or a rule). */
+function isRejection(
+  ev: Extract<StreamEvent, { kind: 'agent-prompt-settled' }>,
+  req: AgentPromptEvent | undefined,
+): boolean {
+  if ('cancelled' in ev.outcome) return false;
+  const { optionId } = ev.outcome;
+  const kind = req?.options.find((o) => o.optionId === optionId)?.kind;
+  return kind === 'reject_once' || kind === 'reject_always';
 }
 
 function settledText(
@@ -493,7 +546,10 @@ function settledText(
   }
   const optionId = ev.outcome.optionId;
   const option = req?.options.find((o) => o.optionId === optionId);
-  const label = option ? option.name : optionId;
+  // The words of the button that was clicked, not the agent's name alone (Claude calls Allow
+  // once "Allow").
+  const words = option ? optionWords(option) : { label: optionId, own: null };
+  const chosen = `“${words.label}”` + (words.own ? ` (the agent’s “${words.own}”)` : '');
   const who: Record<typeof ev.by, string> = {
     user: 'you chose',
     rule: 'a rule chose',
@@ -503,5 +559,5 @@ function settledText(
   };
   const by = who[ev.by];
   const feedback = ev.feedback ? ` Feedback: “${ev.feedback}”` : '';
-  return `Permission for ${what}: ${by} “${label}”.${feedback}`;
+  return `Permission for ${what}: ${by} ${chosen}.${feedback}`;
 }

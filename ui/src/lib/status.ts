@@ -1,4 +1,5 @@
 // What a session is doing, in the words the header and the sidebar use.
+import type { AgentListing } from './generated/ipc';
 import type { SessionView } from './session-store';
 
 export type StatusKey = 'opening' | 'starting' | 'ready' | 'working' | 'waiting' | 'dead';
@@ -29,4 +30,55 @@ export function sessionStatus(v: SessionView): SessionStatus {
   if (v.turnRunning || v.status === 'prompting')
     return { key: 'working', label: 'Working…', detail: null };
   return { key: 'ready', label: 'Ready', detail: null };
+}
+
+/** Closing would stop something under way (a turn, the agent's start, a question to the user):
+ * ask first. */
+export function closeNeedsConfirm(v: SessionView): boolean {
+  return v.turnRunning || v.status === 'starting' || v.pending.length > 0;
+}
+
+/** A sentence as we show it: a capital first, a full stop last (engine errors are lower case,
+ * as Rust errors are, to be composed into longer messages). */
+export function sentence(text: string): string {
+  const t = text.trim();
+  if (t === '') return t;
+  const s = t.charAt(0).toUpperCase() + t.slice(1);
+  return /[.!?)`]$/.test(s) ? s : `${s}.`;
+}
+
+export interface StartFailure {
+  /** "Gemini could not start." */
+  headline: string;
+  /** Why, from the engine (its first line), as a sentence. */
+  why: string | null;
+  /** What to do: the agent's install hint, then the settings file. */
+  remedy: string[];
+}
+
+/** What the window says once when a session's agent could not start. */
+export function startFailure(
+  v: SessionView,
+  agentId: string,
+  agents: AgentListing | null,
+): StartFailure {
+  const entry = agents?.agents.find((a) => a.id === agentId);
+  const name = v.agent?.title || v.agent?.name || agentId;
+  const first = (v.statusDetail ?? '').split('\n')[0] ?? '';
+  const remedy: string[] = [];
+  if (entry?.source === 'settings') {
+    remedy.push(
+      `Fix its entry (\`${agentId}\` under \`agent_servers\`) in the settings file, then try again.`,
+    );
+  } else {
+    if (entry?.hint) remedy.push(sentence(entry.hint));
+    remedy.push(
+      `Or set its full command under \`agent_servers\` in the settings file, then try again.`,
+    );
+  }
+  return {
+    headline: sentence(`${name} could not start`),
+    why: first ? sentence(first) : null,
+    remedy,
+  };
 }

@@ -35,6 +35,8 @@ export interface UsageText {
   short: string;
   /** Everything, for the tooltip. */
   long: string;
+  /** What the meter shows, said in words (its accessible name). */
+  label: string;
   cost: string | null;
   tokens: string | null;
 }
@@ -42,22 +44,30 @@ export interface UsageText {
 export function usageText(u: UsageInfo): UsageText {
   const percent = u.size > 0 ? Math.min(100, Math.round((u.used / u.size) * 100)) : null;
   const cost = u.cost ? formatCost(u.cost.amount, u.cost.currency) : null;
+  // The engine produces no token counts yet (ACP's usage_update carries none; events.rs says
+  // why): `tokens` stays null until it does, and the header shows nothing for it.
   const tokens =
     u.tokensIn !== null || u.tokensOut !== null
       ? `${compactNumber(u.tokensIn ?? 0)} in · ${compactNumber(u.tokensOut ?? 0)} out`
       : null;
   const lines = [
     percent === null
-      ? `Context: ${u.used.toLocaleString('en-US')} tokens used`
-      : `Context: ${u.used.toLocaleString('en-US')} of ${u.size.toLocaleString('en-US')} tokens (${percent}%)`,
+      ? `Context used: ${u.used.toLocaleString('en-US')} tokens`
+      : `Context used: ${u.used.toLocaleString('en-US')} of ${u.size.toLocaleString('en-US')} tokens (${percent}%)`,
   ];
   if (tokens) lines.push(`Tokens: ${tokens}`);
   if (cost) lines.push(`Cost so far: ${cost}`);
   if (u.model) lines.push(`Model: ${u.model}`);
+  const short = percent === null ? compactNumber(u.used) : `${percent}%`;
+  const label = [
+    percent === null ? `Context used: ${short} tokens` : `Context used: ${short}`,
+    ...(cost ? [`cost so far: ${cost}`] : []),
+  ].join(', ');
   return {
     percent,
-    short: percent === null ? compactNumber(u.used) : `${percent}%`,
+    short,
     long: lines.join('\n'),
+    label,
     cost,
     tokens,
   };

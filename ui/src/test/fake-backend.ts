@@ -6,6 +6,7 @@ import type {
   DragHover,
   FolderChosen,
   IpcError,
+  MenuAction,
   PathsDropped,
   PermissionResolution,
   SessionInfo,
@@ -32,6 +33,7 @@ export const appInfo = (over: Partial<AppInfo> = {}): AppInfo => ({
   },
   configDir: '/cfg',
   dataDir: '/data',
+  theme: 'system',
   ...over,
 });
 
@@ -46,6 +48,7 @@ export class FakeBackend implements Backend {
   private folderChosen: Handler<FolderChosen>[] = [];
   private dropped: Handler<PathsDropped>[] = [];
   private hover: Handler<DragHover>[] = [];
+  private menuActions: Handler<MenuAction>[] = [];
   private counter = 0;
   promptResult: Promise<TurnEnd> = new Promise(() => undefined);
   /** What respondPermission rejects with, if anything. */
@@ -95,6 +98,9 @@ export class FakeBackend implements Backend {
   async openUrl(url: string): Promise<void> {
     this.calls.push(['openUrl', url]);
   }
+  async openSettingsFile(): Promise<void> {
+    this.calls.push(['openSettingsFile']);
+  }
   async cancel(session: string): Promise<void> {
     this.calls.push(['cancel', session]);
   }
@@ -112,6 +118,12 @@ export class FakeBackend implements Backend {
   async pickFolder(): Promise<void> {
     this.calls.push(['pickFolder']);
   }
+  /** The window's title, as last set. */
+  title: string | null = null;
+  async setTitle(title: string): Promise<void> {
+    this.calls.push(['setTitle', title]);
+    this.title = title;
+  }
   async onFolderChosen(cb: Handler<FolderChosen>): Promise<Unsubscribe> {
     this.folderChosen.push(cb);
     return () => undefined;
@@ -123,6 +135,17 @@ export class FakeBackend implements Backend {
   async onDragHover(cb: Handler<DragHover>): Promise<Unsubscribe> {
     this.hover.push(cb);
     return () => undefined;
+  }
+
+  async onMenuAction(cb: Handler<MenuAction>): Promise<Unsubscribe> {
+    this.menuActions.push(cb);
+    return () => {
+      this.menuActions = this.menuActions.filter((h) => h !== cb);
+    };
+  }
+  /** A menu item the window acts on was chosen. */
+  menu(action: MenuAction): void {
+    for (const cb of this.menuActions) cb(action);
   }
 
   /** The Rust side sends a frame to a session's view. */

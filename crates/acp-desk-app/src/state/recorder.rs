@@ -1,28 +1,51 @@
-//! The state file's first writer: an [`Observer`] that records the folders sessions are opened
-//! in as recent folders. The desktop shell registers it; the CLI does not (the state file is
-//! the app's own).
+//! The state file's one writer in the app: an [`Observer`] that records the folders sessions
+//! are opened in as recent folders, and the changes the window asks for
+//! ([`StateRecorder::update`]: theme, zoom). The desktop shell registers it; the CLI does not
+//! (the state file is the app's own).
 //!
 //! Observers must return at once (they run on the session's pump), and the state file does
 //! blocking IO with an fsync, so the recorder hands each change to a thread of its own over an
-//! unbounded channel: a slow disk delays the file, never a session.
+//! unbounded channel: a slow disk delays the file, never a session. That thread also opens the
+//! file; [`StateRecorder::state`] waits (bounded) for it.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
 use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
-use super::StateFile;
+use super::{AppState, StateFile};
 use crate::observer::{Observer, SessionStatus};
 use crate::registry::SessionInfo;
 
+type Update = Box<dyn FnOnce(&mut AppState) + Send>;
+
 enum Change {
     Opened(PathBuf),
+    Update(Update),
+}
+
+/// The state as the writer last left it; `None` until the file was read.
+#[derive(Default)]
+struct Current {
+    state: Mutex<Option<AppState>>,
+    changed: Condvar,
+}
+
+impl Current {
+    fn publish(&self, state: &AppState) {
+        if let Ok(mut s) = self.state.lock() {
+            *s = Some(state.clone());
+        }
+        self.changed.notify_all();
+    }
 }
 
 /// Records what the app's sessions do that the app remembers between runs.
 pub struct StateRecorder {
     tx: Mutex<Option<mpsc::Sender<Change>>>,
     writer: Mutex<Option<JoinHandle<()>>>,
+    current: Arc<Current>,
 }
 
 impl StateRecorder {
@@ -30,23 +53,48 @@ impl StateRecorder {
     /// and logged there, see [`StateFile::open`]).
     pub fn start(path: PathBuf) -> std::io::Result<Self> {
         let (tx, rx) = mpsc::channel::<Change>();
+        let current = Arc::new(Current::default());
+        let published = current.clone();
         let writer = std::thread::Builder::new()
             .name("acp-desk-state".into())
             .spawn(move || {
                 let (mut file, _warning) = StateFile::open(path);
+                published.publish(file.state());
                 for change in rx {
                     let result = match change {
                         Change::Opened(folder) => file.update(|s| s.add_recent_folder(folder)),
+                        Change::Update(change) => file.update(change),
                     };
                     // Logged by `update`; the change stays in memory and the next write
                     // carries it.
                     let _ = result;
+                    published.publish(file.state());
                 }
             })?;
         Ok(Self {
             tx: Mutex::new(Some(tx)),
             writer: Mutex::new(Some(writer)),
+            current,
         })
+    }
+
+    /// Applies `change` to the state and saves it, on the writer's thread, after every change
+    /// sent before it. `change` may act on what it sets (the shell applies the new zoom there),
+    /// and must not block.
+    pub fn update(&self, change: impl FnOnce(&mut AppState) + Send + 'static) {
+        self.send(Change::Update(Box::new(change)));
+    }
+
+    /// The state with every change written so far, once the file has been read; waits up to
+    /// `wait` for that first read. Blocking: call it on the blocking pool.
+    pub fn state(&self, wait: Duration) -> Option<AppState> {
+        let guard = self.current.state.lock().ok()?;
+        let (guard, _) = self
+            .current
+            .changed
+            .wait_timeout_while(guard, wait, |s| s.is_none())
+            .ok()?;
+        guard.clone()
     }
 
     /// Waits until every change so far is written (or failed); later changes are dropped.
@@ -111,5 +159,34 @@ mod tests {
         recorder.finish();
         let (file, _) = StateFile::open(&path);
         assert_eq!(file.state().recent_folders.len(), 2);
+    }
+
+    #[test]
+    fn updates_are_saved_in_order_and_the_state_reads_them_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.json");
+        std::fs::write(&path, r#"{"version": 1, "zoom": 1.5}"#).unwrap();
+        let recorder = StateRecorder::start(path.clone()).unwrap();
+        let loaded = recorder.state(Duration::from_secs(10)).unwrap();
+        assert_eq!(loaded.zoom, 1.5, "the file's state, once read");
+        let (tx, rx) = mpsc::channel();
+        recorder.update(|s| s.theme = crate::state::Theme::Dark);
+        // Each change sees the one before it.
+        recorder.update(move |s| {
+            tx.send(s.theme).unwrap();
+            s.zoom = 0.75;
+        });
+        recorder.on_status(&info("s1", "/p/a"), &SessionStatus::Opened);
+        assert_eq!(
+            rx.recv_timeout(Duration::from_secs(10)).unwrap(),
+            crate::state::Theme::Dark
+        );
+        recorder.finish();
+        let now = recorder.state(Duration::ZERO).unwrap();
+        assert_eq!(now.zoom, 0.75);
+        let (file, _) = StateFile::open(&path);
+        assert_eq!(file.state(), &now);
+        assert_eq!(file.state().theme, crate::state::Theme::Dark);
+        assert_eq!(file.state().recent_folders, [PathBuf::from("/p/a")]);
     }
 }

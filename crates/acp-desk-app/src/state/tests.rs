@@ -307,3 +307,57 @@ fn a_path_that_is_not_utf8_stays_in_memory_and_does_not_stop_saving() {
     assert_eq!(json["recentFolders"], serde_json::json!(["/ok"]));
     assert_eq!(json["openSessions"], serde_json::json!([]));
 }
+
+#[test]
+fn theme_and_zoom_are_saved_and_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = state_path(&dir);
+    let (mut file, _) = StateFile::open(&path);
+    assert_eq!(file.state().theme, Theme::System);
+    assert_eq!(file.state().zoom, 1.0);
+    file.update(|s| {
+        s.theme = Theme::Dark;
+        s.zoom_step(ZoomStep::In);
+        s.zoom_step(ZoomStep::In);
+    })
+    .unwrap();
+    let json = read_json(&path);
+    assert_eq!(json["theme"], "dark");
+    assert_eq!(json["zoom"], 1.25);
+    let (file, warning) = StateFile::open(&path);
+    assert!(warning.is_none());
+    assert_eq!(file.state().theme, Theme::Dark);
+    assert_eq!(file.state().zoom, 1.25);
+}
+
+#[test]
+fn a_theme_this_build_does_not_know_reads_as_system_and_a_wild_zoom_is_clamped() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = state_path(&dir);
+    std::fs::write(
+        &path,
+        r#"{"version": 1, "theme": "high-contrast", "zoom": 40, "recentFolders": ["/p"]}"#,
+    )
+    .unwrap();
+    let (file, warning) = StateFile::open(&path);
+    assert!(warning.is_none(), "not a corrupt file: {warning:?}");
+    assert_eq!(file.state().theme, Theme::System);
+    assert_eq!(file.state().zoom, 2.0);
+    assert_eq!(file.state().recent_folders, [PathBuf::from("/p")]);
+}
+
+#[test]
+fn zoom_steps_through_the_levels_and_stops_at_the_ends() {
+    let mut s = AppState::default();
+    // A plain walk up from 100 % and down again, written out rather than computed.
+    let ups: Vec<f64> = (0..6).map(|_| s.zoom_step(ZoomStep::In)).collect();
+    assert_eq!(ups, [1.1, 1.25, 1.5, 1.75, 2.0, 2.0]);
+    assert_eq!(s.zoom_step(ZoomStep::Reset), 1.0);
+    let downs: Vec<f64> = (0..7).map(|_| s.zoom_step(ZoomStep::Out)).collect();
+    assert_eq!(downs, [0.9, 0.8, 0.75, 0.67, 0.5, 0.5, 0.5]);
+    // Between two levels (a hand-edited file): to the nearer level in that direction.
+    s.zoom = 1.2;
+    assert_eq!(s.zoom_step(ZoomStep::In), 1.25);
+    s.zoom = 1.2;
+    assert_eq!(s.zoom_step(ZoomStep::Out), 1.1);
+}

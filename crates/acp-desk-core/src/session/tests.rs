@@ -165,6 +165,24 @@ fn label(ev: &StreamEvent) -> String {
 }
 
 impl Rig {
+    /// The agent asks about tool call `t1` (`title`, `kind`) with Allow (`y`) and Reject (`n`)
+    /// under JSON-RPC id `id`; returns once the request is parked as an `agent-prompt`.
+    async fn ask(&mut self, id: Value, title: &str, kind: &str) {
+        self.peer
+            .send(
+                json!({"jsonrpc": "2.0", "id": id, "method": "session/request_permission", "params": {
+                    "sessionId": "acp-1",
+                    "toolCall": {"toolCallId": "t1", "title": title, "kind": kind},
+                    "options": [
+                        {"optionId": "y", "name": "Allow", "kind": "allow_once"},
+                        {"optionId": "n", "name": "Reject", "kind": "reject_once"}
+                    ]
+                }}),
+            )
+            .await;
+        self.events_until("agent-prompt").await;
+    }
+
     /// Every event up to and including the first whose label is `last`.
     async fn events_until(&mut self, last: &str) -> Vec<StreamEvent> {
         let mut got = Vec::new();
@@ -327,19 +345,7 @@ async fn the_watchdog_waits_for_a_user_deciding_and_counts_again_from_the_answer
         async move { h.prompt(vec![text_block("run it")]).await }
     });
     let prompt = rig.peer.expect("session/prompt").await;
-    rig.peer
-        .send(
-            json!({"jsonrpc": "2.0", "id": 7, "method": "session/request_permission", "params": {
-                "sessionId": "acp-1",
-                "toolCall": {"toolCallId": "t1", "title": "cargo test", "kind": "execute"},
-                "options": [
-                    {"optionId": "y", "name": "Allow", "kind": "allow_once"},
-                    {"optionId": "n", "name": "Reject", "kind": "reject_once"}
-                ]
-            }}),
-        )
-        .await;
-    rig.events_until("agent-prompt").await;
+    rig.ask(json!(7), "cargo test", "execute").await;
     // Three idle timeouts while the user decides. Time moves only when every task waits, so
     // a watchdog armed now would fire at the first of them and be done (notice, stop,
     // session/cancel) before this sleep ends.
@@ -439,19 +445,7 @@ async fn an_agent_deaf_to_stop_is_ended_after_the_grace_and_the_turn_ends_cancel
     });
     let _prompt = rig.peer.expect("session/prompt").await;
     // A permission request waits for the user when Stop comes.
-    rig.peer
-        .send(
-            json!({"jsonrpc": "2.0", "id": 90, "method": "session/request_permission", "params": {
-                "sessionId": "acp-1",
-                "toolCall": {"toolCallId": "t1", "title": "rm -rf build", "kind": "execute"},
-                "options": [
-                    {"optionId": "y", "name": "Allow", "kind": "allow_once"},
-                    {"optionId": "n", "name": "Reject", "kind": "reject_once"}
-                ]
-            }}),
-        )
-        .await;
-    rig.events_until("agent-prompt").await;
+    rig.ask(json!(90), "rm -rf build", "execute").await;
     handle.cancel().unwrap();
     rig.peer.expect("session/cancel").await;
     let answer = rig.peer.recv().await;
@@ -626,19 +620,7 @@ async fn the_users_answer_is_checked_then_sent_and_feedback_reaches_the_next_pro
         async move { h.prompt(vec![text_block("edit")]).await }
     });
     let prompt = rig.peer.expect("session/prompt").await;
-    rig.peer
-        .send(
-            json!({"jsonrpc": "2.0", "id": "p1", "method": "session/request_permission", "params": {
-                "sessionId": "acp-1",
-                "toolCall": {"toolCallId": "t1", "title": "Write notes.md", "kind": "edit"},
-                "options": [
-                    {"optionId": "y", "name": "Allow", "kind": "allow_once"},
-                    {"optionId": "n", "name": "Reject", "kind": "reject_once"}
-                ]
-            }}),
-        )
-        .await;
-    rig.events_until("agent-prompt").await;
+    rig.ask(json!("p1"), "Write notes.md", "edit").await;
     assert_eq!(
         handle
             .respond_permission("t1#1", PermissionResolution::selected("maybe"))

@@ -48,6 +48,7 @@ impl Owner {
         // A new turn: a new change set, and earlier answers cover nothing any more.
         self.client.new_turn();
         self.watch.new_turn();
+        self.thread.new_turn();
         self.turn_ended_at = None;
         self.perms.rules.reload().await;
         let ev = StreamEvent::TurnStart {

@@ -131,7 +131,7 @@ impl Owner {
                     Some(reason),
                 );
             }
-            WatchEvent::Changed { paths } => {
+            WatchEvent::Changed { paths, created } => {
                 let in_turn = self.turn.is_some()
                     || self.turn_ended_at.is_some_and(|t| t.elapsed() < TURN_TAIL);
                 if !in_turn {
@@ -153,7 +153,11 @@ impl Owner {
                     let files = paths
                         .into_iter()
                         .filter_map(|p| match Fingerprint::of_file(&p) {
-                            Ok(fp) => Some((p, fp)),
+                            Ok(fp) => {
+                                // Sorted: the watcher sends both lists in path order.
+                                let new = created.binary_search(&p).is_ok();
+                                Some((p, fp, new))
+                            }
                             Err(e) => {
                                 tracing::debug!(path = %p.display(), "changed file not read: {e}");
                                 None
@@ -166,8 +170,8 @@ impl Owner {
         }
     }
 
-    pub(super) fn on_watched(&mut self, files: Vec<(PathBuf, Fingerprint)>) {
-        for (path, fp) in files {
+    pub(super) fn on_watched(&mut self, files: Vec<(PathBuf, Fingerprint, bool)>) {
+        for (path, fp, created) in files {
             let hash = match fp {
                 Fingerprint::Hash { hash, .. } => Some(hash),
                 _ => None,
@@ -184,18 +188,20 @@ impl Owner {
                 continue;
             }
             self.watch.seen.insert(path.clone(), fp);
+            let created = created && fp != Fingerprint::Missing;
             self.audit.file_written(
                 &path,
                 None,
                 hash.map(|h| h.to_hex()),
-                false,
+                created,
                 WriteVia::Watcher,
             );
             let ev = StreamEvent::FileChanged {
                 session_id: self.id.clone(),
                 path: path.display().to_string(),
-                created: false,
+                created,
                 via: Some(FileChangeVia::Watcher),
+                tool_call_id: self.thread.call_naming(&path),
             };
             self.emit(ev);
         }

@@ -51,8 +51,7 @@ impl Fixture {
                 .await
                 .unwrap_or_else(|_| panic!("{} never reported; got {all:?}", until.display()))
                 .expect("watcher ended");
-            let done =
-                matches!(&ev, WatchEvent::Changed { paths } if paths.iter().any(|p| p == until));
+            let done = matches!(&ev, WatchEvent::Changed { paths, .. } if paths.iter().any(|p| p == until));
             all.push(ev);
             if done {
                 return all;
@@ -78,10 +77,39 @@ fn changed_paths(events: &[WatchEvent]) -> BTreeSet<PathBuf> {
     events
         .iter()
         .flat_map(|e| match e {
-            WatchEvent::Changed { paths } => paths.clone(),
+            WatchEvent::Changed { paths, .. } => paths.clone(),
             WatchEvent::Degraded { .. } => Vec::new(),
         })
         .collect()
+}
+
+fn created_paths(events: &[WatchEvent]) -> BTreeSet<PathBuf> {
+    events
+        .iter()
+        .flat_map(|e| match e {
+            WatchEvent::Changed { created, .. } => created.clone(),
+            WatchEvent::Degraded { .. } => Vec::new(),
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn new_files_are_reported_created_and_edited_ones_are_not() {
+    let mut f = start(|r| write(&r.join("old.txt"), "x"));
+    let old = f.root.join("old.txt");
+    let new = f.root.join("new.txt");
+    let nested = f.root.join("made/now/deep.txt");
+    write(&old, "edited");
+    write(&new, "new");
+    write(&nested, "in a new folder");
+    let sentinel = f.root.join("sentinel");
+    write(&sentinel, "s");
+    let events = f.events_until(&sentinel).await;
+    let changed = changed_paths(&events);
+    assert!(changed.contains(&old), "{changed:?}");
+    let mut created = created_paths(&events);
+    created.remove(&sentinel);
+    assert_eq!(created, BTreeSet::from([nested, new]));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -120,7 +148,7 @@ async fn a_burst_of_writes_is_reported_as_few_events() {
     let with_file: Vec<_> = events
         .iter()
         .filter_map(|e| match e {
-            WatchEvent::Changed { paths } => Some(paths),
+            WatchEvent::Changed { paths, .. } => Some(paths),
             WatchEvent::Degraded { .. } => None,
         })
         .filter(|paths| paths.contains(&file))

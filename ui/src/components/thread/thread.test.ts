@@ -30,6 +30,8 @@ function tool(more: Partial<ToolEntry> = {}): ToolEntry {
     locations: [],
     rawInput: undefined,
     rawOutput: undefined,
+    rejected: false,
+    files: [],
     ...more,
   };
 }

@@ -75,3 +75,16 @@ export const BOTTOM_SLACK = 48;
 export function atBottom(el: { scrollHeight: number; scrollTop: number; clientHeight: number }) {
   return el.scrollHeight - el.scrollTop - el.clientHeight <= BOTTOM_SLACK;
 }
+
+/**
+ * The reader went up since `lastTop` (by any amount: an arrow key, Home, a scrollbar drag). A
+ * clamp (the content shrank, the window grew) lowers scrollTop too, but to the very end: that is
+ * no reader going up.
+ */
+export function wentUp(
+  el: { scrollHeight: number; scrollTop: number; clientHeight: number },
+  lastTop: number,
+): boolean {
+  const end = el.scrollHeight - el.clientHeight;
+  return el.scrollTop < lastTop - 1 && el.scrollTop < end - 1;
+}

@@ -243,13 +243,22 @@ export type StreamEvent =
        */
       path: string;
       /**
-       * This write created it (always `false` for `via: watcher`: the watcher cannot tell).
+       * This write created it. The watcher says so when the file appeared during the turn
+       * (a new directory entry, or a file in a new folder); a file renamed into place over
+       * nothing is reported `false`, since a rename cannot tell whether it replaced a file.
        */
       created: boolean;
       /**
        * How we learned of the change; absent in events from before the field existed.
        */
       via?: FileChangeVia | null;
+      /**
+       * The tool call that wrote it, when a call of this turn names the path
+       * ([`crate::thread::paths_named`]): the running one, else the latest. The watcher
+       * reports a change after its call may have finished and the next begun, so a front
+       * end places the change with this call rather than where the event arrives.
+       */
+      toolCallId?: string | null;
     };
 /**
  * Content blocks represent displayable information in the Agent Client Protocol.
@@ -547,13 +556,44 @@ export type PermissionResolution =
       cancelled: True;
     };
 /**
+ * A menu item the window acts on (the others are done in Rust). Payload of `menu-action`.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "MenuAction".
+ */
+export type MenuAction =
+  | {
+      action: 'close-session';
+    }
+  | {
+      action: 'toggle-sidebar';
+    }
+  | {
+      action: 'undo';
+    }
+  | {
+      action: 'redo';
+    }
+  | {
+      action: 'theme';
+      theme: Theme;
+    };
+/**
+ * The window's colours. A value this build does not know (a newer ACP Desk's) reads as
+ * `system`, rather than making the whole file unreadable.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "Theme".
+ */
+export type Theme = ('light' | 'dark') | 'system';
+/**
  * The app-wide Tauri events (DESIGN.md: app-wide notices are events; a session's stream is its
  * channel). Their names reach the UI through the generated types, never typed twice.
  *
  * This interface was referenced by `IpcTypes`'s JSON-Schema
  * via the `definition` "AppEvent".
  */
-export type AppEvent = 'paths-dropped' | 'drag-hover' | 'folder-chosen';
+export type AppEvent = 'paths-dropped' | 'drag-hover' | 'folder-chosen' | 'menu-action';
 /**
  * One piece of a prompt as the composer builds it; the shell turns each into an ACP content
  * block (`prompt`).
@@ -603,7 +643,8 @@ export type CommandName =
   | 'list_files'
   | 'open_path'
   | 'reveal_path'
-  | 'open_url';
+  | 'open_url'
+  | 'open_settings_file';
 /**
  * Resource content that can be embedded in a message.
  *
@@ -717,6 +758,8 @@ export interface IpcTypes {
   pathsDropped: PathsDropped;
   dragHover: DragHover;
   folderChosen: FolderChosen;
+  menuAction: MenuAction;
+  theme: Theme;
   appEvent: AppEvent;
   promptPart: PromptPart;
   projectFiles: ProjectFiles;
@@ -742,6 +785,11 @@ export interface AppInfo {
   agents: AgentListing;
   configDir: string;
   dataDir: string;
+  /**
+   * The theme chosen with View → Theme (saved in the app's state file); later changes arrive
+   * as `menu-action` `theme`.
+   */
+  theme: ('light' | 'dark') | 'system';
 }
 /**
  * Every agent a front end can offer, and which one to preselect.
@@ -1080,6 +1128,10 @@ export interface BlobResourceContents {
  * - `toolKind`, `status`, `rawOutput`, `_meta`: when present (and not `null`);
  * - `content`, `locations`: when present, the whole list (ACP sends them whole, not as deltas);
  * - `sessionId`, `toolCallId` and the first event's `isUpdate` stay.
+ *
+ * `tool-result` is not part of the merge: it repeats, once, what the call's `tool-call` events
+ * carried when it finished (for consumers that want only results); a view takes nothing from it.
+ * A consumer that does not keep `_meta` (the UI's cards) merges every other field alike.
  *
  * This interface was referenced by `IpcTypes`'s JSON-Schema
  * via the `definition` "ToolCallEvent".
@@ -1463,6 +1515,12 @@ export interface AgentIdentity {
    * offer images and embedded files only when it says so. Absent until `initialize` answers.
    */
   promptCapabilities?: PromptCapabilities | null;
+  /**
+   * Which session methods the agent advertised in its `initialize` answer: what the history
+   * can offer for a stored session (continue it, find the agent's own sessions, close or
+   * delete it at the agent too). Absent until `initialize` answers.
+   */
+  sessionMethods?: SessionMethods | null;
 }
 /**
  * Prompt capabilities supported by the agent in `session/prompt` requests.
@@ -1507,6 +1565,36 @@ export interface PromptCapabilities {
   _meta?: {
     [k: string]: unknown;
   } | null;
+}
+/**
+ * The session methods an agent advertised (`initialize`): `session/load` from
+ * `agentCapabilities.loadSession`, the others from `agentCapabilities.sessionCapabilities`.
+ * Each is `true` only when advertised; a method ACP adds later is absent here until mapped.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "SessionMethods".
+ */
+export interface SessionMethods {
+  /**
+   * `session/load`: the agent replays the stored conversation, then continues it.
+   */
+  load?: boolean;
+  /**
+   * `session/resume`: the agent continues the conversation without replaying it.
+   */
+  resume?: boolean;
+  /**
+   * `session/list`: the agent lists its own sessions.
+   */
+  list?: boolean;
+  /**
+   * `session/close`.
+   */
+  close?: boolean;
+  /**
+   * `session/delete`: the agent forgets a session it listed.
+   */
+  delete?: boolean;
 }
 /**
  * A mode the agent can operate in.
@@ -1784,4 +1872,5 @@ export const COMMAND_NAMES = [
   'open_path',
   'reveal_path',
   'open_url',
+  'open_settings_file',
 ] as const satisfies readonly CommandName[];

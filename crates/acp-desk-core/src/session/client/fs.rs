@@ -127,6 +127,7 @@ impl Owner {
                     path: rec.path.display().to_string(),
                     created: rec.created,
                     via: Some(FileChangeVia::FsWrite),
+                    tool_call_id: self.thread.call_naming(&rec.path),
                 };
                 self.emit(ev);
                 self.reply(id, Ok(acp::WriteTextFileResponse::new()));

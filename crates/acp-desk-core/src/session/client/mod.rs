@@ -80,8 +80,11 @@ pub(super) enum Done {
         decision: Decision,
         result: Result<Rule, String>,
     },
-    /// Not an agent request: files the watcher reported, fingerprinted.
-    Watched { files: Vec<(PathBuf, Fingerprint)> },
+    /// Not an agent request: files the watcher reported, fingerprinted, and whether it saw
+    /// each created.
+    Watched {
+        files: Vec<(PathBuf, Fingerprint, bool)>,
+    },
 }
 
 /// What the client services hold for the session.
