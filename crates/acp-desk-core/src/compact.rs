@@ -139,7 +139,11 @@ pub fn merge_into(entry: &mut StreamEvent, later: &StreamEvent) {
 /// (`isUpdate: false`) unless `keep_updates` (live frames: the view may have seen the call in
 /// an earlier frame); a terminal's output is cut to what it keeps (with slack).
 pub fn first_entry(ev: &StreamEvent, keep_updates: bool) -> StreamEvent {
-    let mut ev = ev.clone();
+    into_first_entry(ev.clone(), keep_updates)
+}
+
+/// [`first_entry`] of an event the caller owns: no copy of its text.
+pub fn into_first_entry(mut ev: StreamEvent, keep_updates: bool) -> StreamEvent {
     if let StreamEvent::ToolCall(tc) = &mut ev
         && !keep_updates
     {
@@ -213,6 +217,16 @@ impl Compactor {
 
     pub fn snapshot(&self) -> Vec<StreamEvent> {
         let mut out: Vec<StreamEvent> = self.events.iter().flatten().cloned().collect();
+        for ev in &mut out {
+            finish_entry(ev);
+        }
+        out
+    }
+
+    /// [`Compactor::snapshot`] of a compactor no longer needed: its events are moved out, not
+    /// copied (a merged frame handed on whole).
+    pub fn into_snapshot(self) -> Vec<StreamEvent> {
+        let mut out: Vec<StreamEvent> = self.events.into_iter().flatten().collect();
         for ev in &mut out {
             finish_entry(ev);
         }

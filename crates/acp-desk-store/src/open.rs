@@ -23,6 +23,9 @@ use rusqlite::{Connection, ErrorCode, OpenFlags, TransactionBehavior};
 use crate::error::{StoreError, StoreWarning};
 use crate::schema::{MIGRATIONS, SCHEMA_VERSION};
 
+/// The page size of a new history file, in bytes.
+const PAGE_SIZE: i64 = 16_384;
+
 /// The history file's name in the data folder.
 pub const FILE_NAME: &str = "history.sqlite3";
 
@@ -178,6 +181,14 @@ fn attempt(path: &Path, opts: &OpenOptions, check_whole: bool) -> Result<Db, Fai
     }
     if version > SCHEMA_VERSION {
         return open_read_only(path, opts, version).map_err(store_err);
+    }
+    if version == 0 {
+        // A new file (the setting does nothing to one that has tables): pages of 16 KiB instead
+        // of 4 hold a streamed message's row in one page and write a third fewer WAL frames
+        // (fewer `pwrite`s, checksums and b-tree splits): the writer's CPU on the flood
+        // benchmark fell by about 15% (docs/PERFORMANCE.md). It must come before WAL mode.
+        conn.pragma_update(None, "page_size", PAGE_SIZE)
+            .map_err(store_err)?;
     }
     let mode: String = conn
         .pragma_update_and_check(None, "journal_mode", "wal", |r| r.get(0))

@@ -625,7 +625,7 @@ impl Writer {
                 self.mark_dirty();
             }
             Msg::Frame(id, frame) => {
-                let events = frame.merged.snapshot();
+                let events = frame.merged.into_snapshot();
                 let Writer { db, sessions, .. } = self;
                 let Some(live) = sessions.get_mut(&id) else {
                     tracing::warn!(session = %id, "events of a session the history was not told of; not stored");
@@ -633,8 +633,8 @@ impl Writer {
                 };
                 let conn = &db.conn;
                 let mut load = |seq: i64| read_row(conn, &id, seq);
-                for ev in &events {
-                    live.note(ev);
+                for ev in events {
+                    live.note(&ev);
                     live.rows.apply(ev, &mut load);
                 }
                 live.uncommitted += frame.events;
@@ -852,7 +852,7 @@ fn write_changes(
                 remove.execute(params![id, seq])?;
             }
             for (seq, ev) in live.rows.changed() {
-                let data = serde_json::to_string(&ev)
+                let data = serde_json::to_string(&*ev)
                     .map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
                 upsert.execute(params![id, seq, ev.kind(), data])?;
             }

@@ -13,11 +13,12 @@
 //! row that changes after it left memory (a late update of a finished tool call) is read back
 //! from the file through the loader the caller passes.
 
+use std::borrow::Cow;
 use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use acp_desk_core::StreamEvent;
-use acp_desk_core::compact::{Place, append_chunk, finish_entry, first_entry, merge_into};
+use acp_desk_core::compact::{Place, append_chunk, finish_entry, into_first_entry, merge_into};
 use acp_desk_core::schema::v1 as acp;
 
 /// Reads a row back from the file by its `seq` (`None`: not there, or unreadable).
@@ -65,54 +66,57 @@ impl Rows {
         }
     }
 
-    /// Merges one live event into the rows (the compactor's `apply`, on rows).
-    pub(crate) fn apply(&mut self, ev: &StreamEvent, load: &mut Load<'_>) {
-        match Place::of(ev) {
+    /// Merges one live event into the rows (the compactor's `apply`, on rows). The event is
+    /// taken by value: a new row is the event itself, not a copy of its text.
+    pub(crate) fn apply(&mut self, ev: StreamEvent, load: &mut Load<'_>) {
+        match Place::of(&ev) {
             Place::Chunk => {
                 // The last row is always in memory: nothing to read back.
                 if let Some(last) = self.last
                     && let Some(entry) = self.live.get_mut(&last)
-                    && append_chunk(entry, ev)
+                    && append_chunk(entry, &ev)
                 {
                     self.dirty.insert(last);
                     return;
                 }
-                self.push(ev.clone());
+                self.push(ev);
             }
             Place::ToolCall(id) => {
                 if let Some(&seq) = self.tools.get(id)
                     && let Some(entry) = self.entry(seq, load)
                 {
-                    merge_into(entry, ev);
+                    merge_into(entry, &ev);
                     self.dirty.insert(seq);
                     return;
                 }
-                let seq = self.push(first_entry(ev, false));
-                self.tools.insert(id.to_owned(), seq);
+                let id = id.to_owned();
+                let seq = self.push(into_first_entry(ev, false));
+                self.tools.insert(id, seq);
             }
             Place::Terminal(id) => {
                 if let Some(&seq) = self.terminals.get(id)
                     && let Some(entry) = self.entry(seq, load)
                 {
-                    merge_into(entry, ev);
+                    merge_into(entry, &ev);
                     self.dirty.insert(seq);
                     return;
                 }
-                let seq = self.push(first_entry(ev, false));
-                self.terminals.insert(id.to_owned(), seq);
+                let id = id.to_owned();
+                let seq = self.push(into_first_entry(ev, false));
+                self.terminals.insert(id, seq);
             }
             Place::SessionInfo => {
                 if let Some(seq) = self.info
                     && let Some(entry) = self.entry(seq, load)
                 {
-                    merge_into(entry, ev);
+                    merge_into(entry, &ev);
                     self.dirty.insert(seq);
                     return;
                 }
-                self.info = Some(self.push(ev.clone()));
+                self.info = Some(self.push(ev));
             }
             Place::Latest(kind) => {
-                let seq = self.push(ev.clone());
+                let seq = self.push(ev);
                 if let Some(old) = self.latest.insert(kind, seq) {
                     self.live.remove(&old);
                     self.dirty.remove(&old);
@@ -120,7 +124,7 @@ impl Rows {
                 }
             }
             Place::Append => {
-                self.push(ev.clone());
+                self.push(ev);
             }
         }
     }
@@ -130,11 +134,19 @@ impl Rows {
         self.dirty.len() + self.removed.len()
     }
 
-    /// The changed rows, as a snapshot shows them, in `seq` order.
-    pub(crate) fn changed(&self) -> impl Iterator<Item = (i64, StreamEvent)> + '_ {
+    /// The changed rows, as a snapshot shows them, in `seq` order. Only a terminal's row can
+    /// differ from what is held (its output is kept with slack between cuts), so only it is
+    /// copied; the rest are lent.
+    pub(crate) fn changed(&self) -> impl Iterator<Item = (i64, Cow<'_, StreamEvent>)> + '_ {
         self.dirty.iter().filter_map(|seq| {
-            let mut ev = self.live.get(seq)?.clone();
-            finish_entry(&mut ev);
+            let ev = self.live.get(seq)?;
+            let ev = if matches!(ev, StreamEvent::TerminalOutput { .. }) {
+                let mut ev = ev.clone();
+                finish_entry(&mut ev);
+                Cow::Owned(ev)
+            } else {
+                Cow::Borrowed(ev)
+            };
             Some((*seq, ev))
         })
     }
@@ -263,14 +275,14 @@ mod tests {
             } else {
                 chunk.to_vec()
             };
-            for ev in &chunk {
+            for ev in chunk {
                 rows.apply(ev, &mut |seq| file.get(&seq).cloned());
             }
             for seq in rows.removed() {
                 file.remove(&seq);
             }
             for (seq, ev) in rows.changed() {
-                file.insert(seq, ev);
+                file.insert(seq, ev.into_owned());
             }
             rows.committed();
             most_held = most_held.max(rows.held());
