@@ -506,7 +506,12 @@ fn damage_found_while_running_is_checked_whole_at_the_next_open() {
     // Every page but the first damaged: opening reads only the header and the schema (the
     // first page), so it does not see it.
     let mut bytes = std::fs::read(&path).unwrap();
-    for b in &mut bytes[4096..] {
+    // The page size is the header's big-endian u16 at offset 16 (1 means 65,536).
+    let page = match u16::from_be_bytes([bytes[16], bytes[17]]) {
+        1 => 65_536,
+        n => usize::from(n),
+    };
+    for b in &mut bytes[page..] {
         *b = 0x5A;
     }
     std::fs::write(&path, &bytes).unwrap();
@@ -528,7 +533,7 @@ fn damage_found_while_running_is_checked_whole_at_the_next_open() {
     assert_eq!(aside.len(), 1, "{aside:?}");
     // Kept as it was (the first open set its header to WAL; the pages are untouched).
     let moved = std::fs::read(&aside[0]).unwrap();
-    assert!(moved.len() == bytes.len() && moved[4096..] == bytes[4096..]);
+    assert!(moved.len() == bytes.len() && moved[page..] == bytes[page..]);
     drop(store);
     // A marker on a sound file: checked, kept as it is.
     std::fs::write(&marker, "malformed").unwrap();
