@@ -102,7 +102,8 @@ trap 'rm -rf "$tmp"' EXIT
     echo "# history file: $([[ "$FRESH_HISTORY" == 1 ]] && echo "created by each run" || echo "an empty one, made before the runs")"
     echo "# load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "# agent: $AGENT"
-    echo "# columns: round client wall_seconds peak_rss_kib [extra]"
+    echo "# columns: round client wall_seconds peak_rss_kib cpu_seconds [extra]"
+    echo "# cpu_seconds is /usr/bin/time %U + %S: user + system CPU of the client and its waited-for children."
     echo "# peak_rss_kib is /usr/bin/time %M: max RSS of the client AND its waited-for children (the agent)."
 } >"$out"
 
@@ -111,13 +112,13 @@ run() {
     local name=$1
     shift
     local timing="$tmp/time" errlog="$tmp/stderr-$name"
-    if ! "$TIME" -o "$timing" -f '%e %M' "$@" >/dev/null 2>"$errlog"; then
+    if ! "$TIME" -o "$timing" -f '%e %M %U %S' "$@" >/dev/null 2>"$errlog"; then
         echo "flood.sh: $name failed (round $round):" >&2
         tail -n 20 "$errlog" >&2
         exit 1
     fi
-    local wall rss extra=""
-    read -r wall rss <"$timing"
+    local wall rss user sys extra=""
+    read -r wall rss user sys <"$timing"
     if [[ "$name" == parse-only ]]; then
         extra=$(grep -Eo 'notifications=[0-9]+|own_peak_rss_kib=[0-9]+' "$errlog" | tr '\n' ' ' || true)
         local n
@@ -126,7 +127,7 @@ run() {
             echo "flood.sh: warning: parse-only counted ${n:-?} notifications, expected $FLOOD_NOTIFICATIONS" >&2
         fi
     fi
-    echo "$round $name $wall $rss $extra" >>"$out"
+    echo "$round $name $wall $rss $(awk -v u="$user" -v s="$sys" 'BEGIN { print u + s }') $extra" >>"$out"
     printf '  round %2d  %-13s %6.2f s  %7.1f MiB\n' "$round" "$name" "$wall" "$(awk -v k="$rss" 'BEGIN { print k / 1024 }')" >&2
 }
 
@@ -176,6 +177,7 @@ summary=$(awk -v n="$FLOOD_NOTIFICATIONS" '
         c = $2; k = ++cnt[c]
         wall[c, k] = $3; rss[c, k] = $4 / 1024
         w[$1, c] = $3
+        cpu[$1, c] = $5
         if (c == "parse-only") for (i = 5; i <= NF; i++) if ($i ~ /^own_peak_rss_kib=/) { split($i, p, "="); own[++nown] = p[2] / 1024 }
     }
     END {
@@ -204,6 +206,11 @@ summary=$(awk -v n="$FLOOD_NOTIFICATIONS" '
         for (r = 1; r <= cnt["cli"]; r++) if ((r, "cli") in w && (r, "cli-no-history") in w && w[r, "cli"] > 0) hist[++nh] = w[r, "cli-no-history"] / w[r, "cli"]
         if (nh) {
             printf "History on / off rate: %.3f median of %d paired rounds (%.3f–%.3f); ratio of medians %.3f\n", median(hist, nh), nh, minof(hist, nh), maxof(hist, nh), med["cli-no-history"] / med["cli"]
+        }
+        nc = 0
+        for (r = 1; r <= cnt["cli"]; r++) if ((r, "cli") in cpu && (r, "cli-no-history") in cpu && cpu[r, "cli"] > 0) { hc[++nc] = cpu[r, "cli-no-history"] / cpu[r, "cli"]; con[nc] = cpu[r, "cli"]; coff[nc] = cpu[r, "cli-no-history"] }
+        if (nc) {
+            printf "History on / off CPU (user+sys, agent included; off / on): %.3f median of %d paired rounds (%.3f–%.3f); CPU s median on %.2f, off %.2f\n", median(hc, nc), nc, minof(hc, nc), maxof(hc, nc), median(con, nc), median(coff, nc)
         }
         print "Peak RSS is /usr/bin/time %M: the larger of the client and the agent it spawns (see the agent-alone row)."
     }' "$out")
