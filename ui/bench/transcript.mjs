@@ -50,17 +50,31 @@ function median(xs) {
     : (s[Math.floor((s.length - 1) / 2)] + s[Math.ceil((s.length - 1) / 2)]) / 2;
 }
 
-/** RSS of the browser's renderer processes, in KiB, from /proc (Linux). */
+/** @param {string} pid @returns {string | null} its parent's pid */
+function parentOf(pid) {
+  try {
+    return /PPid:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * RSS of the renderer processes of the browsers this bench started (their ancestor is this
+ * node process: other people's browsers on the machine are not counted), in KiB, from /proc.
+ */
 function rendererRssKib() {
+  const me = String(process.pid);
   let total = 0;
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
     try {
       const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-      if (!cmd.includes('--type=renderer') || !cmd.includes(CHROMIUM_PATH.split('/').pop() ?? ''))
-        continue;
-      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-      const m = /VmRSS:\s+(\d+)/.exec(status);
+      if (!cmd.includes('--type=renderer')) continue;
+      let up = parentOf(pid);
+      for (let depth = 0; up && up !== me && up !== '1' && depth < 8; depth++) up = parentOf(up);
+      if (up !== me) continue;
+      const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
       if (m) total += Number(m[1]);
     } catch {
       // gone meanwhile
