@@ -40,6 +40,11 @@ out="bench/out/transcript-$(date +%Y%m%d-%H%M%S).txt"
         echo "### process $i"
         "$bench" open --dir "$tmp" --rounds 10
     done
+    echo "## backend, the answer built from the stored JSON as it is (--raw): $ROUNDS processes"
+    for ((i = 1; i <= ROUNDS; i++)); do
+        echo "### process $i"
+        "$bench" open --dir "$tmp" --rounds 10 --raw
+    done
     if [[ "$UI_RUNS" != 0 ]]; then
         echo "## webview: $UI_RUNS runs"
         node ui/bench/transcript.mjs --answer "$tmp/transcript.json" --runs "$UI_RUNS" --out "$tmp/ui.json" 2>&1

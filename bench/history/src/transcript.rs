@@ -12,7 +12,8 @@
 //!   `history_events` command does (`Store::rows`, each row parsed as a `StreamEvent`, the seqs
 //!   and the session's record), then serializes the answer to JSON as Tauri's IPC does; prints
 //!   the time of the first opening, the median and range of `--rounds` more, the answer's size,
-//!   and the process's memory: VmRSS before, VmHWM (peak) after the first opening.
+//!   and the process's memory: VmRSS before, VmHWM (peak) after the first opening. `--raw`
+//!   builds the same answer from the stored JSON as it is (each row checked, not re-encoded).
 //!
 //! `bench/transcript.sh` builds it in release and runs both steps.
 
@@ -384,6 +385,35 @@ fn open_as_the_shell(store: &Store) -> Result<(String, usize), Box<dyn std::erro
     Ok((serde_json::to_string(&answer)?, n))
 }
 
+/// The same answer built from the stored JSON as it is: each row checked to parse, then copied
+/// into the answer, never turned into a `StreamEvent` and back (what the shell could do).
+fn open_raw(store: &Store) -> Result<(String, usize), Box<dyn std::error::Error>> {
+    let session = serde_json::to_string(&store.session(SID)?)?;
+    let rows = store.rows(SID)?;
+    let mut seqs = Vec::with_capacity(rows.len());
+    let mut events = String::with_capacity(rows.iter().map(|r| r.data.len() + 1).sum());
+    let mut unreadable = 0u32;
+    for row in &rows {
+        if serde_json::from_str::<serde::de::IgnoredAny>(&row.data).is_err() {
+            unreadable += 1;
+            continue;
+        }
+        events.push(if seqs.is_empty() { '[' } else { ',' });
+        events.push_str(&row.data);
+        seqs.push(row.seq);
+    }
+    if seqs.is_empty() {
+        events.push('[');
+    }
+    events.push(']');
+    let n = seqs.len();
+    let answer = format!(
+        "{{\"session\":{session},\"seqs\":{},\"events\":{events},\"unreadable\":{unreadable}}}",
+        serde_json::to_string(&seqs)?
+    );
+    Ok((answer, n))
+}
+
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
@@ -451,7 +481,16 @@ fn make(dir: &Path, turns: usize) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-fn open(dir: &Path, rounds: usize) -> Result<(), Box<dyn std::error::Error>> {
+fn open(dir: &Path, rounds: usize, raw: bool) -> Result<(), Box<dyn std::error::Error>> {
+    let answer_of = if raw { open_raw } else { open_as_the_shell };
+    println!(
+        "answer built {}",
+        if raw {
+            "from the stored JSON as it is (--raw)"
+        } else {
+            "as the shell builds it (rows parsed, then serialized)"
+        }
+    );
     let path = dir.join("history.sqlite3");
     if !path.exists() {
         return Err(format!(
@@ -466,7 +505,7 @@ fn open(dir: &Path, rounds: usize) -> Result<(), Box<dyn std::error::Error>> {
     let t = Instant::now();
     let (store, _) = Store::open(&path)?;
     let opened = t.elapsed();
-    let (answer, events) = open_as_the_shell(&store)?;
+    let (answer, events) = answer_of(&store)?;
     let first = t.elapsed();
     let (rss_after, hwm) = memory_kib();
     let bytes = answer.len();
@@ -474,7 +513,7 @@ fn open(dir: &Path, rounds: usize) -> Result<(), Box<dyn std::error::Error>> {
     let mut times = Vec::with_capacity(rounds);
     for _ in 0..rounds {
         let t = Instant::now();
-        let (a, _) = open_as_the_shell(&store)?;
+        let (a, _) = answer_of(&store)?;
         times.push(t.elapsed());
         drop(a);
     }
@@ -508,7 +547,7 @@ fn open(dir: &Path, rounds: usize) -> Result<(), Box<dyn std::error::Error>> {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
-    let usage = "usage: transcript-bench make|open --dir DIR [--turns N] [--rounds N]";
+    let usage = "usage: transcript-bench make|open --dir DIR [--turns N] [--rounds N] [--raw]";
     let dir = args
         .iter()
         .position(|a| a == "--dir")
@@ -517,7 +556,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .ok_or(usage)?;
     match args.get(1).map(String::as_str) {
         Some("make") => make(&dir, arg(&args, "--turns", 100)?),
-        Some("open") => open(&dir, arg(&args, "--rounds", 10)?),
+        Some("open") => open(
+            &dir,
+            arg(&args, "--rounds", 10)?,
+            args.iter().any(|a| a == "--raw"),
+        ),
         _ => Err(usage.into()),
     }
 }
