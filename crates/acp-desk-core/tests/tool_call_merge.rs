@@ -188,6 +188,23 @@ fn compacted(events: &[StreamEvent]) -> Vec<StreamEvent> {
 }
 
 #[test]
+fn a_snapshot_moved_out_is_the_snapshot() {
+    // The history's writer takes each merged frame with `into_snapshot` (no copy): it must
+    // hand over exactly what `snapshot` shows, at every point of a turn, for both kinds.
+    let live = live();
+    for n in 0..=live.len() {
+        for make in [Compactor::new, Compactor::for_frames] {
+            let mut c = make();
+            for ev in &live[..n] {
+                c.apply(ev);
+            }
+            let shown = c.snapshot();
+            assert_eq!(c.into_snapshot(), shown, "after {n} events");
+        }
+    }
+}
+
+#[test]
 fn an_empty_input_or_a_missing_title_never_hides_what_was_shown() {
     let edit = compacted(&live())
         .into_iter()
