@@ -5,10 +5,13 @@
 use acp_desk_core::events::PermissionResolution;
 use acp_desk_core::hub::{FrameSink, StreamFrame};
 use tauri::ipc::Channel;
-use tauri::{AppHandle, Emitter, Runtime, State};
+use tauri::{AppHandle, Emitter, Manager, Runtime, State};
+use tauri_plugin_clipboard_manager::ClipboardExt;
+use tauri_plugin_dialog::DialogExt;
 use tauri_plugin_opener::OpenerExt;
 
 use crate::AppState;
+use crate::history::{ExportFormat, HistoryEvents, HistoryHit, HistorySession, HistoryStatus};
 use crate::ipc::{
     AppEvent, AppInfo, ConfigValue, FolderChosen, IpcError, ProjectFiles, PromptPart, SessionInfo,
     TurnEnd,
@@ -226,6 +229,116 @@ pub(crate) fn folder_chosen<R: Runtime>(app: &AppHandle<R>, path: String) {
     if let Err(e) = app.emit(AppEvent::FolderChosen.name(), FolderChosen { path }) {
         tracing::warn!("could not tell the window about the chosen folder: {e}");
     }
+}
+
+// History (src/history.rs): every read and write of the store on the blocking pool.
+
+/// Runs `f` with the app's state on the blocking pool (SQLite blocks).
+async fn on_history<R: Runtime, T: Send + 'static>(
+    app: AppHandle<R>,
+    what: &'static str,
+    f: impl FnOnce(&AppState) -> Result<T, IpcError> + Send + 'static,
+) -> Result<T, IpcError> {
+    tauri::async_runtime::spawn_blocking(move || f(&app.state::<AppState>()))
+        .await
+        .map_err(|e| IpcError::task_failed(what, &e))?
+}
+
+/// Whether sessions are recorded, and what the user must hear about the history file.
+#[tauri::command]
+pub async fn history_status<R: Runtime>(app: AppHandle<R>) -> Result<HistoryStatus, IpcError> {
+    on_history(app, "read the history's state", |s| Ok(s.history.status())).await
+}
+
+/// Every stored session, the most recently updated first.
+#[tauri::command]
+pub async fn history_list<R: Runtime>(app: AppHandle<R>) -> Result<Vec<HistorySession>, IpcError> {
+    on_history(app, "list the past sessions", |s| {
+        s.history.list(s.sessions.registry())
+    })
+    .await
+}
+
+/// Rows of every stored transcript that hold every word of `text`, the newest first.
+#[tauri::command]
+pub async fn history_search<R: Runtime>(
+    app: AppHandle<R>,
+    text: String,
+) -> Result<Vec<HistoryHit>, IpcError> {
+    on_history(app, "search the history", move |s| s.history.search(&text)).await
+}
+
+/// A stored session and its transcript (StreamEvents, with their row numbers).
+#[tauri::command]
+pub async fn history_events<R: Runtime>(
+    app: AppHandle<R>,
+    id: String,
+) -> Result<HistoryEvents, IpcError> {
+    on_history(app, "read the past session", move |s| {
+        s.history.events(s.sessions.registry(), &id)
+    })
+    .await
+}
+
+/// Deletes a stored session (the window asked the user first).
+#[tauri::command]
+pub async fn history_delete<R: Runtime>(app: AppHandle<R>, id: String) -> Result<(), IpcError> {
+    on_history(app, "delete the past session", move |s| {
+        s.history.delete(s.sessions.registry(), &id)
+    })
+    .await
+}
+
+/// Exports a stored session into a file the user picks; the file's path, or `None` when the
+/// user cancelled the dialog.
+#[tauri::command]
+pub async fn history_export<R: Runtime>(
+    app: AppHandle<R>,
+    id: String,
+    format: ExportFormat,
+) -> Result<Option<String>, IpcError> {
+    let dialog = app.clone();
+    on_history(app, "export the session", move |s| {
+        let (name, text) = s.history.export(&id, format)?;
+        let (filter, ext) = match format {
+            ExportFormat::Markdown => ("Markdown", "md"),
+            ExportFormat::Jsonl => ("StreamEvent JSON lines", "jsonl"),
+        };
+        let chosen = dialog
+            .dialog()
+            .file()
+            .set_title("Export the session")
+            .set_file_name(&name)
+            .add_filter(filter, &[ext])
+            .blocking_save_file();
+        let Some(chosen) = chosen else {
+            return Ok(None);
+        };
+        let path = chosen.into_path().map_err(|e| {
+            IpcError::InvalidInput(format!("the chosen place cannot be written to: {e}"))
+        })?;
+        std::fs::write(&path, text).map_err(|e| {
+            IpcError::InvalidInput(format!(
+                "could not write {}: {e}; nothing was exported, choose another place",
+                path.display()
+            ))
+        })?;
+        Ok(Some(path.display().to_string()))
+    })
+    .await
+}
+
+/// Puts a stored session's full id on the clipboard (for `acp-desk-cli history show ID`).
+#[tauri::command]
+pub async fn history_copy_id<R: Runtime>(app: AppHandle<R>, id: String) -> Result<(), IpcError> {
+    let clip = app.clone();
+    on_history(app, "copy the session id", move |s| {
+        let full = s.history.full_id(&id)?;
+        clip.clipboard()
+            .write_text(full)
+            .map_err(|e| IpcError::InvalidInput(format!("could not write to the clipboard: {e}")))
+    })
+    .await
 }
 
 // The one list of command names (the root build.rs includes it too, for the app manifest).
