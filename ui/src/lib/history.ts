@@ -82,6 +82,11 @@ export function relativeTime(ms: number, now: number): string {
   });
 }
 
+/** The store's words start in lower case (they follow "acp-desk-cli: " on the CLI). */
+export function sentence(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}
+
 /** The exact time, for the tooltip. */
 export function exactTime(ms: number): string {
   return new Date(ms).toLocaleString(undefined, {
@@ -190,6 +195,8 @@ export interface HistoryView {
   /** Notices not dismissed. */
   notices: HistoryNotice[];
   error: UiError | null;
+  /** Why the list could not be read (shown in its place, with Try again). */
+  listError: UiError | null;
   open: OpenPast | null;
   /** Opening a session (its id) is under way. */
   opening: string | null;
@@ -218,6 +225,7 @@ export class HistoryController {
     status: null,
     notices: [],
     error: null,
+    listError: null,
     open: null,
     opening: null,
     confirmDelete: null,
@@ -283,9 +291,15 @@ export class HistoryController {
     this.set({ loading: true });
     try {
       const sessions = await this.backend.historyList();
-      this.set({ sessions, groups: groupByFolder(sessions), loaded: true, loading: false });
+      this.set({
+        sessions,
+        groups: groupByFolder(sessions),
+        loaded: true,
+        loading: false,
+        listError: null,
+      });
     } catch (e) {
-      this.set({ loading: false, loaded: true, error: toUiError(e) });
+      this.set({ loading: false, loaded: true, listError: toUiError(e) });
     }
   }
 
