@@ -225,6 +225,27 @@ fn a_failing_load_falls_back_to_a_new_session_and_keeps_the_record() {
 }
 
 #[test]
+fn when_the_agent_lost_the_session_a_new_one_is_said() {
+    let cli = Cli::new();
+    let id = cli.first_turn("--session-methods load,resume");
+    // The agent's own record is gone (as when another client deleted it).
+    for e in std::fs::read_dir(cli.dir.path().join("agent-sessions")).unwrap() {
+        std::fs::remove_file(e.unwrap().path()).unwrap();
+    }
+    continue_and_check(&cli, &id, &[], "new", false);
+    let rows = cli.stored(&id);
+    let detail = rows
+        .iter()
+        .find(|r| r["kind"] == "session-continued")
+        .and_then(|r| r["detail"].as_str())
+        .unwrap();
+    assert!(
+        detail.contains("session/resume failed") && detail.contains("session/load failed"),
+        "{detail}"
+    );
+}
+
+#[test]
 fn a_stored_folder_that_is_gone_is_named() {
     let cli = Cli::new();
     let id = cli.first_turn("--session-methods resume");
