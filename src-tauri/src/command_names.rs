@@ -33,6 +33,8 @@ macro_rules! with_command_names {
             history_delete,
             history_export,
             history_copy_id,
+            history_continue,
+            history_send_context,
         }
     };
 }

@@ -4,6 +4,7 @@
 
 use acp_desk_core::events::PermissionResolution;
 use acp_desk_core::hub::{FrameSink, StreamFrame};
+use acp_desk_core::schema::v1 as acp;
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Emitter, Manager, Runtime, State};
 use tauri_plugin_clipboard_manager::ClipboardExt;
@@ -339,6 +340,70 @@ pub async fn history_copy_id<R: Runtime>(app: AppHandle<R>, id: String) -> Resul
             .map_err(|e| IpcError::InvalidInput(format!("could not write to the clipboard: {e}")))
     })
     .await
+}
+
+/// Continues a stored session with its agent: a new session of the window under the stored
+/// id (its events are appended to the stored transcript). `session-continued` in its stream
+/// says whether the agent resumed, loaded, or could only start afresh.
+#[tauri::command]
+pub async fn history_continue<R: Runtime>(
+    app: AppHandle<R>,
+    id: String,
+) -> Result<SessionInfo, IpcError> {
+    let handle = app.clone();
+    let request = on_history(app, "continue the past session", move |s| {
+        s.history.continue_request(s.sessions.registry(), &id)
+    })
+    .await?;
+    Ok(handle
+        .state::<AppState>()
+        .sessions
+        .registry()
+        .open(request)
+        .into())
+}
+
+/// Sends a stored session's transcript to a running session whose agent could not continue
+/// it, as one prompt: embedded when the agent takes embedded context, else a link to the
+/// Markdown export written into the data folder. Resolves when that turn ends.
+#[tauri::command]
+pub async fn history_send_context<R: Runtime>(
+    app: AppHandle<R>,
+    session: String,
+    stored: String,
+) -> Result<TurnEnd, IpcError> {
+    let state = app.state::<AppState>();
+    let registry = state.sessions.registry();
+    let caps = registry.handle(&session)?.prompt_capabilities().clone();
+    let (file, text) = on_history(app.clone(), "write the old conversation", move |s| {
+        s.history.context_file(&stored)
+    })
+    .await?;
+    let uri = url::Url::from_file_path(&file)
+        .map_err(|()| IpcError::Internal(format!("{} is not a file path", file.display())))?
+        .to_string();
+    let transcript = if caps.embedded_context {
+        acp::ContentBlock::Resource(acp::EmbeddedResource::new(
+            acp::EmbeddedResourceResource::TextResourceContents(
+                acp::TextResourceContents::new(text, uri).mime_type("text/markdown".to_string()),
+            ),
+        ))
+    } else {
+        let name = file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "conversation.md".into());
+        acp::ContentBlock::ResourceLink(
+            acp::ResourceLink::new(name, uri).mime_type("text/markdown".to_string()),
+        )
+    };
+    let intro = acp::ContentBlock::Text(acp::TextContent::new(
+        "This is our earlier conversation in this folder, which you could not continue \
+         (exported by ACP Desk). Read it for context, then wait for my next message."
+            .to_string(),
+    ));
+    let outcome = registry.prompt(&session, vec![intro, transcript]).await?;
+    Ok(outcome.into())
 }
 
 // The one list of command names (the root build.rs includes it too, for the app manifest).

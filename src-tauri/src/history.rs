@@ -393,6 +393,42 @@ impl History {
         })
     }
 
+    /// The request that continues a stored session with its stored launch and folder (the
+    /// agent resumes it, else loads it, else starts afresh: `session-continued` says which).
+    /// One already open in this window is refused. Blocking (checks the folder).
+    pub fn continue_request(
+        &self,
+        registry: &Registry,
+        id: &str,
+    ) -> Result<acp_desk_app::OpenRequest, IpcError> {
+        let record = self.with_store(|s| s.session(id))?;
+        if self.open_ids(registry).contains(&record.id) {
+            return Err(IpcError::InvalidInput(
+                "this session is already open in the sidebar".into(),
+            ));
+        }
+        Ok(acp_desk_app::continue_request(
+            &record,
+            acp_desk_core::ContinueVia::Auto,
+        )?)
+    }
+
+    /// A stored session as Markdown in `<data dir>/context/<id>.md` (for an agent that could
+    /// not continue it: the old conversation goes along as context). Blocking.
+    pub fn context_file(&self, id: &str) -> Result<(PathBuf, String), IpcError> {
+        let (_, text) = self.export(id, ExportFormat::Markdown)?;
+        let full = self.full_id(id)?;
+        let dir = acp_desk_core::paths::data_dir().join("context");
+        std::fs::create_dir_all(&dir).map_err(|e| {
+            IpcError::InvalidInput(format!("could not create {}: {e}", dir.display()))
+        })?;
+        let file = dir.join(format!("{full}.md"));
+        std::fs::write(&file, &text).map_err(|e| {
+            IpcError::InvalidInput(format!("could not write {}: {e}", file.display()))
+        })?;
+        Ok((file, text))
+    }
+
     /// The full id of a stored session (the UI copies it). Blocking.
     pub fn full_id(&self, id: &str) -> Result<String, IpcError> {
         self.with_store(|s| s.session(id).map(|r| r.id))

@@ -90,6 +90,9 @@ export function tauriHistoryBackend(): HistoryBackend {
     historyDelete: (id) => run('history_delete', { id }),
     historyExport: (id, format) => call<string | null>('history_export', { id, format }),
     historyCopyId: (id) => run('history_copy_id', { id }),
+    historyContinue: (id) => call<SessionInfo>('history_continue', { id }),
+    historySendContext: (session, stored) =>
+      call<TurnEnd>('history_send_context', { session, stored }),
     onHistoryNotice: (cb) =>
       listen<HistoryNotice>('history-notice' satisfies AppEvent, (e) => cb(e.payload)),
   };

@@ -11,6 +11,7 @@ import {
   type HistorySession,
   type Timer,
 } from './history';
+import { SessionStore } from './session-store';
 
 const session = (over: Partial<HistorySession>): HistorySession => ({
   id: 's1',
@@ -105,6 +106,19 @@ class Fake implements HistoryBackend {
   }
   async historyCopyId(id: string) {
     this.calls.push(`copy:${id}`);
+  }
+  async historyContinue(id: string) {
+    this.calls.push(`continue:${id}`);
+    if (id === 'gone-folder')
+      throw {
+        code: 'folder-missing',
+        message: 'the folder /p/gone of session gone-folder is gone',
+      };
+    return { id: 'r1', folder: '/p/ledger', agent: 'demo' };
+  }
+  async historySendContext(session: string, stored: string) {
+    this.calls.push(`context:${session}:${stored}`);
+    return { reason: 'completed' as const, stopReason: 'end_turn' as const };
   }
   async onHistoryNotice() {
     return () => undefined;
@@ -229,5 +243,41 @@ describe('HistoryController', () => {
     expect(h.state.said).toBe('Exported to /home/me/s2.md');
     await h.openSession('gone');
     expect(h.state.error).toMatchObject({ code: 'session-unknown' });
+  });
+
+  it('continues the open session: the new live session starts from the stored transcript', async () => {
+    const b = new Fake();
+    b.sessions = [session({ id: 's1' }), session({ id: 'gone-folder' })];
+    const h = new HistoryController(b, manualTimer().timer);
+    expect(await h.continueSession()).toBeNull();
+    await h.openSession('s1');
+    const r = await h.continueSession();
+    expect(r?.info.id).toBe('r1');
+    expect(r?.events).toEqual(events);
+    expect(h.state).toMatchObject({ open: null, continuing: false });
+    // The live store shows the stored thread, then what the live session says.
+    const store = new SessionStore();
+    store.setBase(r?.events ?? []);
+    store.applyAll([
+      { snapshot: true, events: [{ kind: 'session-status', sessionId: sid, status: 'starting' }] },
+      {
+        snapshot: false,
+        events: [
+          { kind: 'session-continued', sessionId: sid, mode: 'continue', outcome: 'new' },
+          { kind: 'session-status', sessionId: sid, status: 'ready' },
+        ],
+      },
+    ]);
+    expect(store.state.entries.map((e) => e.type)).toEqual(
+      openAt(events, seqs, null).store.state.entries.map((e) => e.type),
+    );
+    expect(store.state).toMatchObject({
+      status: 'ready',
+      turnRunning: false,
+      continued: { sessionId: sid, outcome: 'new' },
+    });
+    await h.openSession('gone-folder');
+    expect(await h.continueSession()).toBeNull();
+    expect(h.state.error).toMatchObject({ code: 'folder-missing' });
   });
 });

@@ -11,7 +11,9 @@ import type {
   HistoryNotice,
   HistorySession,
   HistoryStatus,
+  SessionInfo,
   StreamEvent,
+  TurnEnd,
 } from './generated/ipc';
 import { baseName } from './paths';
 import { SessionStore } from './session-store';
@@ -29,6 +31,10 @@ export interface HistoryBackend {
   /** Shows the save dialog; the written file's path, or null when the user cancelled. */
   historyExport(id: string, format: ExportFormat): Promise<string | null>;
   historyCopyId(id: string): Promise<void>;
+  /** Continues a stored session with its agent: a new session of the window (attach it). */
+  historyContinue(id: string): Promise<SessionInfo>;
+  /** Sends a stored session's transcript to a running session as context (one turn). */
+  historySendContext(session: string, stored: string): Promise<TurnEnd>;
   onHistoryNotice(cb: (n: HistoryNotice) => void): Promise<Unsubscribe>;
 }
 
@@ -179,6 +185,8 @@ export interface OpenPast {
   focus: number | null;
   /** Rows this build could not read. */
   unreadable: number;
+  /** The stored events (a continued session starts from them). */
+  events: StreamEvent[];
 }
 
 export interface HistoryView {
@@ -200,6 +208,8 @@ export interface HistoryView {
   open: OpenPast | null;
   /** Opening a session (its id) is under way. */
   opening: string | null;
+  /** Continuing the open session with its agent is under way. */
+  continuing: boolean;
   /** Waiting for the user to confirm deleting this session. */
   confirmDelete: string | null;
   /** What the last action did ("Copied", "Exported to …"), shown briefly. */
@@ -228,6 +238,7 @@ export class HistoryController {
     listError: null,
     open: null,
     opening: null,
+    continuing: false,
     confirmDelete: null,
     said: null,
   };
@@ -338,7 +349,13 @@ export class HistoryController {
       if (n !== this.openSeq) return;
       const { store, index } = openAt(stored.events, stored.seqs, seq);
       this.set({
-        open: { session: stored.session, store, focus: index, unreadable: stored.unreadable },
+        open: {
+          session: stored.session,
+          store,
+          focus: index,
+          unreadable: stored.unreadable,
+          events: stored.events,
+        },
         opening: null,
       });
     } catch (e) {
@@ -350,6 +367,22 @@ export class HistoryController {
   closeSession(): void {
     this.openSeq++;
     this.set({ open: null, opening: null, confirmDelete: null, said: null });
+  }
+
+  /** Continues the open stored session: the new live session and the transcript it starts
+   * from, or null when it could not (the error is shown). */
+  async continueSession(): Promise<{ info: SessionInfo; events: StreamEvent[] } | null> {
+    const open = this.view.open;
+    if (!open || this.view.continuing) return null;
+    this.set({ continuing: true, said: null });
+    try {
+      const info = await this.backend.historyContinue(open.session.id);
+      this.set({ continuing: false, open: null });
+      return { info, events: open.events };
+    } catch (e) {
+      this.set({ continuing: false, error: toUiError(e) });
+      return null;
+    }
   }
 
   askDelete(id: string): void {

@@ -684,7 +684,9 @@ export type CommandName =
   | 'history_events'
   | 'history_delete'
   | 'history_export'
-  | 'history_copy_id';
+  | 'history_copy_id'
+  | 'history_continue'
+  | 'history_send_context';
 /**
  * How a session is exported.
  *
@@ -2071,4 +2073,6 @@ export const COMMAND_NAMES = [
   'history_delete',
   'history_export',
   'history_copy_id',
+  'history_continue',
+  'history_send_context',
 ] as const satisfies readonly CommandName[];
