@@ -26,6 +26,15 @@ macro_rules! with_command_names {
             reveal_path,
             open_url,
             open_settings_file,
+            history_status,
+            history_list,
+            history_search,
+            history_events,
+            history_delete,
+            history_export,
+            history_copy_id,
+            history_continue,
+            history_send_context,
         }
     };
 }

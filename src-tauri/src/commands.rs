@@ -4,11 +4,15 @@
 
 use acp_desk_core::events::PermissionResolution;
 use acp_desk_core::hub::{FrameSink, StreamFrame};
+use acp_desk_core::schema::v1 as acp;
 use tauri::ipc::Channel;
-use tauri::{AppHandle, Emitter, Runtime, State};
+use tauri::{AppHandle, Emitter, Manager, Runtime, State};
+use tauri_plugin_clipboard_manager::ClipboardExt;
+use tauri_plugin_dialog::DialogExt;
 use tauri_plugin_opener::OpenerExt;
 
 use crate::AppState;
+use crate::history::{ExportFormat, HistoryEvents, HistoryHit, HistorySession, HistoryStatus};
 use crate::ipc::{
     AppEvent, AppInfo, ConfigValue, FolderChosen, IpcError, ProjectFiles, PromptPart, SessionInfo,
     TurnEnd,
@@ -226,6 +230,180 @@ pub(crate) fn folder_chosen<R: Runtime>(app: &AppHandle<R>, path: String) {
     if let Err(e) = app.emit(AppEvent::FolderChosen.name(), FolderChosen { path }) {
         tracing::warn!("could not tell the window about the chosen folder: {e}");
     }
+}
+
+// History (src/history.rs): every read and write of the store on the blocking pool.
+
+/// Runs `f` with the app's state on the blocking pool (SQLite blocks).
+async fn on_history<R: Runtime, T: Send + 'static>(
+    app: AppHandle<R>,
+    what: &'static str,
+    f: impl FnOnce(&AppState) -> Result<T, IpcError> + Send + 'static,
+) -> Result<T, IpcError> {
+    tauri::async_runtime::spawn_blocking(move || f(&app.state::<AppState>()))
+        .await
+        .map_err(|e| IpcError::task_failed(what, &e))?
+}
+
+/// Whether sessions are recorded, and what the user must hear about the history file.
+#[tauri::command]
+pub async fn history_status<R: Runtime>(app: AppHandle<R>) -> Result<HistoryStatus, IpcError> {
+    on_history(app, "read the history's state", |s| Ok(s.history.status())).await
+}
+
+/// Every stored session, the most recently updated first.
+#[tauri::command]
+pub async fn history_list<R: Runtime>(app: AppHandle<R>) -> Result<Vec<HistorySession>, IpcError> {
+    on_history(app, "list the past sessions", |s| {
+        s.history.list(s.sessions.registry())
+    })
+    .await
+}
+
+/// Rows of every stored transcript that hold every word of `text`, the newest first.
+#[tauri::command]
+pub async fn history_search<R: Runtime>(
+    app: AppHandle<R>,
+    text: String,
+) -> Result<Vec<HistoryHit>, IpcError> {
+    on_history(app, "search the history", move |s| s.history.search(&text)).await
+}
+
+/// A stored session and its transcript (StreamEvents, with their row numbers).
+#[tauri::command]
+pub async fn history_events<R: Runtime>(
+    app: AppHandle<R>,
+    id: String,
+) -> Result<HistoryEvents, IpcError> {
+    on_history(app, "read the past session", move |s| {
+        s.history.events(s.sessions.registry(), &id)
+    })
+    .await
+}
+
+/// Deletes a stored session (the window asked the user first).
+#[tauri::command]
+pub async fn history_delete<R: Runtime>(app: AppHandle<R>, id: String) -> Result<(), IpcError> {
+    on_history(app, "delete the past session", move |s| {
+        s.history.delete(s.sessions.registry(), &id)
+    })
+    .await
+}
+
+/// Exports a stored session into a file the user picks; the file's path, or `None` when the
+/// user cancelled the dialog.
+#[tauri::command]
+pub async fn history_export<R: Runtime>(
+    app: AppHandle<R>,
+    id: String,
+    format: ExportFormat,
+) -> Result<Option<String>, IpcError> {
+    let dialog = app.clone();
+    on_history(app, "export the session", move |s| {
+        let (name, text) = s.history.export(&id, format)?;
+        let (filter, ext) = match format {
+            ExportFormat::Markdown => ("Markdown", "md"),
+            ExportFormat::Jsonl => ("StreamEvent JSON lines", "jsonl"),
+        };
+        let chosen = dialog
+            .dialog()
+            .file()
+            .set_title("Export the session")
+            .set_file_name(&name)
+            .add_filter(filter, &[ext])
+            .blocking_save_file();
+        let Some(chosen) = chosen else {
+            return Ok(None);
+        };
+        let path = chosen.into_path().map_err(|e| {
+            IpcError::InvalidInput(format!("the chosen place cannot be written to: {e}"))
+        })?;
+        std::fs::write(&path, text).map_err(|e| {
+            IpcError::InvalidInput(format!(
+                "could not write {}: {e}; nothing was exported, choose another place",
+                path.display()
+            ))
+        })?;
+        Ok(Some(path.display().to_string()))
+    })
+    .await
+}
+
+/// Puts a stored session's full id on the clipboard (for `acp-desk-cli history show ID`).
+#[tauri::command]
+pub async fn history_copy_id<R: Runtime>(app: AppHandle<R>, id: String) -> Result<(), IpcError> {
+    let clip = app.clone();
+    on_history(app, "copy the session id", move |s| {
+        let full = s.history.full_id(&id)?;
+        clip.clipboard()
+            .write_text(full)
+            .map_err(|e| IpcError::InvalidInput(format!("could not write to the clipboard: {e}")))
+    })
+    .await
+}
+
+/// Continues a stored session with its agent: a new session of the window under the stored
+/// id (its events are appended to the stored transcript). `session-continued` in its stream
+/// says whether the agent resumed, loaded, or could only start afresh.
+#[tauri::command]
+pub async fn history_continue<R: Runtime>(
+    app: AppHandle<R>,
+    id: String,
+) -> Result<SessionInfo, IpcError> {
+    let handle = app.clone();
+    let request = on_history(app, "continue the past session", move |s| {
+        s.history.continue_request(s.sessions.registry(), &id)
+    })
+    .await?;
+    Ok(handle
+        .state::<AppState>()
+        .sessions
+        .registry()
+        .open(request)
+        .into())
+}
+
+/// Sends a stored session's transcript to a running session whose agent could not continue
+/// it, as one prompt: embedded when the agent takes embedded context, else a link to the
+/// Markdown export written into the data folder. Resolves when that turn ends.
+#[tauri::command]
+pub async fn history_send_context<R: Runtime>(
+    app: AppHandle<R>,
+    session: String,
+    stored: String,
+) -> Result<TurnEnd, IpcError> {
+    let state = app.state::<AppState>();
+    let registry = state.sessions.registry();
+    let caps = registry.handle(&session)?.prompt_capabilities().clone();
+    let (file, text) = on_history(app.clone(), "write the old conversation", move |s| {
+        s.history.context_file(&stored)
+    })
+    .await?;
+    let uri = url::Url::from_file_path(&file)
+        .map_err(|()| IpcError::Internal(format!("{} is not a file path", file.display())))?
+        .to_string();
+    let transcript = if caps.embedded_context {
+        acp::ContentBlock::Resource(acp::EmbeddedResource::new(
+            acp::EmbeddedResourceResource::TextResourceContents(
+                acp::TextResourceContents::new(text, uri).mime_type("text/markdown".to_string()),
+            ),
+        ))
+    } else {
+        let name = file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "conversation.md".into());
+        acp::ContentBlock::ResourceLink(
+            acp::ResourceLink::new(name, uri).mime_type("text/markdown".to_string()),
+        )
+    };
+    let intro = acp::ContentBlock::Text(acp::TextContent::new(
+        "This is our earlier conversation in this folder, which you could not continue \
+         (exported by ACP Desk). Read it for context, then wait for my next message."
+            .to_string(),
+    ));
+    let outcome = registry.prompt(&session, vec![intro, transcript]).await?;
+    Ok(outcome.into())
 }
 
 // The one list of command names (the root build.rs includes it too, for the app manifest).

@@ -53,6 +53,10 @@ pub enum IpcError {
     /// A path outside the session's folder (after `..` and symlinks are resolved).
     #[error("{0}")]
     PathOutside(String),
+    /// The history file cannot be read or written (locked by another program, damaged, a
+    /// newer ACP Desk's and so read-only); the message names the file and what to do.
+    #[error("{0}")]
+    HistoryUnavailable(String),
     /// ACP Desk itself failed (a task of ours panicked or was cancelled, the UI sent what it
     /// never should): neither the user's input nor the agent. The UI says so and asks for a
     /// report.
@@ -265,6 +269,9 @@ pub enum AppEvent {
     FolderChosen,
     /// Payload [`MenuAction`].
     MenuAction,
+    /// Payload [`HistoryNotice`](crate::history::HistoryNotice): something happened to the
+    /// history file while the app runs (a full disk, history turned off).
+    HistoryNotice,
 }
 
 impl AppEvent {
@@ -274,6 +281,7 @@ impl AppEvent {
             Self::DragHover => "drag-hover",
             Self::FolderChosen => "folder-chosen",
             Self::MenuAction => "menu-action",
+            Self::HistoryNotice => "history-notice",
         }
     }
 }
@@ -319,6 +327,11 @@ pub struct IpcTypes {
     project_files: ProjectFiles,
     config_value: ConfigValue,
     command_name: CommandName,
+    history_status: crate::history::HistoryStatus,
+    history_session: crate::history::HistorySession,
+    history_hit: crate::history::HistoryHit,
+    history_events: crate::history::HistoryEvents,
+    export_format: crate::history::ExportFormat,
 }
 
 /// The JSON Schema the TypeScript types are generated from, as committed in
@@ -414,6 +427,7 @@ mod tests {
             AppEvent::DragHover,
             AppEvent::FolderChosen,
             AppEvent::MenuAction,
+            AppEvent::HistoryNotice,
         ] {
             assert_eq!(serde_json::to_value(e).unwrap(), e.name());
         }

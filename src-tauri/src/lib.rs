@@ -5,6 +5,7 @@
 pub mod commands;
 pub mod files;
 pub mod help;
+pub mod history;
 pub mod ipc;
 pub mod menu;
 pub mod sessions;
@@ -64,6 +65,8 @@ pub struct AppState {
     /// Writes what the app remembers between runs (the app layer's state file); `None` when
     /// its thread could not start (the app then remembers nothing, and says so in the log).
     pub recorder: Option<Arc<StateRecorder>>,
+    /// Records every session into the history store, and reads it for the History view.
+    pub history: crate::history::History,
 }
 
 impl AppState {
@@ -80,10 +83,12 @@ impl AppState {
                 None
             }
         };
+        let history = crate::history::History::start(sessions.registry());
         Self {
             sessions,
             launch,
             recorder,
+            history,
         }
     }
 }
@@ -223,6 +228,7 @@ pub fn run(context: tauri::Context<tauri::Wry>) {
     let app = build_app(tauri::Builder::default(), launch)
         .setup(|app| {
             start_log_file(app.handle());
+            crate::history::notify_window(app.handle());
             menu::apply_saved(app.handle());
             Ok(())
         })
@@ -243,6 +249,7 @@ pub fn run(context: tauri::Context<tauri::Wry>) {
             if let Some(r) = &state.recorder {
                 r.finish();
             }
+            state.history.finish();
             logging.finish();
         }
     });

@@ -55,9 +55,23 @@ import { readFileSync } from 'node:fs';
  * @property {boolean} [snapshot] Send what `attach` replays as the attach snapshot itself (one
  *   frame, `snapshot: true`, as the shell sends a late view the compacted thread) instead of
  *   an empty snapshot followed by live frames. Ignores `pace`.
+ * @property {MockHistory} [history] The stored sessions the History view reads (the
+ *   `history_*` commands); without it, an empty history.
  * @property {boolean} [keepClose] Keep the CLI's closing `session-status: dead` ("Session
  *   closed.", the CLI ending the session as it exits) at the end of a recording. By default it
  *   is dropped: in the app the session stays open after its turns.
+ */
+
+/**
+ * The history the mock keeps: sessions (HistorySession, as the shell lists them) and each one's
+ * stored events. `history_search` finds every word (case-insensitive) in a row's text (a
+ * message, a prompt, a tool's title) and marks it, as the store's snippets do.
+ * @typedef {object} MockHistory
+ * @property {Record<string, unknown>[]} sessions
+ * @property {Record<string, StreamEvent[]>} transcripts
+ * @property {{ off: boolean, message: string }[]} [notices] What history_status reports.
+ * @property {string | null} [exportTo] The file the save dialog "chooses" (default
+ *   /home/demo/exported.<ext>); null: the user cancelled.
  */
 
 /**
@@ -199,6 +213,47 @@ export function installMockIpc(setup) {
   /** @param {StreamEvent} e */
   const own = (e) => ({ ...e, sessionId });
 
+  const history = options.history ?? { sessions: [], transcripts: {} };
+  /** @param {StreamEvent} e */
+  const bodyOf = (e) => {
+    if (e.kind === 'text-delta' || e.kind === 'thought') return String(e.text ?? '');
+    if (e.kind === 'turn-start')
+      return /** @type {any[]} */ (e.prompt ?? []).map((b) => b.text ?? '').join(' ');
+    if (e.kind === 'tool-call') return String(e.toolName ?? '');
+    return '';
+  };
+  /**
+   * @param {string} body
+   * @param {string[]} words lower case
+   */
+  const snippet = (body, words) => {
+    const lower = body.toLowerCase();
+    const first = Math.min(...words.map((w) => lower.indexOf(w)).filter((i) => i >= 0));
+    const from = Math.max(0, first - 40);
+    const text = (from > 0 ? '…' : '') + body.slice(from, from + 160).replace(/\s+/g, ' ');
+    /** @type {{ text: string, hit: boolean }[]} */
+    const parts = [];
+    const re = new RegExp(
+      words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'),
+      'gi',
+    );
+    let at = 0;
+    for (const m of text.matchAll(re)) {
+      const i = m.index ?? 0;
+      if (i > at) parts.push({ text: text.slice(at, i), hit: false });
+      parts.push({ text: m[0], hit: true });
+      at = i + m[0].length;
+    }
+    if (at < text.length) parts.push({ text: text.slice(at), hit: false });
+    return parts;
+  };
+  /** @param {string} id */
+  const stored = (id) => {
+    const s = history.sessions.find((x) => x.id === id);
+    if (!s) throw { code: 'session-unknown', message: `no stored session has the id \`${id}\`` };
+    return s;
+  };
+
   /**
    * @param {string} cmd
    * @param {Record<string, any>} args
@@ -334,6 +389,60 @@ export function installMockIpc(setup) {
           files: options.files ?? ['README.md', 'notes.txt', 'src/main.rs'],
           truncated: false,
         };
+      case 'history_status':
+        return {
+          recording: true,
+          readOnly: false,
+          file: '/home/demo/.local/share/acp-desk/history.sqlite3',
+          notices: history.notices ?? [],
+        };
+      case 'history_list':
+        return [...history.sessions].sort((a, b) => Number(b.updatedMs) - Number(a.updatedMs));
+      case 'history_search': {
+        const words = String(args.text).toLowerCase().split(/\s+/).filter(Boolean);
+        if (words.length === 0) return [];
+        /** @type {unknown[]} */
+        const hits = [];
+        for (const s of history.sessions) {
+          const evs = history.transcripts[String(s.id)] ?? [];
+          evs.forEach((e, i) => {
+            const body = bodyOf(e);
+            const lower = body.toLowerCase();
+            if (body && words.every((w) => lower.includes(w))) {
+              hits.push({
+                sessionId: s.id,
+                seq: i + 1,
+                kind: e.kind,
+                snippet: snippet(body, words),
+                title: s.title ?? null,
+                agent: s.agent,
+                folder: s.folder,
+                updatedMs: s.updatedMs,
+              });
+            }
+          });
+        }
+        return hits.reverse();
+      }
+      case 'history_events': {
+        const s = stored(String(args.id));
+        const evs = history.transcripts[String(s.id)] ?? [];
+        return { session: s, seqs: evs.map((_, i) => i + 1), events: evs, unreadable: 0 };
+      }
+      case 'history_delete':
+        stored(String(args.id));
+        history.sessions = history.sessions.filter((x) => x.id !== args.id);
+        return null;
+      case 'history_export': {
+        stored(String(args.id));
+        if (history.exportTo === null) return null;
+        return (
+          history.exportTo ?? `/home/demo/exported.${args.format === 'jsonl' ? 'jsonl' : 'md'}`
+        );
+      }
+      case 'history_copy_id':
+        stored(String(args.id));
+        return null;
       case 'close_session':
       case 'open_path':
       case 'reveal_path':

@@ -17,6 +17,7 @@ import type {
   AgentPromptEvent,
   PermissionResolution,
   SessionInfo,
+  StreamEvent,
   StreamFrame,
 } from './generated/ipc';
 import { baseName, isInside, relativePath } from './paths';
@@ -323,6 +324,22 @@ export class AppController {
       this.set({ error: toUiError(e) });
     } finally {
       this.set({ opening: false });
+    }
+  }
+
+  /** Shows a session opened elsewhere (History's Continue): its thread starts from the stored
+   * transcript `base`, then what the live session sends. */
+  async adopt(info: SessionInfo, base: StreamEvent[]): Promise<void> {
+    const store = new SessionStore();
+    store.setBase(base);
+    this.stores.set(info.id, store);
+    this.set({ sessions: [...this.view.sessions, info], active: info.id, error: null });
+    try {
+      await this.backend.attach(info.id, (frame) => this.onFrame(info.id, frame));
+    } catch (e) {
+      void this.backend.closeSession(info.id).catch(() => undefined);
+      this.remove(info.id);
+      this.set({ error: toUiError(e) });
     }
   }
 

@@ -80,6 +80,7 @@ const IPC_CODES: Record<IpcError['code'], true> = {
   'invalid-input': true,
   'agent-refused': true,
   'path-outside': true,
+  'history-unavailable': true,
   internal: true,
 };
 

@@ -3,6 +3,7 @@ import { Channel, invoke } from '@tauri-apps/api/core';
 import { listen } from '@tauri-apps/api/event';
 import { getCurrentWindow } from '@tauri-apps/api/window';
 import type { Backend } from './backend-types';
+import type { HistoryBackend } from './history';
 import { toUiError } from './backend-types';
 import type {
   AppEvent,
@@ -10,6 +11,11 @@ import type {
   CommandName,
   DragHover,
   FolderChosen,
+  HistoryEvents,
+  HistoryHit,
+  HistoryNotice,
+  HistorySession,
+  HistoryStatus,
   MenuAction,
   PathsDropped,
   ProjectFiles,
@@ -71,5 +77,23 @@ export function tauriBackend(): Backend {
     onDragHover: (cb) => listen<DragHover>('drag-hover' satisfies AppEvent, (e) => cb(e.payload)),
     onMenuAction: (cb) =>
       listen<MenuAction>('menu-action' satisfies AppEvent, (e) => cb(e.payload)),
+  };
+}
+
+/** The History view's commands (src-tauri/src/history.rs). */
+export function tauriHistoryBackend(): HistoryBackend {
+  return {
+    historyStatus: () => call<HistoryStatus>('history_status'),
+    historyList: () => call<HistorySession[]>('history_list'),
+    historySearch: (text) => call<HistoryHit[]>('history_search', { text }),
+    historyEvents: (id) => call<HistoryEvents>('history_events', { id }),
+    historyDelete: (id) => run('history_delete', { id }),
+    historyExport: (id, format) => call<string | null>('history_export', { id, format }),
+    historyCopyId: (id) => run('history_copy_id', { id }),
+    historyContinue: (id) => call<SessionInfo>('history_continue', { id }),
+    historySendContext: (session, stored) =>
+      call<TurnEnd>('history_send_context', { session, stored }),
+    onHistoryNotice: (cb) =>
+      listen<HistoryNotice>('history-notice' satisfies AppEvent, (e) => cb(e.payload)),
   };
 }

@@ -8,6 +8,7 @@ import type {
   BackgroundTaskInfo,
   CommandInfo,
   ContentBlock,
+  ContinuationOutcome,
   Cost,
   NoticeSeverity,
   PlanEntry,
@@ -123,6 +124,9 @@ export interface SessionView {
   /** Background tasks by id, in the order they started. */
   tasks: BackgroundTaskInfo[];
   terminals: Record<string, TerminalState>;
+  /** How a continued stored session went on with its agent (`session-continued`): `new`
+   * means the agent could not continue the old conversation. */
+  continued: { sessionId: string; outcome: ContinuationOutcome; detail: string | null } | null;
 }
 
 /** Kept output per terminal when the engine did not say (its default cap). */
@@ -148,6 +152,7 @@ export function emptyView(): SessionView {
     configOptions: [],
     tasks: [],
     terminals: {},
+    continued: null,
   };
 }
 
@@ -217,6 +222,14 @@ export class SessionStore {
   private sawReady = false;
   /** Calls whose permission was rejected: an agent may ask before it announces the call. */
   private rejected = new Set<string>();
+  /** A continued stored session's transcript: shown before what the live session sends. */
+  private base: StreamEvent[] = [];
+
+  /** The stored transcript a continued session starts from (the History's record): every
+   * snapshot is shown after it. Its unanswered requests and unfinished turn are over. */
+  setBase(events: StreamEvent[]): void {
+    this.base = events;
+  }
 
   get state(): SessionView {
     return this.view;
@@ -257,6 +270,11 @@ export class SessionStore {
         pending: [...v.pending],
         terminals: { ...v.terminals },
       };
+      if (frame.snapshot && this.base.length > 0) {
+        for (const ev of this.base) this.applyOne(v, ev);
+        v.pending = [];
+        v.turnRunning = false;
+      }
       for (const ev of frame.events) this.applyOne(v, ev);
     }
     this.view = v;
@@ -398,6 +416,26 @@ export class SessionStore {
           title: ev.title,
           description: ev.description ?? null,
         });
+        break;
+      case 'session-continued':
+        v.continued = {
+          sessionId: ev.sessionId,
+          outcome: ev.outcome,
+          detail: ev.detail ?? null,
+        };
+        // `new` is said by the engine's own warning notice; the others get a marker here.
+        if (ev.outcome !== 'new') {
+          this.push(v, {
+            type: 'notice',
+            key: this.nextKey++,
+            severity: 'info',
+            title:
+              ev.outcome === 'resumed'
+                ? 'Continued: the agent resumed the conversation.'
+                : 'Continued: the agent loaded the conversation.',
+            description: null,
+          });
+        }
         break;
       case 'session-status':
         if (ev.status === 'ready' || ev.status === 'prompting') this.sawReady = true;

@@ -259,6 +259,20 @@ export type StreamEvent =
        * end places the change with this call rather than where the event arrives.
        */
       toolCallId?: string | null;
+    }
+  | {
+      kind: 'session-continued';
+      sessionId: string;
+      mode: ContinuationMode;
+      outcome: ContinuationOutcome;
+      /**
+       * The agent's session id now in use (a new one when `outcome` is `new`).
+       */
+      acpSessionId?: string | null;
+      /**
+       * Why it is not the first choice (what the agent answered, or what it does not offer).
+       */
+      detail?: string | null;
     };
 /**
  * Content blocks represent displayable information in the Agent Client Protocol.
@@ -470,6 +484,20 @@ export type NoticeSource = 'agent' | 'client';
  */
 export type FileChangeVia = 'fs-write' | 'watcher';
 /**
+ * What a `session-continued` opening was asked to do.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "ContinuationMode".
+ */
+export type ContinuationMode = 'continue' | 'import';
+/**
+ * How the agent took it.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "ContinuationOutcome".
+ */
+export type ContinuationOutcome = 'resumed' | 'loaded' | 'new';
+/**
  * What a command failed with. Crosses as `{code, message}`; the UI matches on `code`, never
  * on the text, and shows `message` (which says what happened and what to do).
  *
@@ -538,6 +566,10 @@ export type IpcError =
       message: string;
     }
   | {
+      code: 'history-unavailable';
+      message: string;
+    }
+  | {
       code: 'internal';
       message: string;
     };
@@ -593,7 +625,8 @@ export type Theme = ('light' | 'dark') | 'system';
  * This interface was referenced by `IpcTypes`'s JSON-Schema
  * via the `definition` "AppEvent".
  */
-export type AppEvent = 'paths-dropped' | 'drag-hover' | 'folder-chosen' | 'menu-action';
+export type AppEvent =
+  'paths-dropped' | 'drag-hover' | 'folder-chosen' | 'menu-action' | 'history-notice';
 /**
  * One piece of a prompt as the composer builds it; the shell turns each into an ACP content
  * block (`prompt`).
@@ -644,7 +677,23 @@ export type CommandName =
   | 'open_path'
   | 'reveal_path'
   | 'open_url'
-  | 'open_settings_file';
+  | 'open_settings_file'
+  | 'history_status'
+  | 'history_list'
+  | 'history_search'
+  | 'history_events'
+  | 'history_delete'
+  | 'history_export'
+  | 'history_copy_id'
+  | 'history_continue'
+  | 'history_send_context';
+/**
+ * How a session is exported.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "ExportFormat".
+ */
+export type ExportFormat = 'markdown' | 'jsonl';
 /**
  * Resource content that can be embedded in a message.
  *
@@ -765,6 +814,11 @@ export interface IpcTypes {
   projectFiles: ProjectFiles;
   configValue: ConfigValue;
   commandName: CommandName;
+  historyStatus: HistoryStatus;
+  historySession: HistorySession;
+  historyHit: HistoryHit;
+  historyEvents: HistoryEvents;
+  exportFormat: ExportFormat;
 }
 /**
  * What the window needs to start: the agents to offer and the folder to open, if any.
@@ -1797,6 +1851,145 @@ export interface ProjectFiles {
   truncated: boolean;
 }
 /**
+ * Whether the window's sessions are recorded, and what the user must hear about it.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "HistoryStatus".
+ */
+export interface HistoryStatus {
+  /**
+   * This window's sessions are being recorded.
+   */
+  recording: boolean;
+  /**
+   * The file is a newer ACP Desk's: it is read, never written.
+   */
+  readOnly: boolean;
+  /**
+   * The history file.
+   */
+  file: string;
+  /**
+   * Every notice so far, oldest first.
+   */
+  notices: HistoryNotice[];
+}
+/**
+ * Something about the history the user must hear (shown as a banner).
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "HistoryNotice".
+ */
+export interface HistoryNotice {
+  /**
+   * `true`: history is off for this run (nothing new is recorded).
+   */
+  off: boolean;
+  /**
+   * What happened, naming the file, and what to do.
+   */
+  message: string;
+}
+/**
+ * A stored session as the History view lists it.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "HistorySession".
+ */
+export interface HistorySession {
+  /**
+   * ACP Desk's id for the session (what `history-events`, delete and export take).
+   */
+  id: string;
+  /**
+   * The agent's launch name (`demo`, `claude`, a settings name).
+   */
+  agent: string;
+  folder: string;
+  /**
+   * The agent's title, else the first prompt's first line.
+   */
+  title?: string | null;
+  /**
+   * Milliseconds since 1970.
+   */
+  createdMs: number;
+  updatedMs: number;
+  /**
+   * The last `session-status` (`ready`, `prompting`, `dead`, ...).
+   */
+  status: string;
+  statusDetail?: string | null;
+  /**
+   * The agent as it described itself, with what it advertised (load, resume, embedded
+   * context); `None` when it never answered `initialize`.
+   */
+  agentIdentity?: AgentIdentity | null;
+  /**
+   * Stored rows (merged events).
+   */
+  rows: number;
+  /**
+   * Being recorded right now by this window (it is open in the sidebar).
+   */
+  open: boolean;
+}
+/**
+ * A search hit: a stored row of a session, with the text around the match.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "HistoryHit".
+ */
+export interface HistoryHit {
+  sessionId: string;
+  /**
+   * The row's place in the session: `HistoryEvents::seqs` holds it, so the view can scroll
+   * to the entry this row made.
+   */
+  seq: number;
+  /**
+   * The row's event kind (`text-delta`, `turn-start`, `tool-call`, ...).
+   */
+  kind: string;
+  /**
+   * The snippet, split at the matches (on one line; `…` where it was cut).
+   */
+  snippet: SnippetPart[];
+  title?: string | null;
+  agent: string;
+  folder: string;
+  updatedMs: number;
+}
+/**
+ * One piece of a hit's snippet: `hit` pieces are the matched words.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "SnippetPart".
+ */
+export interface SnippetPart {
+  text: string;
+  hit: boolean;
+}
+/**
+ * A stored session's transcript: its rows as StreamEvents (what the session store applies as
+ * a snapshot), with each one's row number.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "HistoryEvents".
+ */
+export interface HistoryEvents {
+  session: HistorySession;
+  /**
+   * `seqs[i]` is the row `events[i]` was stored as.
+   */
+  seqs: number[];
+  events: StreamEvent[];
+  /**
+   * Rows this build could not read (a newer ACP Desk's events), left out.
+   */
+  unreadable: number;
+}
+/**
  * Text-based resource contents.
  *
  * This interface was referenced by `IpcTypes`'s JSON-Schema
@@ -1873,4 +2066,13 @@ export const COMMAND_NAMES = [
   'reveal_path',
   'open_url',
   'open_settings_file',
+  'history_status',
+  'history_list',
+  'history_search',
+  'history_events',
+  'history_delete',
+  'history_export',
+  'history_copy_id',
+  'history_continue',
+  'history_send_context',
 ] as const satisfies readonly CommandName[];
