@@ -48,6 +48,8 @@ out="bench/out/transcript-$(date +%Y%m%d-%H%M%S).txt"
     if [[ "$UI_RUNS" != 0 ]]; then
         echo "## webview: $UI_RUNS runs"
         node ui/bench/transcript.mjs --answer "$tmp/transcript.json" --runs "$UI_RUNS" --out "$tmp/ui.json" 2>&1
+        echo "## webview through the History view: $UI_RUNS runs"
+        node ui/bench/transcript.mjs --answer "$tmp/transcript.json" --runs "$UI_RUNS" --via history --out "$tmp/ui-history.json" 2>&1
     fi
     echo "# load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 } | tee "$out"

@@ -14,9 +14,11 @@
 //      whole), the thread rendering it;
 //   4. the heap right away (no GC: near the peak), then after two GCs, the DOM and RSS again.
 // What it covers: the session store and the thread, the path any view that shows stored events
-// takes. Not the History view's own list (not on this branch) nor Tauri's IPC transfer.
+// takes; with --via history, the History view's click-to-thread as well. Not Tauri's IPC
+// transfer.
 //
 //   npm run build:ui && node ui/bench/transcript.mjs --answer DIR/transcript.json [--runs 5]
+//     [--via store|history]   (history: through the History view's list and its past session)
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -40,6 +42,15 @@ if (!answerPath) {
 }
 const runsWanted = Number(value('runs') ?? 5);
 const out = value('out');
+// 'store' (default): the events handed to the session store as one snapshot frame. 'history':
+// through the History view (merged from store-ui): its list, a click on the session, the view's
+// `history_events` call (answered with a fresh JSON.parse of the answer, as IPC would) and
+// its thread.
+const via = value('via') ?? 'store';
+if (via !== 'store' && via !== 'history') {
+  process.stderr.write(`--via takes store or history, not ${via}\n`);
+  process.exit(2);
+}
 
 const round = (/** @type {number} */ x, d = 1) => Math.round(x * 10 ** d) / 10 ** d;
 /** @param {number[]} xs */
@@ -169,6 +180,66 @@ function openAndWait(p) {
   });
 }
 
+/**
+ * In the page: click the stored session in the History view, resolve when the first frame
+ * showing its thread (a visible row of the past session's thread) has been painted.
+ * @param {{ id: string, marker: string }} p
+ */
+function openFromHistory(p) {
+  return new Promise((resolve, reject) => {
+    const item = document.querySelector(`[data-history-session="${p.id}"]`);
+    if (!(item instanceof HTMLElement)) {
+      reject(new Error('the session is not in the History list'));
+      return;
+    }
+    let done = false;
+    const check = () => {
+      if (done) return;
+      const scroller = document.querySelector(
+        `[data-past-session="${p.id}"] .thread-view > .scroller`,
+      );
+      if (!scroller) return;
+      const box = scroller.getBoundingClientRect();
+      let index = null;
+      let last = false;
+      for (const row of scroller.querySelectorAll('.item[data-index]')) {
+        const r = row.getBoundingClientRect();
+        if (r.bottom > box.top && r.top < box.bottom && (row.textContent ?? '').trim() !== '') {
+          index = Number(/** @type {HTMLElement} */ (row).dataset.index);
+          last = last || (row.textContent ?? '').includes(p.marker);
+        }
+      }
+      if (index === null) return;
+      done = true;
+      const domAt = performance.now();
+      observer.disconnect();
+      requestAnimationFrame(() =>
+        setTimeout(() => {
+          resolve({
+            domMs: domAt - t0,
+            paintMs: performance.now() - t0,
+            index,
+            lastEntryShown: last,
+          });
+        }, 0),
+      );
+    };
+    const observer = new MutationObserver(check);
+    observer.observe(document.body, {
+      childList: true,
+      subtree: true,
+      characterData: true,
+      attributes: true,
+      attributeFilter: ['style', 'data-index'],
+    });
+    setTimeout(() => {
+      if (!done) reject(new Error('the past session did not show within 60 s'));
+    }, 60_000);
+    const t0 = performance.now();
+    item.click();
+  });
+}
+
 async function main() {
   const json = readFileSync(/** @type {string} */ (answerPath), 'utf8');
   const answer = JSON.parse(json);
@@ -198,18 +269,60 @@ async function main() {
         const page = await context.newPage();
         const errors = /** @type {string[]} */ ([]);
         page.on('pageerror', (e) => errors.push(e.message));
-        await page.addInitScript(installMockIpc, {
-          events: start,
-          options: { snapshot: true, sessionId },
-        });
-        await page.addInitScript((id) => {
-          /** @type {any} */ (window).__benchSessionId = id;
-        }, sessionId);
-        await page.goto(url);
-        await page.waitForSelector('.thread-view > .scroller', { timeout: 60_000 });
+        if (via === 'history') {
+          const s = answer.session ?? {};
+          const listed = {
+            id: sessionId,
+            agent: s.agent ?? 'claude',
+            folder: s.folder ?? '/home/u/ledger',
+            title: s.title ?? s.promptTitle ?? null,
+            createdMs: s.createdMs ?? Date.now(),
+            updatedMs: s.updatedMs ?? Date.now(),
+            status: s.status ?? 'dead',
+            statusDetail: s.statusDetail ?? null,
+            agentIdentity: {
+              launchName: 'claude',
+              title: 'Claude Agent',
+              sessionMethods: { load: true, resume: true, list: true, close: false, delete: false },
+            },
+            rows: answer.events.length,
+            open: false,
+          };
+          await page.addInitScript(installMockIpc, {
+            events: [],
+            options: { folder: null, history: { sessions: [listed], transcripts: {} } },
+          });
+          // history_events answers a fresh parse of the answer each time, as IPC would.
+          await page.addInitScript((text) => {
+            const t = /** @type {any} */ (window).__TAURI_INTERNALS__;
+            const inner = t.invoke;
+            t.invoke = (
+              /** @type {string} */ cmd,
+              /** @type {any} */ args,
+              /** @type {any} */ o,
+            ) =>
+              cmd === 'history_events' ? Promise.resolve(JSON.parse(text)) : inner(cmd, args, o);
+          }, json);
+          await page.goto(url);
+          await page.getByRole('button', { name: 'History', exact: true }).click();
+          await page.waitForSelector(`[data-history-session="${sessionId}"]`, { timeout: 60_000 });
+        } else {
+          await page.addInitScript(installMockIpc, {
+            events: start,
+            options: { snapshot: true, sessionId },
+          });
+          await page.addInitScript((id) => {
+            /** @type {any} */ (window).__benchSessionId = id;
+          }, sessionId);
+          await page.goto(url);
+          await page.waitForSelector('.thread-view > .scroller', { timeout: 60_000 });
+        }
         await page.waitForTimeout(500);
         const before = await memory(page, true);
-        const opened = await page.evaluate(openAndWait, { json, marker: MARKER });
+        const opened =
+          via === 'history'
+            ? await page.evaluate(openFromHistory, { id: sessionId, marker: MARKER })
+            : await page.evaluate(openAndWait, { json, marker: MARKER });
         const atPaint = await memory(page, false);
         const after = await memory(page, true);
         if (errors.length > 0) throw new Error(`page errors: ${errors.join('; ')}`);
@@ -226,7 +339,7 @@ async function main() {
           rendererRssAtPaintDeltaMiB: round(atPaint.rendererRssMiB - before.rendererRssMiB),
         };
         for (const k of ['parseMs', 'handOverMs', 'domMs', 'paintMs']) {
-          /** @type {any} */ (r)[k] = round(/** @type {any} */ (r)[k]);
+          if (k in r) /** @type {any} */ (r)[k] = round(/** @type {any} */ (r)[k]);
         }
         runs.push(r);
         process.stderr.write(`run ${run + 1}/${runsWanted}: ${JSON.stringify(r)}\n`);
@@ -247,9 +360,10 @@ async function main() {
     chromium: version,
     machine: { cpus: cpus().length, loadAverageBefore: loadBefore, loadAverageAfter: loadavg() },
     answer: { file: answerPath, bytes: json.length, events: answer.events.length },
-    entriesShown: (runs[0]?.index ?? -1) + 1,
+    via,
+    rowShown: runs[0]?.index ?? null,
     paintMs: pick('paintMs'),
-    parseMs: pick('parseMs'),
+    ...(via === 'store' ? { parseMs: pick('parseMs') } : {}),
     domMs: pick('domMs'),
     heapDeltaMiB: pick('heapDeltaMiB'),
     heapDeltaAtPaintMiB: pick('heapDeltaAtPaintMiB'),
