@@ -19,7 +19,9 @@ use std::time::Duration;
 
 use super::EngineError;
 use super::owner::Owner;
-use crate::events::{NoticeSeverity, SessionState, SettledBy, TurnEndReason};
+use crate::error_kind::{self, ErrorKind};
+use crate::events::{AgentExit, ErrorInfo, NoticeSeverity, SessionState, SettledBy, TurnEndReason};
+use crate::process;
 
 /// What ends a session.
 #[derive(Debug)]
@@ -118,23 +120,28 @@ impl Owner {
                 let err = EngineError::StartFailed(format!(
                     "no answer to initialize/session/new within {secs} s"
                 ));
-                self.emit_error(None, err.to_string(), None);
+                self.emit_error(ErrorInfo::of_kind(
+                    ErrorKind::AgentUnresponsive,
+                    err.to_string(),
+                ));
                 self.life.start_error = Some(err);
                 let why = "did not start in time";
                 (why.to_string(), format!("Session {why}."), None)
             }
             Ending::StartFailed(err) => {
-                self.emit_error(None, err.to_string(), None);
+                self.emit_error(ErrorInfo::of_kind(
+                    error_kind::of_start_failure(err),
+                    err.to_string(),
+                ));
                 self.life.start_error = Some(err.clone());
                 (err.to_string(), err.to_string(), None)
             }
             Ending::Stuck => {
                 let message = stuck_message(self.opts.limits.outbound_capacity);
-                self.emit_error(
-                    None,
+                self.emit_error(ErrorInfo::of_kind(
+                    ErrorKind::AgentUnresponsive,
                     format!("{message} Start a new session to continue."),
-                    None,
-                );
+                ));
                 if starting {
                     self.life.start_error = Some(EngineError::StartFailed(message.clone()));
                 }
@@ -155,17 +162,28 @@ impl Owner {
             Ending::Exited { error } => {
                 let exit = self.agent.describe_exit(exited.flatten());
                 let (message, detail) = self.exit_words(&exit, error.as_deref(), starting);
+                // Structured for the card; the same lines are in `detail` for people.
+                let (code, signal) = process::exit_parts(exited.flatten());
+                let exit = AgentExit {
+                    code,
+                    signal,
+                    stderr_tail: self.agent.stderr_tail(),
+                };
                 if starting {
                     let err = EngineError::StartFailed(detail.clone());
-                    self.emit_error(None, err.to_string(), None);
+                    self.emit_error(ErrorInfo {
+                        exit: Some(exit),
+                        ..ErrorInfo::of_kind(ErrorKind::AgentExited, err.to_string())
+                    });
                     self.life.start_error = Some(err);
                 } else {
-                    let tail = self.agent.stderr_tail();
-                    self.emit_error(
-                        None,
-                        format!("{message} Start a new session to continue."),
-                        Some(serde_json::json!({ "stderrTail": tail })),
-                    );
+                    self.emit_error(ErrorInfo {
+                        exit: Some(exit),
+                        ..ErrorInfo::of_kind(
+                            ErrorKind::AgentExited,
+                            format!("{message} Start a new session to continue."),
+                        )
+                    });
                 }
                 (message, detail, Some(TurnEndReason::Error))
             }

@@ -380,19 +380,11 @@ impl Owner {
         self.emit(ev);
     }
 
-    pub(super) fn emit_error(
-        &mut self,
-        code: Option<i64>,
-        message: String,
-        data: Option<serde_json::Value>,
-    ) {
+    /// Emits an `error`, classified (`ErrorInfo::new`, `ErrorInfo::of_kind`).
+    pub(super) fn emit_error(&mut self, error: ErrorInfo) {
         let ev = StreamEvent::Error {
             session_id: Some(self.id.clone()),
-            error: ErrorInfo {
-                code,
-                message,
-                data,
-            },
+            error,
         };
         self.emit(ev);
     }

@@ -224,6 +224,15 @@ fn error_messages(evs: &[StreamEvent]) -> Vec<String> {
         .collect()
 }
 
+fn error_kinds(evs: &[StreamEvent]) -> Vec<crate::error_kind::ErrorKind> {
+    evs.iter()
+        .filter_map(|e| match e {
+            StreamEvent::Error { error, .. } => Some(error.kind()),
+            _ => None,
+        })
+        .collect()
+}
+
 fn dead_detail(evs: &[StreamEvent]) -> Option<String> {
     evs.iter().find_map(|e| match e {
         StreamEvent::SessionStatus {
@@ -525,7 +534,55 @@ async fn a_failed_handshake_says_why_once_and_ends_the_session() {
         ["session-status:starting", "error", "session-status:dead"]
     );
     assert_eq!(error_messages(&evs), [err.to_string()]);
+    assert_eq!(
+        error_kinds(&evs),
+        [crate::error_kind::ErrorKind::AuthRequired]
+    );
     assert_eq!(dead_detail(&evs), Some(err.to_string()));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_prompts_failure_is_classified_by_the_agents_code_and_words() {
+    let (mut rig, handle) = ready(|_| {}).await;
+    for (code, message, kind) in [
+        // claude-code-acp relays Claude Code's result text as an internal error.
+        (
+            -32603,
+            "Internal error: API Error: Rate limit reached",
+            crate::error_kind::ErrorKind::RateLimit,
+        ),
+        (
+            -32603,
+            "Internal error: Prompt is too long",
+            crate::error_kind::ErrorKind::ContextTooLong,
+        ),
+        (
+            -32000,
+            "Authentication required",
+            crate::error_kind::ErrorKind::AuthRequired,
+        ),
+        (
+            -32603,
+            "Internal error: boom",
+            crate::error_kind::ErrorKind::Other,
+        ),
+    ] {
+        let turn = tokio::spawn({
+            let h = handle.clone();
+            async move { h.prompt(vec![text_block("hi")]).await }
+        });
+        let prompt = rig.peer.expect("session/prompt").await;
+        rig.peer.respond_error(&prompt, code, message).await;
+        assert_eq!(turn.await.unwrap().unwrap().reason, TurnEndReason::Error);
+        let evs = rig.events_until("turn-end:error").await;
+        assert_eq!(error_kinds(&evs), [kind], "{message}");
+        let code_seen = evs.iter().find_map(|e| match e {
+            StreamEvent::Error { error, .. } => error.code,
+            _ => None,
+        });
+        assert_eq!(code_seen, Some(code), "the agent's code is kept");
+    }
+    handle.close().await;
 }
 
 #[tokio::test(start_paused = true)]
@@ -601,6 +658,10 @@ async fn an_agent_that_exits_mid_turn_ends_the_turn_and_its_parked_requests() {
     assert_eq!(
         error_messages(&evs),
         ["The agent closed its connection during the turn. Start a new session to continue."]
+    );
+    assert_eq!(
+        error_kinds(&evs),
+        [crate::error_kind::ErrorKind::AgentExited]
     );
     assert_eq!(
         handle
@@ -719,6 +780,10 @@ async fn an_agent_that_stops_reading_is_ended_rather_than_waited_for() {
         [
             "The agent stopped reading its input (2 messages were waiting for it); it was ended. Start a new session to continue."
         ]
+    );
+    assert_eq!(
+        error_kinds(&evs),
+        [crate::error_kind::ErrorKind::AgentUnresponsive]
     );
     assert_eq!(
         dead_detail(&evs).as_deref(),
