@@ -174,7 +174,7 @@ pub(super) struct Owner {
     /// `None` once the agent's input is closed (dropping it closes the agent's stdin once
     /// queued lines are written).
     pub(super) conn: Option<Connection>,
-    inbound: mpsc::Receiver<Vec<Inbound>>,
+    pub(super) inbound: mpsc::Receiver<Vec<Inbound>>,
     pub(super) agent: AgentProc,
     pub(super) identity: AgentIdentity,
     /// The agent's id for the session, once `session/new` answered.
@@ -448,7 +448,7 @@ impl Owner {
         }
     }
 
-    async fn on_inbound(&mut self, msg: Inbound) {
+    pub(super) async fn on_inbound(&mut self, msg: Inbound) {
         match msg {
             Inbound::Notification { method, params } => {
                 if method == "session/update" {

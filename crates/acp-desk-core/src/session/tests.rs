@@ -84,6 +84,18 @@ impl Peer {
         self.respond(&new, json!({"sessionId": "acp-1"})).await;
     }
 
+    /// The handshake of an agent that advertises `sessionCapabilities.close`.
+    async fn handshake_with_close(&mut self) {
+        let init = self.expect("initialize").await;
+        self.respond(
+            &init,
+            json!({"protocolVersion": 1, "agentCapabilities": {"sessionCapabilities": {"close": {}}}}),
+        )
+        .await;
+        let new = self.expect("session/new").await;
+        self.respond(&new, json!({"sessionId": "acp-1"})).await;
+    }
+
     /// The agent's output closes: it exited.
     async fn hang_up(&mut self) {
         if let Some(mut out) = self.out.take() {
@@ -794,4 +806,57 @@ async fn an_agent_that_stops_reading_is_ended_rather_than_waited_for() {
         handle.prompt(vec![text_block("hello?")]).await,
         Err(EngineError::SessionEnded(_))
     ));
+}
+
+#[tokio::test(start_paused = true)]
+async fn closing_sends_session_close_first_when_the_agent_advertised_it() {
+    let (mut rig, started) = rig(|_| {});
+    rig.peer.handshake_with_close().await;
+    let handle = started.await.unwrap().unwrap();
+    let closing = tokio::spawn({
+        let h = handle.clone();
+        async move { h.close().await }
+    });
+    let close = rig.peer.expect("session/close").await;
+    assert_eq!(close["params"]["sessionId"], "acp-1");
+    // The session waits for the answer: the agent's input is still open until it comes.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        !closing.is_finished(),
+        "the close waits for the agent's answer"
+    );
+    rig.peer.respond(&close, json!({})).await;
+    closing.await.unwrap();
+    assert_eq!(rig.peer.rest_until_closed().await, Vec::<Value>::new());
+    let evs = rig.rest().await;
+    assert_eq!(dead_detail(&evs).as_deref(), Some("Session closed."));
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_agent_that_never_answers_session_close_is_ended_anyway() {
+    let (mut rig, started) = rig(|_| {});
+    rig.peer.handshake_with_close().await;
+    let handle = started.await.unwrap().unwrap();
+    let closing = tokio::spawn({
+        let h = handle.clone();
+        async move { h.close().await }
+    });
+    rig.peer.expect("session/close").await;
+    // No answer: the paused clock runs to CLOSE_WAIT, and the session closes.
+    closing.await.unwrap();
+    assert_eq!(rig.peer.rest_until_closed().await, Vec::<Value>::new());
+}
+
+#[tokio::test(start_paused = true)]
+async fn closing_now_or_without_the_capability_sends_no_session_close() {
+    // Advertised, but closed "now": the tree is killed, nothing is asked.
+    let (mut rig, started) = rig(|_| {});
+    rig.peer.handshake_with_close().await;
+    let handle = started.await.unwrap().unwrap();
+    handle.close_now().await;
+    assert_eq!(rig.peer.rest_until_closed().await, Vec::<Value>::new());
+    // Not advertised (the plain handshake).
+    let (mut rig, handle) = ready(|_| {}).await;
+    handle.close().await;
+    assert_eq!(rig.peer.rest_until_closed().await, Vec::<Value>::new());
 }
