@@ -202,6 +202,13 @@ fn all_events() -> Vec<StreamEvent> {
             via: Some(acp_desk_core::events::FileChangeVia::FsWrite),
             tool_call_id: Some("call-1".into()),
         },
+        StreamEvent::SessionContinued {
+            session_id: sid(),
+            mode: ContinuationMode::Continue,
+            outcome: ContinuationOutcome::Loaded,
+            acp_session_id: Some("agent-1".into()),
+            detail: Some("session/resume failed".into()),
+        },
     ]
 }
 
@@ -419,7 +426,8 @@ fn every_variant_has_an_instance(e: &StreamEvent) {
         | StreamEvent::Notice { .. }
         | StreamEvent::UnknownUpdate { .. }
         | StreamEvent::TerminalOutput { .. }
-        | StreamEvent::FileChanged { .. } => {}
+        | StreamEvent::FileChanged { .. }
+        | StreamEvent::SessionContinued { .. } => {}
     }
 }
 
