@@ -98,6 +98,9 @@ pub(super) enum Pending {
     ListSessions {
         reply: oneshot::Sender<Result<super::ListedSessions, EngineError>>,
     },
+    DeleteSession {
+        reply: oneshot::Sender<Result<bool, EngineError>>,
+    },
     Prompt,
     /// A front end's `set_mode`: answered when the agent answers (or the session ends, which
     /// drops the sender: the caller then hears the session ended).
@@ -350,6 +353,9 @@ impl Owner {
                 Command::ListSessions { reply, .. } => {
                     let _ = reply.send(Err(ended()));
                 }
+                Command::DeleteSession { reply, .. } => {
+                    let _ = reply.send(Err(ended()));
+                }
                 Command::Changes { reply } => {
                     let _ = reply.send(changes.clone());
                 }
@@ -575,6 +581,7 @@ impl Owner {
             Pending::Resume => self.on_resumed(result).await,
             Pending::Load => self.on_loaded(result).await,
             Pending::ListSessions { reply } => self.on_listed(reply, result),
+            Pending::DeleteSession { reply } => self.on_deleted(reply, result),
             Pending::Prompt => {
                 let current = self.turn.as_ref().and_then(|t| t.request.as_ref()) == Some(&id);
                 if current {
@@ -611,6 +618,10 @@ impl Owner {
                 reply,
             } => self.set_config_option(config_id, value, reply),
             Command::ListSessions { cwd, cursor, reply } => self.list_sessions(cwd, cursor, reply),
+            Command::DeleteSession {
+                acp_session_id,
+                reply,
+            } => self.delete_session(acp_session_id, reply),
             // Handled by the loop.
             Command::Close { .. } => {}
         }
