@@ -55,6 +55,8 @@ import { readFileSync } from 'node:fs';
  * @property {boolean} [snapshot] Send what `attach` replays as the attach snapshot itself (one
  *   frame, `snapshot: true`, as the shell sends a late view the compacted thread) instead of
  *   an empty snapshot followed by live frames. Ignores `pace`.
+ * @property {StreamEvent[]} [reconnect] What `reconnect_session` replays (the new agent's
+ *   start: `session-status` starting ... ready); without it, reconnecting replays nothing.
  * @property {boolean} [keepClose] Keep the CLI's closing `session-status: dead` ("Session
  *   closed.", the CLI ending the session as it exits) at the end of a recording. By default it
  *   is dropped: in the app the session stays open after its turns.
@@ -334,6 +336,12 @@ export function installMockIpc(setup) {
           files: options.files ?? ['README.md', 'notes.txt', 'src/main.rs'],
           truncated: false,
         };
+      case 'reconnect_session': {
+        // Like the shell: the same session continues; its new agent's events come on the
+        // channel already attached.
+        void deliver((options.reconnect ?? []).map((e) => ({ ...e, sessionId })));
+        return { id: args.session, folder, agent };
+      }
       case 'close_session':
       case 'open_path':
       case 'reveal_path':

@@ -24,7 +24,7 @@ const crash: StreamEvent[] = [
     kind: 'error',
     sessionId: 'e1',
     error: {
-      message: 'The agent exited with code 3 during the turn. Start a new session to continue.',
+      message: 'The agent exited with code 3 during the turn.',
       kind: 'agent-exited',
       exit: { code: 3, stderrTail: ['demo-agent: playing crash', 'demo-agent: exit 3'] },
     },
@@ -117,7 +117,9 @@ describe('the window', () => {
     expect(card.dataset.kind).toBe('agent-exited');
     expect(card.textContent).toContain('The agent exited.');
     expect(card.textContent).toContain('The agent exited with code 3 during the turn.');
-    expect(card.querySelector('[data-exit]')?.textContent).toBe("The agent's exit code 3.");
+    expect(card.dataset.exitCode).toBe('3');
+    // The engine's words say the code already: the fact is not repeated.
+    expect(card.querySelector('[data-exit]')).toBeNull();
     const details = card.querySelector('details[data-stderr]') as HTMLDetailsElement;
     expect(details.open).toBe(false);
     expect(details.querySelector('summary')?.textContent).toBe('Its last 2 lines of error output');
@@ -206,5 +208,41 @@ describe('the window', () => {
       await screen.findByRole('button', { name: 'Retry (after the limit resets)' }),
     );
     expect(backend.called('prompt')).toEqual([['s1', [{ type: 'text', text: 'fix the bug' }]]]);
+  });
+});
+
+describe('the card without the engine’s words', () => {
+  it('says the exit fact itself, a signal by name', async () => {
+    const backend = new FakeBackend();
+    await open(backend);
+    backend.frame(
+      's1',
+      live(
+        {
+          kind: 'error',
+          sessionId: 'e1',
+          error: {
+            message: 'killed',
+            kind: 'agent-exited',
+            exit: { signal: 9, stderrTail: [] },
+          },
+        },
+        {
+          kind: 'session-status',
+          sessionId: 'e1',
+          status: 'dead',
+          agent: { launchName: 'demo', acpSessionId: 'acp-1' },
+        },
+      ),
+    );
+    const card = (await waitFor(() => {
+      const c = document.querySelector('[data-dead]');
+      expect(c).toBeTruthy();
+      return c;
+    })) as HTMLElement;
+    expect(card.querySelector('strong')?.textContent).toBe('The agent was killed.');
+    expect(card.querySelector('[data-exit]')?.textContent).toBe("The agent's signal 9 (SIGKILL).");
+    expect(card.dataset.signal).toBe('9');
+    expect(card.querySelector('details')).toBeNull();
   });
 });

@@ -198,9 +198,11 @@ impl Owner {
             }
             Ending::Stuck => {
                 let message = stuck_message(self.opts.limits.outbound_capacity);
+                // No remedy in the words: what a front end offers (Reconnect, a new session,
+                // `run --continue`) it says itself, by the kind.
                 self.emit_error(ErrorInfo::of_kind(
                     ErrorKind::AgentUnresponsive,
-                    format!("{message} Start a new session to continue."),
+                    message.clone(),
                 ));
                 if starting {
                     self.life.start_error = Some(EngineError::StartFailed(message.clone()));
@@ -239,10 +241,7 @@ impl Owner {
                 } else {
                     self.emit_error(ErrorInfo {
                         exit: Some(exit),
-                        ..ErrorInfo::of_kind(
-                            ErrorKind::AgentExited,
-                            format!("{message} Start a new session to continue."),
-                        )
+                        ..ErrorInfo::of_kind(ErrorKind::AgentExited, message.clone())
                     });
                 }
                 (message, detail, Some(TurnEndReason::Error))

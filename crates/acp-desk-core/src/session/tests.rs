@@ -669,7 +669,7 @@ async fn an_agent_that_exits_mid_turn_ends_the_turn_and_its_parked_requests() {
     );
     assert_eq!(
         error_messages(&evs),
-        ["The agent closed its connection during the turn. Start a new session to continue."]
+        ["The agent closed its connection during the turn."]
     );
     assert_eq!(
         error_kinds(&evs),
@@ -790,7 +790,7 @@ async fn an_agent_that_stops_reading_is_ended_rather_than_waited_for() {
     assert_eq!(
         errors,
         [
-            "The agent stopped reading its input (2 messages were waiting for it); it was ended. Start a new session to continue."
+            "The agent stopped reading its input (2 messages were waiting for it); it was ended."
         ]
     );
     assert_eq!(
