@@ -789,9 +789,7 @@ async fn an_agent_that_stops_reading_is_ended_rather_than_waited_for() {
     let errors = error_messages(&evs);
     assert_eq!(
         errors,
-        [
-            "The agent stopped reading its input (2 messages were waiting for it); it was ended."
-        ]
+        ["The agent stopped reading its input (2 messages were waiting for it); it was ended."]
     );
     assert_eq!(
         error_kinds(&evs),
