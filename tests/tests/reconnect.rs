@@ -56,6 +56,23 @@ fn rig(methods: &str) -> (Rig, String) {
     )
 }
 
+/// The session's thread once it holds `n` turn ends.
+async fn thread_with_turn_ends(r: &Registry, id: &str, n: usize) -> Vec<StreamEvent> {
+    let deadline = tokio::time::Instant::now() + HANG;
+    loop {
+        let thread = r.snapshot(id).unwrap();
+        let ends = thread
+            .iter()
+            .filter(|e| matches!(e, StreamEvent::TurnEnd { .. }))
+            .count();
+        if ends >= n {
+            return thread;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no {n} turn ends");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
 fn texts(thread: &[StreamEvent]) -> String {
     common::text(thread)
 }
@@ -129,7 +146,9 @@ async fn crash_and_reconnect(methods: &str, expect_outcome: &str) {
     r.prompt(&id, vec![text_block("what did I say first?")])
         .await
         .unwrap();
-    let after = r.snapshot(&id).unwrap();
+    // The pump hands the engine's events to the hub on its own task: wait for the third turn's
+    // end to be there (a prompt returns once the engine sent it, not once the hub has it).
+    let after = thread_with_turn_ends(r, &id, 3).await;
     let continued: Vec<String> = after
         .iter()
         .filter_map(|e| match e {
