@@ -18,6 +18,7 @@ macro_rules! with_command_names {
             cancel,
             respond_permission,
             close_session,
+            reconnect_session,
             pick_folder,
             set_mode,
             set_config_option,

@@ -213,6 +213,16 @@ pub async fn respond_permission(
         .await
 }
 
+/// Reconnect: a new agent process for a session whose agent ended, continuing it in place (the
+/// window keeps its thread; see `Registry::reconnect`).
+#[tauri::command]
+pub async fn reconnect_session(
+    state: State<'_, AppState>,
+    session: String,
+) -> Result<SessionInfo, IpcError> {
+    state.sessions.reconnect(&session).await
+}
+
 #[tauri::command]
 pub async fn close_session(state: State<'_, AppState>, session: String) -> Result<(), IpcError> {
     state.sessions.close(&session).await

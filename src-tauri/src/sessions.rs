@@ -138,6 +138,12 @@ impl Sessions {
         Ok(self.registry.close(id).await?)
     }
 
+    /// A new agent process for a session whose agent ended, continuing it (the same id, the
+    /// thread kept; `Registry::reconnect`).
+    pub async fn reconnect(&self, id: &str) -> Result<SessionInfo, IpcError> {
+        Ok(self.registry.reconnect(id).await?.into())
+    }
+
     /// Closes every session (the window is closing or the app quits), in parallel.
     pub async fn close_all(&self) {
         self.registry.close_all().await;

@@ -568,6 +568,68 @@ async fn an_agent_that_cannot_start_says_why_to_the_view() {
     assert!(err.to_string().contains("/nonexistent/agent"), "{err}");
 }
 
+/// Reconnect through the shell: the built-in demo (which advertises neither load nor resume)
+/// crashes; Reconnect starts it again in the same session, which says plainly that the agent
+/// cannot continue the old conversation, keeps the thread, and takes the next prompt.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_session_reconnects_in_place_and_takes_the_next_prompt() {
+    use acp_desk_core::events::{ErrorKind, SessionState};
+    isolated();
+    let dir = tempfile::tempdir().unwrap();
+    let sessions = Sessions::default();
+    let info = sessions
+        .open(&dir.path().display().to_string(), "demo")
+        .unwrap();
+    let view = View::default();
+    sessions.attach(&info.id, Box::new(view.clone())).unwrap();
+    let status_is = |s: SessionState| {
+        let v = view.clone();
+        move || {
+            v.events().iter().rev().find_map(|e| match e {
+                StreamEvent::SessionStatus { status, .. } => Some(*status),
+                _ => None,
+            }) == Some(s)
+        }
+    };
+    wait_for("ready", status_is(SessionState::Ready)).await;
+    let _ = sessions.prompt(&info.id, text_parts("crash")).await;
+    wait_for("dead", status_is(SessionState::Dead)).await;
+    let died = view
+        .events()
+        .into_iter()
+        .find_map(|e| match e {
+            StreamEvent::Error { error, .. } => Some(error),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(died.kind(), ErrorKind::AgentExited);
+    assert_eq!(died.exit.as_ref().and_then(|x| x.code), Some(3));
+    // Refused while the agent runs is tested in tests/tests/reconnect.rs; here, it is dead.
+    let again = sessions.reconnect(&info.id).await.unwrap();
+    assert_eq!(again.id, info.id);
+    wait_for("ready again", status_is(SessionState::Ready)).await;
+    let end = sessions
+        .prompt(&info.id, text_parts("stream"))
+        .await
+        .unwrap();
+    assert_eq!(end.reason, acp_desk_core::events::TurnEndReason::Completed);
+    let text = view.text();
+    assert!(text.contains("crash now"), "the thread is kept: {text}");
+    assert!(
+        text.contains("ledgerline"),
+        "the next prompt is answered: {text}"
+    );
+    let said_new = view.events().iter().any(|e| {
+        matches!(e, StreamEvent::SessionContinued { outcome, .. }
+            if serde_json::to_value(outcome).unwrap() == "new")
+    });
+    assert!(
+        said_new,
+        "an agent without load or resume continues as a new session, saying so"
+    );
+    sessions.close(&info.id).await.unwrap();
+}
+
 fn caps(image: bool, embedded: bool) -> acp_desk_core::schema::v1::PromptCapabilities {
     acp_desk_core::schema::v1::PromptCapabilities::new()
         .image(image)

@@ -387,9 +387,12 @@ async fn an_agent_that_crashes_mid_turn_yields_error_and_turn_end_error() {
     let msg = err["error"]["message"].as_str().unwrap();
     assert!(msg.contains("exited with code 3"), "{msg}");
     assert!(msg.contains("during the turn"), "{msg}");
-    // The agent's last stderr lines travel with the error.
+    // How it ended travels with the error, structured: its kind, code and last stderr lines.
+    assert_eq!(err["error"]["kind"], "agent-exited");
+    assert_eq!(err["error"]["exit"]["code"], 3);
+    assert!(err["error"]["exit"].get("signal").is_none());
     assert!(
-        !err["error"]["data"]["stderrTail"]
+        !err["error"]["exit"]["stderrTail"]
             .as_array()
             .unwrap()
             .is_empty()

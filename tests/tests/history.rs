@@ -194,6 +194,16 @@ fn run_records_what_it_prints_and_history_shows_searches_exports_and_deletes_it(
     let del = cli.run(&["history", "delete", prefix]);
     assert_eq!(del.code, Some(0), "{}", del.stderr);
     assert_eq!(del.stdout.trim(), format!("deleted {id}"));
+    // The built-in demo advertises no session/delete: it is deleted here only, and stderr says so.
+    assert!(
+        del.stderr
+            .contains(&format!("deleted {id} from the history"))
+            && del
+                .stderr
+                .contains("not at the agent (demo): it does not offer session/delete"),
+        "{}",
+        del.stderr
+    );
     assert!(cli.run(&["history", "list", "--json"]).stdout.is_empty());
     let gone = cli.run(&["history", "show", &id]);
     assert_eq!(gone.code, Some(2));
@@ -336,4 +346,43 @@ fn kill_9_mid_stream_leaves_a_sound_file_holding_what_was_printed_before() {
         stored.len(),
         printed_events.len()
     );
+}
+
+/// `history delete` of a session whose agent advertised `session/delete`: the agent (started
+/// for it, as the session was) forgets it too, and stderr says where it was deleted.
+#[test]
+fn history_delete_deletes_at_the_agent_when_it_advertised_session_delete() {
+    let cli = Cli::new();
+    let records = cli.dir.path().join("demo-records");
+    let with_delete = |args: &[&str]| {
+        let out = cli
+            .command(args)
+            .env("ACP_DESK_DEMO_SESSION_METHODS", "load,delete")
+            .env("ACP_DESK_DEMO_SESSION_DIR", &records)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, stdout, stderr) = with_delete(&["run", "--json", "stream"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let id = session_id_of(&events(&stdout));
+    let record_count = || std::fs::read_dir(&records).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(
+        record_count(),
+        1,
+        "the demo agent keeps its session's record"
+    );
+    let (code, stdout, stderr) = with_delete(&["history", "delete", &id]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(stdout.trim(), format!("deleted {id}"));
+    assert!(
+        stderr.contains("and at the agent (demo), with session/delete"),
+        "{stderr}"
+    );
+    assert_eq!(record_count(), 0, "the agent forgot it");
+    assert!(cli.run(&["history", "list", "--json"]).stdout.is_empty());
 }

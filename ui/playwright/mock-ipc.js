@@ -57,6 +57,8 @@ import { readFileSync } from 'node:fs';
  *   an empty snapshot followed by live frames. Ignores `pace`.
  * @property {MockHistory} [history] The stored sessions the History view reads (the
  *   `history_*` commands); without it, an empty history.
+ * @property {StreamEvent[]} [reconnect] What `reconnect_session` replays (the new agent's
+ *   start: `session-status` starting ... ready); without it, reconnecting replays nothing.
  * @property {boolean} [keepClose] Keep the CLI's closing `session-status: dead` ("Session
  *   closed.", the CLI ending the session as it exits) at the end of a recording. By default it
  *   is dropped: in the app the session stays open after its turns.
@@ -443,6 +445,12 @@ export function installMockIpc(setup) {
       case 'history_copy_id':
         stored(String(args.id));
         return null;
+      case 'reconnect_session': {
+        // Like the shell: the same session continues; its new agent's events come on the
+        // channel already attached.
+        void deliver((options.reconnect ?? []).map((e) => ({ ...e, sessionId })));
+        return { id: args.session, folder, agent };
+      }
       case 'close_session':
       case 'open_path':
       case 'reveal_path':

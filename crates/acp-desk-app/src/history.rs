@@ -232,11 +232,7 @@ mod tests {
             &[
                 StreamEvent::Error {
                     session_id: None,
-                    error: ErrorInfo {
-                        code: None,
-                        message: "could not start /no/such/agent".into(),
-                        data: None,
-                    },
+                    error: ErrorInfo::new(None, "could not start /no/such/agent", None),
                 },
                 StreamEvent::SessionStatus {
                     session_id: "s1".into(),

@@ -12,19 +12,25 @@
 //!   (`acp-desk-store`).
 //! - [`continuation`]: continuing a stored session (`continue_request`), opening one the agent
 //!   listed (`import_request`), the agent's own sessions (`Registry::list_agent_sessions`).
+//! - [`at_agent`]: deleting a stored session at its agent too (`Registry::delete_at_agent`,
+//!   with a running agent or one started for it, `Registry::with_agent`); [`reconnect`]: a
+//!   dead session continued with a new agent process (`Registry::reconnect`).
 //! - [`logging`]: the desktop app's logs (stderr and a daily file, without secrets).
 //! - [`state`]: the app's own state file (everything the app writes for itself; the user's
 //!   settings file is only ever read, by `acp_desk_core::settings`).
 
+pub mod at_agent;
 pub mod continuation;
 pub mod error;
 pub mod history;
 pub mod logging;
 pub mod observer;
 mod pump;
+pub mod reconnect;
 pub mod registry;
 pub mod state;
 
+pub use at_agent::AgentDeletion;
 pub use continuation::{continue_request, import_request, stored_folder, stored_launch_spec};
 pub use error::AppError;
 pub use history::HistoryRecorder;

@@ -6,7 +6,7 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
-use acp_desk_core::events::{ErrorInfo, SessionState, StreamEvent};
+use acp_desk_core::events::{ErrorInfo, ErrorKind, SessionState, StreamEvent};
 use acp_desk_core::hub::{FRAME_INTERVAL, SharedHub};
 use acp_desk_core::{EngineError, EventBatch};
 use tokio::sync::{mpsc, oneshot, watch};
@@ -57,6 +57,15 @@ fn is_dead(ev: &StreamEvent) -> bool {
     )
 }
 
+/// The kind of a start failure the app reports itself.
+fn kind_of_failure(err: &AppError) -> ErrorKind {
+    match err {
+        AppError::Engine(e) => acp_desk_core::error_kind::of_start_failure(e),
+        AppError::Internal(_) => ErrorKind::Other,
+        _ => ErrorKind::StartFailed,
+    }
+}
+
 /// What views heard when a start failed without the engine saying so (the texts the shell
 /// always pushed): an `error`, then `session-status: dead` under the app's session id.
 fn failure_events(id: &str, err: &AppError) -> EventBatch {
@@ -64,11 +73,7 @@ fn failure_events(id: &str, err: &AppError) -> EventBatch {
     vec![
         StreamEvent::Error {
             session_id: None,
-            error: ErrorInfo {
-                code: None,
-                message: message.clone(),
-                data: None,
-            },
+            error: ErrorInfo::of_kind(kind_of_failure(err), message.clone()),
         },
         StreamEvent::SessionStatus {
             session_id: id.to_string(),
@@ -254,11 +259,7 @@ mod tests {
     fn error(m: &str) -> StreamEvent {
         StreamEvent::Error {
             session_id: Some("e1".into()),
-            error: ErrorInfo {
-                code: None,
-                message: m.into(),
-                data: None,
-            },
+            error: ErrorInfo::new(None, m, None),
         }
     }
 

@@ -118,13 +118,16 @@ enum Engine {
 
 pub(crate) struct Session {
     pub(crate) info: SessionInfo,
-    hub: Option<SharedHub>,
+    pub(crate) hub: Option<SharedHub>,
     engine: watch::Sender<Engine>,
     /// Set by the pump once the engine is done and every event was handed on.
-    ended: watch::Receiver<bool>,
+    pub(crate) ended: watch::Receiver<bool>,
     /// Tells the pump the session left the registry; taken by whoever removes it.
-    removed: Mutex<Option<oneshot::Sender<()>>>,
-    pump: Mutex<Option<JoinHandle<()>>>,
+    pub(crate) removed: Mutex<Option<oneshot::Sender<()>>>,
+    pub(crate) pump: Mutex<Option<JoinHandle<()>>>,
+    /// How its agent was started, to start it again (`Registry::reconnect`): the spec and the
+    /// options as the opener gave them.
+    pub(crate) relaunch: (LaunchSpec, SessionOptions),
 }
 
 impl Session {
@@ -225,7 +228,7 @@ impl Registry {
         lock(&self.observers).push(observer);
     }
 
-    fn get(&self, id: &str) -> Result<Arc<Session>, AppError> {
+    pub(crate) fn get(&self, id: &str) -> Result<Arc<Session>, AppError> {
         lock(&self.open).get(id).cloned().ok_or_else(|| {
             AppError::SessionUnknown(format!(
                 "no open session has the id `{id}` (it may have been closed)"
@@ -253,6 +256,22 @@ impl Registry {
             launch: StoredLaunch::from_spec(&spec, origin),
         };
         let hub = views.then(|| Arc::new(Mutex::new(Hub::new())));
+        self.launch(info.clone(), hub, spec, options, tap);
+        tracing::info!(session = %info.id, folder = %info.folder.display(), agent = %info.agent, "session opened");
+        info
+    }
+
+    /// Puts the session `info` in the registry (replacing one of the same id) and starts its
+    /// pump and its agent: [`Registry::open`]'s work, and a reconnect's with the same hub.
+    pub(crate) fn launch(
+        &self,
+        info: SessionInfo,
+        hub: Option<SharedHub>,
+        spec: LaunchSpec,
+        options: SessionOptions,
+        tap: Option<mpsc::Sender<EventBatch>>,
+    ) {
+        let id = info.id.clone();
         let (ended_tx, ended) = watch::channel(false);
         let (removed, removed_rx) = oneshot::channel();
         let session = Arc::new(Session {
@@ -262,6 +281,7 @@ impl Registry {
             ended,
             removed: Mutex::new(Some(removed)),
             pump: Mutex::new(None),
+            relaunch: (spec.clone(), options.clone()),
         });
         let queue = if tap.is_some() {
             TAPPED_ENGINE_QUEUE
@@ -289,8 +309,6 @@ impl Registry {
         lock(&self.open).insert(id, session.clone());
         self.runtime
             .spawn(start(session, spec, options, events, report));
-        tracing::info!(session = %info.id, folder = %info.folder.display(), agent = %info.agent, "session opened");
-        info
     }
 
     /// Waits until the session's agent is ready and returns its handle, or why it did not

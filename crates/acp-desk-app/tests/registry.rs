@@ -422,11 +422,11 @@ async fn a_program_that_does_not_exist_is_reported_once_to_every_view() {
         let expected = vec![
             StreamEvent::Error {
                 session_id: None,
-                error: acp_desk_core::events::ErrorInfo {
-                    code: None,
-                    message: message.clone(),
-                    data: None,
-                },
+                // A program that could not be run: `start-failed`, for the card to match.
+                error: acp_desk_core::events::ErrorInfo::of_kind(
+                    acp_desk_core::events::ErrorKind::StartFailed,
+                    message.clone(),
+                ),
             },
             StreamEvent::SessionStatus {
                 session_id: id.clone(),

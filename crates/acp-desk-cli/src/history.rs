@@ -4,7 +4,8 @@
 //! - `history show ID [--json]`: the stored thread, rendered, or its StreamEvents as JSON lines.
 //! - `history search TEXT... [--json] [--limit N]`: hits with their session and a snippet.
 //! - `history export ID [--format md|jsonl]`: Markdown, or StreamEvent JSON lines.
-//! - `history delete ID`.
+//! - `history delete ID`: from the history, and from the agent too (`session/delete`, with the
+//!   agent started for it) when the agent advertised it; stderr says what was deleted where.
 //!
 //! `ID` may be any unique start of a session's id. With `--json`, stdout carries only JSON
 //! lines.
@@ -127,7 +128,7 @@ fn json_line(out: &mut dyn Write, v: &impl serde::Serialize) -> std::io::Result<
     out.write_all(b"\n")
 }
 
-pub fn history(args: HistoryArgs) -> ExitCode {
+pub fn history(args: HistoryArgs, runtime: &tokio::runtime::Runtime) -> ExitCode {
     let (mut store, warnings) = match Store::open_default() {
         Ok(s) => s,
         Err(e) => return fail(&e),
@@ -141,7 +142,7 @@ pub fn history(args: HistoryArgs) -> ExitCode {
         HistoryAction::Show { id, json } => show(&store, &id, json),
         HistoryAction::Search { text, json, limit } => search(&store, &text.join(" "), json, limit),
         HistoryAction::Export { id, format } => export_session(&store, &id, format),
-        HistoryAction::Delete { id } => delete(&mut store, &id),
+        HistoryAction::Delete { id } => delete(&mut store, &id, runtime),
     };
     result.unwrap_or_else(|e| fail(&e))
 }
@@ -229,9 +230,28 @@ fn export_session(store: &Store, id: &str, format: Format) -> Result<ExitCode, S
     Ok(print(|out| out.write_all(text.as_bytes())))
 }
 
-fn delete(store: &mut Store, id: &str) -> Result<ExitCode, StoreError> {
+/// The agent first (it needs the stored record to be started again), then the history, which
+/// goes whatever the agent said: the user asked for ACP Desk's copy to go.
+fn delete(
+    store: &mut Store,
+    id: &str,
+    runtime: &tokio::runtime::Runtime,
+) -> Result<ExitCode, StoreError> {
     let session = store.session(id)?;
+    if store.read_only() {
+        // A newer ACP Desk's file: `delete` refuses it, saying so, before the agent is asked,
+        // so that nothing is deleted anywhere.
+        store.delete(&session.id)?;
+    }
+    let registry = acp_desk_app::Registry::new(runtime.handle().clone());
+    let at_agent = runtime.block_on(registry.delete_at_agent(&session));
     store.delete(&session.id)?;
+    eprintln!(
+        "acp-desk-cli: deleted {} from the history ({}) {}",
+        session.id,
+        store.path().display(),
+        at_agent.describe(&session.agent)
+    );
     println!("deleted {}", session.id);
     Ok(ExitCode::SUCCESS)
 }

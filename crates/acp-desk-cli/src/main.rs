@@ -193,7 +193,7 @@ fn main() -> ExitCode {
             Ok(ExitCode::SUCCESS)
         }
         Cmd::Rules(args) => Ok(rules(args)),
-        Cmd::History(args) => Ok(history::history(args)),
+        Cmd::History(args) => Ok(history::history(args, &runtime)),
     };
     // Do not wait for the stdin reader thread (it may be blocked on a terminal read).
     runtime.shutdown_timeout(Duration::from_millis(100));

@@ -14,6 +14,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use crate::error_kind::ErrorKind;
+
 /// What ACP Desk adds to the seed's taxonomy: new kinds, and new optional fields on seed kinds.
 /// A test checks that every kind serialized by [`StreamEvent`] is either a seed kind or listed
 /// here, so an addition cannot slip in unlisted.
@@ -32,6 +34,13 @@ pub const ADDITIONS: &[(&str, &str)] = &[
         "targetToolCallId (the ACP tool call the request is about), toolKind, content, locations",
     ),
     ("turn-end", "stopReason (the agent's own stop reason)"),
+    (
+        "error",
+        "error.kind (ErrorKind, the one classification in error_kind.rs: auth-required, \
+         rate-limit, usage-limit, unavailable, context-too-long, agent-exited, \
+         agent-unresponsive, start-failed, protocol, other), error.exit (AgentExit: the \
+         agent's exit code or signal and its last stderr lines, when it died)",
+    ),
     ("usage_update", "_meta"),
     (
         "turn-start",
@@ -676,12 +685,72 @@ impl TurnEndReason {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct ErrorInfo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<i64>,
     pub message: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<Value>,
+    /// What kind of error it is ([`crate::error_kind`], the one classification): front ends
+    /// match this, never `message`. Always set by the engine and the app; absent in events
+    /// from before the field existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<ErrorKind>,
+    /// How the agent's process ended, when this error says it did (kind `agent-exited`, or a
+    /// start that failed because it exited).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit: Option<AgentExit>,
+}
+
+impl ErrorInfo {
+    /// An error the agent sent (or one made of its answer), classified by
+    /// [`crate::error_kind::classify`].
+    pub fn new(code: Option<i64>, message: impl Into<String>, data: Option<Value>) -> Self {
+        let message = message.into();
+        let kind = crate::error_kind::classify(code, &message, data.as_ref());
+        Self {
+            code,
+            message,
+            data,
+            kind: Some(kind),
+            exit: None,
+        }
+    }
+
+    /// An error whose kind ACP Desk knows itself (the agent exited, stopped reading, ...).
+    pub fn of_kind(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            code: None,
+            message: message.into(),
+            data: None,
+            kind: Some(kind),
+            exit: None,
+        }
+    }
+
+    /// The kind; `other` for events from before kinds existed.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind.unwrap_or(ErrorKind::Other)
+    }
+}
+
+/// How an agent's process ended, for the dead session's card: its exit code or the signal that
+/// killed it, and the last lines of its stderr (shown to the user in the session; never logged
+/// above `debug`, rule 24).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentExit {
+    /// Its exit code, when it exited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<i32>,
+    /// The signal that ended it, when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+    /// The last lines it wrote to stderr, oldest first (at most `process::STDERR_TAIL_LINES`,
+    /// each cut at `process::STDERR_LINE_MAX` bytes).
+    #[serde(default)]
+    pub stderr_tail: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -6,6 +6,7 @@ pub mod agents;
 pub mod atomic_file;
 pub mod audit;
 pub mod compact;
+pub mod error_kind;
 pub mod events;
 pub mod fs;
 pub mod hub;

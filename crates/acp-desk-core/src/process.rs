@@ -13,9 +13,9 @@ use tokio::process::{Child, ChildStdin, ChildStdout};
 use crate::agents::LaunchSpec;
 
 /// How many stderr lines are kept for the message shown when an agent dies.
-const STDERR_TAIL_LINES: usize = 40;
+pub const STDERR_TAIL_LINES: usize = 40;
 /// Longest stderr line kept (agents print whole stack traces and JSON blobs on one line).
-const STDERR_LINE_MAX: usize = 2000;
+pub const STDERR_LINE_MAX: usize = 2000;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SpawnError {
@@ -452,6 +452,26 @@ pub fn is_running(pid: u32) -> bool {
         .and_then(|i| stat[i + 1..].split_whitespace().next())
         .unwrap_or("");
     !state.is_empty() && state != "Z" && state != "X"
+}
+
+/// The exit code and the signal of an exit status, as `describe_exit` reads them (the
+/// supervisor reports an agent killed by a signal as 128 + signal). `(None, None)`: it had not
+/// exited.
+pub fn exit_parts(status: Option<std::process::ExitStatus>) -> (Option<i32>, Option<i32>) {
+    let Some(s) = status else {
+        return (None, None);
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(sig) = s.signal() {
+            return (None, Some(sig));
+        }
+    }
+    match s.code() {
+        Some(c) if c > 128 && c < 160 => (None, Some(c - 128)),
+        code => (code, None),
+    }
 }
 
 /// "exited with code 3" / "was killed by signal 9", for messages.

@@ -94,9 +94,12 @@ fn all_events() -> Vec<StreamEvent> {
         StreamEvent::Error {
             session_id: Some(sid()),
             error: ErrorInfo {
-                code: Some(-32603),
-                message: "boom".into(),
-                data: Some(json!({})),
+                exit: Some(acp_desk_core::events::AgentExit {
+                    code: Some(1),
+                    signal: None,
+                    stderr_tail: vec!["panic: boom".into()],
+                }),
+                ..ErrorInfo::new(Some(-32603), "boom", Some(json!({})))
             },
         },
         StreamEvent::Plan {

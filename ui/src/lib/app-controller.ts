@@ -112,6 +112,8 @@ export class AppController {
   private drafts = new Map<string, Draft>();
   /** At most one per session: the composer sends no more while one waits. */
   private held = new Map<string, Held>();
+  /** The last prompt sent in each session, for Retry. */
+  private lastSent = new Map<string, PromptPart[]>();
   /** Why a session's last prompt was given back, until the user sends again or dismisses it. */
   private notes = new Map<string, string>();
   private title = '';
@@ -352,6 +354,37 @@ export class AppController {
     if (!this.stores.has(id)) void this.backend.closeSession(id).catch(() => undefined);
   }
 
+  /** Reconnect: a new agent process continuing the ended session in place; its progress
+   * arrives as the session's events (the same store, the thread kept). */
+  async reconnect(id: string): Promise<void> {
+    if (!this.stores.has(id)) return;
+    try {
+      await this.backend.reconnectSession(id);
+    } catch (e) {
+      this.set({ error: toUiError(e) });
+    }
+  }
+
+  /** Retry: the shown session's last prompt sent again (after a rate or usage limit). A
+   * window opened since has not sent it: the last prompt in the thread is sent instead. */
+  async retry(): Promise<boolean> {
+    const session = this.activeSession;
+    const store = session ? this.stores.get(session.id) : undefined;
+    if (!session || !store) return false;
+    let parts = this.lastSent.get(session.id);
+    if (!parts) {
+      const entries = store.state.entries;
+      let text = '';
+      for (let i = entries.length - 1; i >= 0 && text === ''; i--) {
+        const e = entries[i];
+        if (e?.type === 'user') text = e.text;
+      }
+      if (text.trim() === '') return false;
+      parts = [{ type: 'text', text }];
+    }
+    return this.send(parts);
+  }
+
   /** Ends a session (its agent too) and removes it from the window. */
   async close(id: string): Promise<void> {
     this.remove(id);
@@ -378,6 +411,7 @@ export class AppController {
   private forget(id: string): void {
     const held = this.held.get(id);
     this.held.delete(id);
+    this.lastSent.delete(id);
     for (const key of this.answered)
       if (key.startsWith(answeredKey(id, ''))) this.answered.delete(key);
     const store = this.stores.get(id);
@@ -452,6 +486,7 @@ export class AppController {
       return false;
     }
     this.drafts.delete(id);
+    this.lastSent.set(id, parts);
     if (this.notes.delete(id)) this.set({});
     const status = store.state.status;
     if (status === 'opening' || status === 'starting') {

@@ -39,6 +39,9 @@ export interface Backend {
     resolution: PermissionResolution,
   ): Promise<void>;
   closeSession(session: string): Promise<void>;
+  /** Reconnect: a new agent process for a session whose agent ended, continuing it in place
+   * (the same id; its events keep arriving on the attached channel). */
+  reconnectSession(session: string): Promise<SessionInfo>;
   /** `session/set_mode`; the change arrives as a `current-mode` event. */
   setMode(session: string, modeId: string): Promise<void>;
   /** `session/set_config_option`; the new options arrive as a `config-options` event. */

@@ -52,6 +52,7 @@ export function tauriBackend(): Backend {
     respondPermission: (session, requestId, resolution) =>
       run('respond_permission', { session, requestId, resolution }),
     closeSession: (session) => run('close_session', { session }),
+    reconnectSession: (session) => call<SessionInfo>('reconnect_session', { session }),
     setMode: (session, modeId) => run('set_mode', { session, modeId }),
     setConfigOption: (session, configId, value) =>
       run('set_config_option', { session, configId, value }),

@@ -3,6 +3,7 @@
 // (`applyQuietly`, so the merged view stays bounded while the window is hidden) and tells
 // subscribers once per animation frame (`notify`); `applyAll` does both, for a batch at once.
 import type {
+  AgentExit,
   AgentIdentity,
   AgentPromptEvent,
   BackgroundTaskInfo,
@@ -10,6 +11,7 @@ import type {
   ContentBlock,
   ContinuationOutcome,
   Cost,
+  ErrorKind,
   NoticeSeverity,
   PlanEntry,
   SessionConfigOption,
@@ -27,6 +29,7 @@ import type {
   TurnEndReason,
 } from './generated/ipc';
 import { optionWords } from './permission';
+import { retryable } from './ended';
 
 /** Something attached to a user message, shown as a chip. */
 export interface Attachment {
@@ -88,7 +91,8 @@ export type Entry =
   | { type: 'thought'; key: number; text: string; messageId: string | null }
   | ToolEntry
   | { type: 'turn-end'; key: number; reason: TurnEndReason; stopReason: StopReason | null }
-  | { type: 'error'; key: number; message: string }
+  /** `kind`: the engine's classification (null: the UI's own, or an event from before kinds). */
+  | { type: 'error'; key: number; message: string; kind?: ErrorKind | null }
   | {
       type: 'notice';
       key: number;
@@ -107,6 +111,12 @@ export interface SessionView {
    * `statusDetail` says why (said once: the same words as an `error` entry are not kept). */
   startFailed: boolean;
   agent: AgentIdentity | null;
+  /** Why the agent ended, from the error that said so (its kind, exit code or signal, last
+   * stderr lines); null while it runs (a reconnect clears it). */
+  ended: { kind: ErrorKind | null; exit: AgentExit | null } | null;
+  /** The error entry (its key) that offers Retry: the last turn's, when its kind is retryable
+   * (`ended.ts`); null once another turn starts. */
+  retryEntry: number | null;
   title: string | null;
   /** Permission requests waiting for the user, oldest first. */
   pending: AgentPromptEvent[];
@@ -140,6 +150,8 @@ export function emptyView(): SessionView {
     statusDetail: null,
     startFailed: false,
     agent: null,
+    ended: null,
+    retryEntry: null,
     title: null,
     pending: [],
     turnRunning: false,
@@ -287,7 +299,7 @@ export class SessionStore {
   /** Something the UI itself has to say in the thread (a failed command). */
   addError(message: string): void {
     const v = { ...this.view, entries: [...this.view.entries] };
-    v.entries.push({ type: 'error', key: this.nextKey++, message });
+    v.entries.push({ type: 'error', key: this.nextKey++, message, kind: null });
     this.view = v;
     for (const fn of this.listeners) fn(v);
   }
@@ -323,6 +335,7 @@ export class SessionStore {
       case 'turn-start':
         v.turnRunning = true;
         v.planFresh = false;
+        v.retryEntry = null;
         this.push(v, {
           type: 'user',
           key: this.nextKey++,
@@ -404,10 +417,16 @@ export class SessionStore {
         }
         break;
       }
-      case 'error':
+      case 'error': {
+        const kind = ev.error.kind ?? null;
+        if (ev.error.exit || kind === 'agent-exited' || kind === 'agent-unresponsive')
+          v.ended = { kind, exit: ev.error.exit ?? null };
         if (v.startFailed && ev.error.message === v.statusDetail) break;
-        this.push(v, { type: 'error', key: this.nextKey++, message: ev.error.message });
+        const key = this.nextKey++;
+        this.push(v, { type: 'error', key, message: ev.error.message, kind });
+        if (retryable(kind)) v.retryEntry = key;
         break;
+      }
       case 'notice':
         this.push(v, {
           type: 'notice',
@@ -441,6 +460,11 @@ export class SessionStore {
         if (ev.status === 'ready' || ev.status === 'prompting') this.sawReady = true;
         v.status = ev.status;
         v.statusDetail = ev.detail ?? null;
+        // A session that runs again (reconnected) has no death to explain.
+        if (ev.status !== 'dead') {
+          v.ended = null;
+          v.startFailed = false;
+        }
         if (ev.agent) v.agent = ev.agent;
         if (ev.status === 'dead') {
           v.turnRunning = false;

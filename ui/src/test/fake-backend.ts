@@ -115,6 +115,13 @@ export class FakeBackend implements Backend {
   async closeSession(session: string): Promise<void> {
     this.calls.push(['closeSession', session]);
   }
+  /** What `reconnectSession` rejects with, when set. */
+  reconnectError: IpcError | null = null;
+  async reconnectSession(session: string): Promise<SessionInfo> {
+    this.calls.push(['reconnectSession', session]);
+    if (this.reconnectError) throw this.reconnectError;
+    return { id: session, folder: '/p', agent: 'demo' };
+  }
   async pickFolder(): Promise<void> {
     this.calls.push(['pickFolder']);
   }

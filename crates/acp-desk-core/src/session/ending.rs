@@ -4,8 +4,9 @@
 //! stop, it did not start in time, its handshake failed) is an [`Ending`]. The loop hands the
 //! first one to [`Owner::end`], which does the same steps in the same order for each:
 //! 1. closing: a running turn is stopped politely (`session/cancel`, parked requests answered
-//!    `cancelled`) while the agent can still hear it; any other cause: the agent can no longer
-//!    be told anything, so its input closes now;
+//!    `cancelled`) while the agent can still hear it, then `session/close` when the agent
+//!    advertised it (its answer awaited up to `CLOSE_WAIT`; not when closing "now"); any other
+//!    cause: the agent can no longer be told anything, so its input closes now;
 //! 2. an agent that closed its output is exiting: it gets a moment to, for its exit status;
 //! 3. what happened is said, in the words each cause gets;
 //! 4. the session is dead: the turn ends (`turn-end` before the agent is made to go, so the
@@ -17,9 +18,14 @@
 
 use std::time::Duration;
 
+use agent_client_protocol_schema::v1 as acp;
+
 use super::EngineError;
 use super::owner::Owner;
-use crate::events::{NoticeSeverity, SessionState, SettledBy, TurnEndReason};
+use crate::error_kind::{self, ErrorKind};
+use crate::events::{AgentExit, ErrorInfo, NoticeSeverity, SessionState, SettledBy, TurnEndReason};
+use crate::jsonrpc::Inbound;
+use crate::process;
 
 /// What ends a session.
 #[derive(Debug)]
@@ -42,14 +48,21 @@ pub(super) enum Ending {
 /// Up to how long an agent that closed its output gets to exit on its own.
 const EXIT_WAIT: Duration = Duration::from_secs(3);
 
+/// Up to how long a closing session waits for the agent's answer to `session/close` before it
+/// ends the agent anyway (rule 9: nothing waits forever on an agent).
+const CLOSE_WAIT: Duration = Duration::from_secs(2);
+
 impl Owner {
     pub(super) async fn end(&mut self, ending: Ending) {
         let starting = self.life.ready.is_some();
         // 1. Closing: the agent hears the stop (and its answers) first. Otherwise nothing more
         // reaches it: its input closes now.
-        if matches!(ending, Ending::Closed { .. }) {
+        if let Ending::Closed { now, .. } = &ending {
             if self.turn.is_some() {
                 self.stop_turn(SettledBy::Stop).await;
+            }
+            if !*now {
+                self.close_at_agent().await;
             }
         } else {
             self.conn = None;
@@ -103,6 +116,55 @@ impl Owner {
         }
     }
 
+    /// `session/close`, when the agent advertised it and a session is open at the agent: sent,
+    /// and its answer awaited (up to [`CLOSE_WAIT`]) so an agent that saves on close has the
+    /// time to. What else arrives meanwhile is handled as usual (a stopped turn's last updates
+    /// and answer); the agent's output closing ends the wait. Its answer, even an error, only
+    /// ends the wait: the session closes either way.
+    async fn close_at_agent(&mut self) {
+        let advertised = self.identity.session_methods.is_some_and(|m| m.close);
+        let (Some(session), Some(conn), true) = (self.acp_session.clone(), &self.conn, advertised)
+        else {
+            return;
+        };
+        let id = match conn.request("session/close", &acp::CloseSessionRequest::new(session)) {
+            Ok(id) => id,
+            Err(e) => {
+                tracing::debug!("could not send session/close: {e}");
+                return;
+            }
+        };
+        self.flush().await;
+        let deadline = tokio::time::Instant::now() + CLOSE_WAIT;
+        loop {
+            let batch = match tokio::time::timeout_at(deadline, self.inbound.recv()).await {
+                Ok(Some(batch)) => batch,
+                Ok(None) => return,
+                Err(_) => {
+                    tracing::debug!("no answer to session/close in time; ending the agent");
+                    return;
+                }
+            };
+            let mut answered = false;
+            for msg in batch {
+                match msg {
+                    Inbound::Response { id: got, result } if got == id => {
+                        if let Err(e) = result {
+                            tracing::debug!("the agent refused session/close: {}", e.message);
+                        }
+                        answered = true;
+                    }
+                    Inbound::Closed { .. } => answered = true,
+                    msg => self.on_inbound(msg).await,
+                }
+            }
+            self.flush().await;
+            if answered {
+                return;
+            }
+        }
+    }
+
     /// Emits what each cause says (an `error` or a notice) and keeps the reason a `start()`
     /// still waiting will get.
     fn say_why(
@@ -118,23 +180,30 @@ impl Owner {
                 let err = EngineError::StartFailed(format!(
                     "no answer to initialize/session/new within {secs} s"
                 ));
-                self.emit_error(None, err.to_string(), None);
+                self.emit_error(ErrorInfo::of_kind(
+                    ErrorKind::AgentUnresponsive,
+                    err.to_string(),
+                ));
                 self.life.start_error = Some(err);
                 let why = "did not start in time";
                 (why.to_string(), format!("Session {why}."), None)
             }
             Ending::StartFailed(err) => {
-                self.emit_error(None, err.to_string(), None);
+                self.emit_error(ErrorInfo::of_kind(
+                    error_kind::of_start_failure(err),
+                    err.to_string(),
+                ));
                 self.life.start_error = Some(err.clone());
                 (err.to_string(), err.to_string(), None)
             }
             Ending::Stuck => {
                 let message = stuck_message(self.opts.limits.outbound_capacity);
-                self.emit_error(
-                    None,
-                    format!("{message} Start a new session to continue."),
-                    None,
-                );
+                // No remedy in the words: what a front end offers (Reconnect, a new session,
+                // `run --continue`) it says itself, by the kind.
+                self.emit_error(ErrorInfo::of_kind(
+                    ErrorKind::AgentUnresponsive,
+                    message.clone(),
+                ));
                 if starting {
                     self.life.start_error = Some(EngineError::StartFailed(message.clone()));
                 }
@@ -155,17 +224,25 @@ impl Owner {
             Ending::Exited { error } => {
                 let exit = self.agent.describe_exit(exited.flatten());
                 let (message, detail) = self.exit_words(&exit, error.as_deref(), starting);
+                // Structured for the card; the same lines are in `detail` for people.
+                let (code, signal) = process::exit_parts(exited.flatten());
+                let exit = AgentExit {
+                    code,
+                    signal,
+                    stderr_tail: self.agent.stderr_tail(),
+                };
                 if starting {
                     let err = EngineError::StartFailed(detail.clone());
-                    self.emit_error(None, err.to_string(), None);
+                    self.emit_error(ErrorInfo {
+                        exit: Some(exit),
+                        ..ErrorInfo::of_kind(ErrorKind::AgentExited, err.to_string())
+                    });
                     self.life.start_error = Some(err);
                 } else {
-                    let tail = self.agent.stderr_tail();
-                    self.emit_error(
-                        None,
-                        format!("{message} Start a new session to continue."),
-                        Some(serde_json::json!({ "stderrTail": tail })),
-                    );
+                    self.emit_error(ErrorInfo {
+                        exit: Some(exit),
+                        ..ErrorInfo::of_kind(ErrorKind::AgentExited, message.clone())
+                    });
                 }
                 (message, detail, Some(TurnEndReason::Error))
             }

@@ -253,6 +253,10 @@ enum Command {
         cursor: Option<String>,
         reply: oneshot::Sender<Result<ListedSessions, EngineError>>,
     },
+    DeleteSession {
+        acp_session_id: String,
+        reply: oneshot::Sender<Result<bool, EngineError>>,
+    },
 }
 
 /// A front end's handle on a session. Cheap to clone; when the last clone is dropped the
@@ -328,6 +332,18 @@ impl SessionHandle {
     ) -> Result<ListedSessions, EngineError> {
         let (reply, rx) = oneshot::channel();
         self.send(Command::ListSessions { cwd, cursor, reply })?;
+        rx.await.unwrap_or_else(|_| Err(ended()))
+    }
+
+    /// `session/delete` of the agent's session `acp_session_id` (one it listed, or one this
+    /// agent ran before): the agent forgets it. `Ok(false)`: the agent does not advertise
+    /// `session/delete`, and was not asked; its error answer is [`EngineError::AgentRefused`].
+    pub async fn delete_session(&self, acp_session_id: &str) -> Result<bool, EngineError> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::DeleteSession {
+            acp_session_id: acp_session_id.to_string(),
+            reply,
+        })?;
         rx.await.unwrap_or_else(|_| Err(ended()))
     }
 

@@ -98,6 +98,9 @@ pub(super) enum Pending {
     ListSessions {
         reply: oneshot::Sender<Result<super::ListedSessions, EngineError>>,
     },
+    DeleteSession {
+        reply: oneshot::Sender<Result<bool, EngineError>>,
+    },
     Prompt,
     /// A front end's `set_mode`: answered when the agent answers (or the session ends, which
     /// drops the sender: the caller then hears the session ended).
@@ -180,7 +183,7 @@ pub(super) struct Owner {
     /// `None` once the agent's input is closed (dropping it closes the agent's stdin once
     /// queued lines are written).
     pub(super) conn: Option<Connection>,
-    inbound: mpsc::Receiver<Vec<Inbound>>,
+    pub(super) inbound: mpsc::Receiver<Vec<Inbound>>,
     pub(super) agent: AgentProc,
     pub(super) identity: AgentIdentity,
     /// The agent's id for the session, once `session/new` answered.
@@ -350,6 +353,9 @@ impl Owner {
                 Command::ListSessions { reply, .. } => {
                     let _ = reply.send(Err(ended()));
                 }
+                Command::DeleteSession { reply, .. } => {
+                    let _ = reply.send(Err(ended()));
+                }
                 Command::Changes { reply } => {
                     let _ = reply.send(changes.clone());
                 }
@@ -391,19 +397,11 @@ impl Owner {
         self.emit(ev);
     }
 
-    pub(super) fn emit_error(
-        &mut self,
-        code: Option<i64>,
-        message: String,
-        data: Option<serde_json::Value>,
-    ) {
+    /// Emits an `error`, classified (`ErrorInfo::new`, `ErrorInfo::of_kind`).
+    pub(super) fn emit_error(&mut self, error: ErrorInfo) {
         let ev = StreamEvent::Error {
             session_id: Some(self.id.clone()),
-            error: ErrorInfo {
-                code,
-                message,
-                data,
-            },
+            error,
         };
         self.emit(ev);
     }
@@ -467,7 +465,7 @@ impl Owner {
         }
     }
 
-    async fn on_inbound(&mut self, msg: Inbound) {
+    pub(super) async fn on_inbound(&mut self, msg: Inbound) {
         match msg {
             Inbound::Notification { method, params } => {
                 if method == "session/update" {
@@ -583,6 +581,7 @@ impl Owner {
             Pending::Resume => self.on_resumed(result).await,
             Pending::Load => self.on_loaded(result).await,
             Pending::ListSessions { reply } => self.on_listed(reply, result),
+            Pending::DeleteSession { reply } => self.on_deleted(reply, result),
             Pending::Prompt => {
                 let current = self.turn.as_ref().and_then(|t| t.request.as_ref()) == Some(&id);
                 if current {
@@ -619,6 +618,10 @@ impl Owner {
                 reply,
             } => self.set_config_option(config_id, value, reply),
             Command::ListSessions { cwd, cursor, reply } => self.list_sessions(cwd, cursor, reply),
+            Command::DeleteSession {
+                acp_session_id,
+                reply,
+            } => self.delete_session(acp_session_id, reply),
             // Handled by the loop.
             Command::Close { .. } => {}
         }

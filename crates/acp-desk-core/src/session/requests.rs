@@ -1,5 +1,5 @@
-//! The front end's requests to the agent outside the prompt itself: switching the mode and
-//! setting config options. Each waits for the agent's answer in `pending`; the front end's
+//! The front end's requests to the agent outside the prompt itself: switching the mode,
+//! setting config options, deleting a session at the agent. Each waits for the agent's answer in `pending`; the front end's
 //! call returns after the event that shows the new state went out.
 
 use agent_client_protocol_schema::v1 as acp;
@@ -92,6 +92,28 @@ impl Owner {
         let _ = reply.send(r);
     }
 
+    /// `session/delete`, when the agent advertised it.
+    pub(super) fn delete_session(
+        &mut self,
+        acp_session_id: String,
+        reply: oneshot::Sender<Result<bool, EngineError>>,
+    ) {
+        if !self.identity.session_methods.is_some_and(|m| m.delete) {
+            let _ = reply.send(Ok(false));
+            return;
+        }
+        let req = acp::DeleteSessionRequest::new(acp_session_id);
+        self.request_for("session/delete", &req, Pending::DeleteSession { reply });
+    }
+
+    pub(super) fn on_deleted(
+        &mut self,
+        reply: oneshot::Sender<Result<bool, EngineError>>,
+        result: Result<Box<RawValue>, acp::Error>,
+    ) {
+        let _ = reply.send(result.map(|_| true).map_err(|e| refused(&e)));
+    }
+
     /// Sends a front end's request to the agent; the reply waits in `pending` for the answer.
     /// When it cannot be sent, the caller hears at once that the agent's input is closed.
     pub(super) fn request_for<P: serde::Serialize>(
@@ -113,6 +135,9 @@ impl Owner {
                 let _ = reply.send(Err(err));
             }
             Pending::ListSessions { reply } => {
+                let _ = reply.send(Err(err));
+            }
+            Pending::DeleteSession { reply } => {
                 let _ = reply.send(Err(err));
             }
             Pending::Initialize

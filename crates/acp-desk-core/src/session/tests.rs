@@ -85,6 +85,18 @@ impl Peer {
         self.respond(&new, json!({"sessionId": "acp-1"})).await;
     }
 
+    /// The handshake of an agent that advertises `sessionCapabilities.close`.
+    async fn handshake_with_close(&mut self) {
+        let init = self.expect("initialize").await;
+        self.respond(
+            &init,
+            json!({"protocolVersion": 1, "agentCapabilities": {"sessionCapabilities": {"close": {}}}}),
+        )
+        .await;
+        let new = self.expect("session/new").await;
+        self.respond(&new, json!({"sessionId": "acp-1"})).await;
+    }
+
     /// The agent's output closes: it exited.
     async fn hang_up(&mut self) {
         if let Some(mut out) = self.out.take() {
@@ -220,6 +232,15 @@ fn error_messages(evs: &[StreamEvent]) -> Vec<String> {
     evs.iter()
         .filter_map(|e| match e {
             StreamEvent::Error { error, .. } => Some(error.message.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn error_kinds(evs: &[StreamEvent]) -> Vec<crate::error_kind::ErrorKind> {
+    evs.iter()
+        .filter_map(|e| match e {
+            StreamEvent::Error { error, .. } => Some(error.kind()),
             _ => None,
         })
         .collect()
@@ -526,7 +547,55 @@ async fn a_failed_handshake_says_why_once_and_ends_the_session() {
         ["session-status:starting", "error", "session-status:dead"]
     );
     assert_eq!(error_messages(&evs), [err.to_string()]);
+    assert_eq!(
+        error_kinds(&evs),
+        [crate::error_kind::ErrorKind::AuthRequired]
+    );
     assert_eq!(dead_detail(&evs), Some(err.to_string()));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_prompts_failure_is_classified_by_the_agents_code_and_words() {
+    let (mut rig, handle) = ready(|_| {}).await;
+    for (code, message, kind) in [
+        // claude-code-acp relays Claude Code's result text as an internal error.
+        (
+            -32603,
+            "Internal error: API Error: Rate limit reached",
+            crate::error_kind::ErrorKind::RateLimit,
+        ),
+        (
+            -32603,
+            "Internal error: Prompt is too long",
+            crate::error_kind::ErrorKind::ContextTooLong,
+        ),
+        (
+            -32000,
+            "Authentication required",
+            crate::error_kind::ErrorKind::AuthRequired,
+        ),
+        (
+            -32603,
+            "Internal error: boom",
+            crate::error_kind::ErrorKind::Other,
+        ),
+    ] {
+        let turn = tokio::spawn({
+            let h = handle.clone();
+            async move { h.prompt(vec![text_block("hi")]).await }
+        });
+        let prompt = rig.peer.expect("session/prompt").await;
+        rig.peer.respond_error(&prompt, code, message).await;
+        assert_eq!(turn.await.unwrap().unwrap().reason, TurnEndReason::Error);
+        let evs = rig.events_until("turn-end:error").await;
+        assert_eq!(error_kinds(&evs), [kind], "{message}");
+        let code_seen = evs.iter().find_map(|e| match e {
+            StreamEvent::Error { error, .. } => error.code,
+            _ => None,
+        });
+        assert_eq!(code_seen, Some(code), "the agent's code is kept");
+    }
+    handle.close().await;
 }
 
 #[tokio::test(start_paused = true)]
@@ -601,7 +670,11 @@ async fn an_agent_that_exits_mid_turn_ends_the_turn_and_its_parked_requests() {
     );
     assert_eq!(
         error_messages(&evs),
-        ["The agent closed its connection during the turn. Start a new session to continue."]
+        ["The agent closed its connection during the turn."]
+    );
+    assert_eq!(
+        error_kinds(&evs),
+        [crate::error_kind::ErrorKind::AgentExited]
     );
     assert_eq!(
         handle
@@ -717,9 +790,11 @@ async fn an_agent_that_stops_reading_is_ended_rather_than_waited_for() {
     let errors = error_messages(&evs);
     assert_eq!(
         errors,
-        [
-            "The agent stopped reading its input (2 messages were waiting for it); it was ended. Start a new session to continue."
-        ]
+        ["The agent stopped reading its input (2 messages were waiting for it); it was ended."]
+    );
+    assert_eq!(
+        error_kinds(&evs),
+        [crate::error_kind::ErrorKind::AgentUnresponsive]
     );
     assert_eq!(
         dead_detail(&evs).as_deref(),
@@ -730,6 +805,59 @@ async fn an_agent_that_stops_reading_is_ended_rather_than_waited_for() {
         handle.prompt(vec![text_block("hello?")]).await,
         Err(EngineError::SessionEnded(_))
     ));
+}
+
+#[tokio::test(start_paused = true)]
+async fn closing_sends_session_close_first_when_the_agent_advertised_it() {
+    let (mut rig, started) = rig(|_| {});
+    rig.peer.handshake_with_close().await;
+    let handle = started.await.unwrap().unwrap();
+    let closing = tokio::spawn({
+        let h = handle.clone();
+        async move { h.close().await }
+    });
+    let close = rig.peer.expect("session/close").await;
+    assert_eq!(close["params"]["sessionId"], "acp-1");
+    // The session waits for the answer: the agent's input is still open until it comes.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        !closing.is_finished(),
+        "the close waits for the agent's answer"
+    );
+    rig.peer.respond(&close, json!({})).await;
+    closing.await.unwrap();
+    assert_eq!(rig.peer.rest_until_closed().await, Vec::<Value>::new());
+    let evs = rig.rest().await;
+    assert_eq!(dead_detail(&evs).as_deref(), Some("Session closed."));
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_agent_that_never_answers_session_close_is_ended_anyway() {
+    let (mut rig, started) = rig(|_| {});
+    rig.peer.handshake_with_close().await;
+    let handle = started.await.unwrap().unwrap();
+    let closing = tokio::spawn({
+        let h = handle.clone();
+        async move { h.close().await }
+    });
+    rig.peer.expect("session/close").await;
+    // No answer: the paused clock runs to CLOSE_WAIT, and the session closes.
+    closing.await.unwrap();
+    assert_eq!(rig.peer.rest_until_closed().await, Vec::<Value>::new());
+}
+
+#[tokio::test(start_paused = true)]
+async fn closing_now_or_without_the_capability_sends_no_session_close() {
+    // Advertised, but closed "now": the tree is killed, nothing is asked.
+    let (mut rig, started) = rig(|_| {});
+    rig.peer.handshake_with_close().await;
+    let handle = started.await.unwrap().unwrap();
+    handle.close_now().await;
+    assert_eq!(rig.peer.rest_until_closed().await, Vec::<Value>::new());
+    // Not advertised (the plain handshake).
+    let (mut rig, handle) = ready(|_| {}).await;
+    handle.close().await;
+    assert_eq!(rig.peer.rest_until_closed().await, Vec::<Value>::new());
 }
 
 /// `initialize` answered with load and resume advertised.

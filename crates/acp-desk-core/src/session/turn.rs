@@ -10,7 +10,9 @@ use tokio::time::Instant;
 use super::handshake::AUTH_REQUIRED;
 use super::owner::{Owner, Pending};
 use super::{EngineError, TurnOutcome};
-use crate::events::{NoticeSeverity, SessionState, SettledBy, StreamEvent, TurnEndReason};
+use crate::events::{
+    ErrorInfo, ErrorKind, NoticeSeverity, SessionState, SettledBy, StreamEvent, TurnEndReason,
+};
 use crate::jsonrpc::codes;
 
 pub(super) struct Turn {
@@ -70,11 +72,10 @@ impl Owner {
                 t.request = Some(id);
             }
         } else {
-            self.emit_error(
-                None,
-                "could not send the prompt: the agent's input is closed".into(),
-                None,
-            );
+            self.emit_error(ErrorInfo::of_kind(
+                ErrorKind::AgentExited,
+                "could not send the prompt: the agent's input is closed",
+            ));
             self.end_turn(TurnEndReason::Error, None).await;
         }
     }
@@ -97,11 +98,13 @@ impl Owner {
                     self.end_turn(reason, Some(resp.stop_reason)).await;
                 }
                 Err(e) => {
-                    self.emit_error(
-                        Some(i64::from(codes::INVALID_PARAMS)),
-                        format!("the agent's answer to session/prompt is not valid ACP: {e}"),
-                        None,
-                    );
+                    self.emit_error(ErrorInfo {
+                        code: Some(i64::from(codes::INVALID_PARAMS)),
+                        ..ErrorInfo::of_kind(
+                            ErrorKind::Protocol,
+                            format!("the agent's answer to session/prompt is not valid ACP: {e}"),
+                        )
+                    });
                     self.end_turn(TurnEndReason::Error, None).await;
                 }
             },
@@ -111,13 +114,13 @@ impl Owner {
                     let reason = self.stopped_reason();
                     self.end_turn(reason, None).await;
                 } else {
-                    let message = if code == AUTH_REQUIRED {
+                    // Classified by the agent's own code and words, not our rewording.
+                    let mut error = ErrorInfo::new(Some(i64::from(code)), e.message, e.data);
+                    if code == AUTH_REQUIRED {
                         // Seen with claude-agent-acp: the session opens, the first prompt says so.
-                        EngineError::AuthRequired(e.message).to_string()
-                    } else {
-                        e.message
-                    };
-                    self.emit_error(Some(i64::from(code)), message, e.data);
+                        error.message = EngineError::AuthRequired(error.message).to_string();
+                    }
+                    self.emit_error(error);
                     self.end_turn(TurnEndReason::Error, None).await;
                 }
             }

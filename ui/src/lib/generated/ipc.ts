@@ -395,6 +395,23 @@ export type TurnEndReason = 'completed' | 'cancelled' | 'max_turns' | 'error' | 
  */
 export type StopReason = 'end_turn' | 'max_tokens' | 'max_turn_requests' | 'refusal' | 'cancelled';
 /**
+ * What kind of error this is, for front ends to act on (`kind` on the wire, kebab case).
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "ErrorKind".
+ */
+export type ErrorKind =
+  | 'auth-required'
+  | 'rate-limit'
+  | 'usage-limit'
+  | 'unavailable'
+  | 'context-too-long'
+  | 'agent-exited'
+  | 'agent-unresponsive'
+  | 'start-failed'
+  | 'protocol'
+  | 'other';
+/**
  * This interface was referenced by `IpcTypes`'s JSON-Schema
  * via the `definition` "BackgroundTaskPhase".
  */
@@ -670,6 +687,7 @@ export type CommandName =
   | 'cancel'
   | 'respond_permission'
   | 'close_session'
+  | 'reconnect_session'
   | 'pick_folder'
   | 'set_mode'
   | 'set_config_option'
@@ -1450,6 +1468,40 @@ export interface ErrorInfo {
   code?: number | null;
   message: string;
   data?: unknown;
+  /**
+   * What kind of error it is ([`crate::error_kind`], the one classification): front ends
+   * match this, never `message`. Always set by the engine and the app; absent in events
+   * from before the field existed.
+   */
+  kind?: ErrorKind | null;
+  /**
+   * How the agent's process ended, when this error says it did (kind `agent-exited`, or a
+   * start that failed because it exited).
+   */
+  exit?: AgentExit | null;
+}
+/**
+ * How an agent's process ended, for the dead session's card: its exit code or the signal that
+ * killed it, and the last lines of its stderr (shown to the user in the session; never logged
+ * above `debug`, rule 24).
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "AgentExit".
+ */
+export interface AgentExit {
+  /**
+   * Its exit code, when it exited.
+   */
+  code?: number | null;
+  /**
+   * The signal that ended it, when one did.
+   */
+  signal?: number | null;
+  /**
+   * The last lines it wrote to stderr, oldest first (at most `process::STDERR_TAIL_LINES`,
+   * each cut at `process::STDERR_LINE_MAX` bytes).
+   */
+  stderrTail?: string[];
 }
 /**
  * A single entry in the execution plan.
@@ -2058,6 +2110,7 @@ export const COMMAND_NAMES = [
   'cancel',
   'respond_permission',
   'close_session',
+  'reconnect_session',
   'pick_folder',
   'set_mode',
   'set_config_option',
