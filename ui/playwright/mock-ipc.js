@@ -443,6 +443,14 @@ export function installMockIpc(setup) {
       case 'history_copy_id':
         stored(String(args.id));
         return null;
+      case 'history_continue': {
+        // The live session that goes on: `attach` then replays the spec's transcript.
+        const s = stored(String(args.id));
+        return { id: sessionId, folder: s.folder, agent: s.agent };
+      }
+      case 'history_send_context':
+        stored(String(args.stored));
+        return { reason: 'completed', stopReason: 'end_turn' };
       case 'close_session':
       case 'open_path':
       case 'reveal_path':
