@@ -347,3 +347,45 @@ test('Continue goes on with the agent; one that starts afresh offers the old con
     ['history_send_context', { session: 'h-crash', stored: 'h-crash' }],
   ]);
 });
+
+test("Show <agent>'s own sessions here asks the agent and opens one with load", async ({
+  page,
+}) => {
+  await page.setViewportSize({ width: 1100, height: 735 });
+  const live: Ev[] = [
+    { kind: 'session-status', sessionId: 'h-new', status: 'starting' },
+    { kind: 'session-continued', sessionId: 'h-new', mode: 'import', outcome: 'loaded' },
+    ...turn('h-new', 'Rename the ledger columns', 'Renamed them in src/columns.rs.'),
+    { kind: 'session-status', sessionId: 'h-new', status: 'ready' },
+  ];
+  const agentSessions = [
+    {
+      acpSessionId: 'cc-41',
+      title: 'Rename the ledger columns',
+      updatedAt: new Date(now - 50 * min).toISOString(),
+    },
+  ];
+  await replay(page, live, {
+    folder: null,
+    history: { sessions, transcripts, agentSessions } as never,
+  });
+  await page.goto('/');
+  await page.getByRole('button', { name: 'History', exact: true }).click();
+  const ledger = page.locator('[data-history-folder="/home/demo/ledger"]');
+  // Both agents of the fixture advertise session/list.
+  await ledger.getByRole('button', { name: "Show Claude Code's own sessions here" }).click();
+  const own = ledger.locator('[data-agent-sessions="claude"]');
+  await expect(own.locator('[data-agent-session="cc-41"]')).toContainText('50 min ago');
+  await shot(page, 'history-agent-sessions-1100x735');
+  await own.locator('[data-agent-session="cc-41"]').click();
+  await expect(page.locator('[data-session-list] [data-session]')).toHaveCount(1);
+  await expect(page.getByText('Continued: the agent loaded the conversation.')).toBeVisible();
+  await expect(page.getByText('Renamed them in src/columns.rs.')).toBeVisible();
+  const made = (await calls(page)).filter(
+    (c) => c.cmd === 'history_agent_sessions' || c.cmd === 'history_import',
+  );
+  expect(made.map((c) => [c.cmd, c.args])).toEqual([
+    ['history_agent_sessions', { agent: 'claude', folder: '/home/demo/ledger' }],
+    ['history_import', { agent: 'claude', folder: '/home/demo/ledger', acpSessionId: 'cc-41' }],
+  ]);
+});

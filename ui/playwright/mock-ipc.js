@@ -70,6 +70,8 @@ import { readFileSync } from 'node:fs';
  * @property {Record<string, unknown>[]} sessions
  * @property {Record<string, StreamEvent[]>} transcripts
  * @property {{ off: boolean, message: string }[]} [notices] What history_status reports.
+ * @property {Record<string, unknown>[]} [agentSessions] What history_agent_sessions answers
+ *   (AgentSession: the agent's own sessions, session/list).
  * @property {string | null} [exportTo] The file the save dialog "chooses" (default
  *   /home/demo/exported.<ext>); null: the user cancelled.
  */
@@ -448,6 +450,10 @@ export function installMockIpc(setup) {
         const s = stored(String(args.id));
         return { id: sessionId, folder: s.folder, agent: s.agent };
       }
+      case 'history_agent_sessions':
+        return history.agentSessions ?? [];
+      case 'history_import':
+        return { id: sessionId, folder: args.folder, agent: args.agent };
       case 'history_send_context':
         stored(String(args.stored));
         return { reason: 'completed', stopReason: 'end_turn' };
