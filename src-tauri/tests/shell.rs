@@ -884,11 +884,52 @@ async fn the_windows_sessions_are_recorded_listed_searched_exported_and_deleted(
     assert_eq!(listed[0].status, "dead");
     // Closed, it can be continued (the request names the stored id; opening it is the engine's
     // tests' business) and deleted.
-    assert!(
-        history
-            .continue_request(sessions.registry(), &stored_id)
-            .is_ok()
+    let before = history
+        .events(sessions.registry(), &stored_id)
+        .unwrap()
+        .events
+        .len();
+    let Ok(request) = history.continue_request(sessions.registry(), &stored_id) else {
+        panic!("a closed session could not be continued");
+    };
+    let again = sessions.registry().open(request);
+    let view = View::default();
+    sessions.attach(&again.id, Box::new(view.clone())).unwrap();
+    wait_for("session-continued", || {
+        view.events()
+            .iter()
+            .any(|e| matches!(e, StreamEvent::SessionContinued { .. }))
+    })
+    .await;
+    // Under the stored id: the history appends to the same transcript.
+    assert_eq!(
+        recorder.history_id(&again.id).as_deref(),
+        Some(stored_id.as_str())
     );
+    let listed = history.list(sessions.registry()).unwrap();
+    assert_eq!((listed.len(), listed[0].open), (1, true));
+    sessions.close(&again.id).await.unwrap();
+    recorder.recorder().flush();
+    let after = history.events(sessions.registry(), &stored_id).unwrap();
+    assert!(
+        after.events.len() > before,
+        "{} <= {before}",
+        after.events.len()
+    );
+    assert!(
+        after
+            .events
+            .iter()
+            .any(|e| matches!(e, StreamEvent::SessionContinued { .. }))
+    );
+    // The transcript an agent that started afresh is sent: a Markdown copy in the data folder.
+    let (copy, text) = history.context_file(&stored_id).unwrap();
+    assert!(
+        copy.starts_with(isolated().join("data/context")),
+        "{copy:?}"
+    );
+    assert_eq!(std::fs::read_to_string(&copy).unwrap(), text);
+    assert!(text.contains("ledgerline"));
     history.delete(sessions.registry(), &stored_id).unwrap();
     assert!(history.list(sessions.registry()).unwrap().is_empty());
     let err = history.events(sessions.registry(), &stored_id).unwrap_err();
