@@ -36,6 +36,8 @@ macro_rules! with_command_names {
             history_copy_id,
             history_continue,
             history_send_context,
+            history_agent_sessions,
+            history_import,
         }
     };
 }

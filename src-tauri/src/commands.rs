@@ -416,6 +416,61 @@ pub async fn history_send_context<R: Runtime>(
     Ok(outcome.into())
 }
 
+/// The agent's own sessions in `folder` (`session/list`): a running session of that agent is
+/// asked; else the agent is started for the question and ended (none is started at app start).
+#[tauri::command]
+pub async fn history_agent_sessions(
+    state: State<'_, AppState>,
+    agent: String,
+    folder: String,
+) -> Result<Vec<crate::history::AgentSession>, IpcError> {
+    let name = agent.clone();
+    let (spec, folder) = tauri::async_runtime::spawn_blocking(move || {
+        Ok::<_, IpcError>((
+            acp_desk_app::resolve_agent(&name)?,
+            acp_desk_app::check_folder(&folder)?,
+        ))
+    })
+    .await
+    .map_err(|e| IpcError::task_failed("check the folder", &e))??;
+    let listed = state
+        .sessions
+        .registry()
+        .list_agent_sessions(&agent, spec, &folder)
+        .await?;
+    Ok(listed
+        .into_iter()
+        .map(|s| crate::history::AgentSession {
+            acp_session_id: s.session_id.to_string(),
+            title: s.title,
+            updated_at: s.updated_at,
+        })
+        .collect())
+}
+
+/// Opens a session the agent listed: with `session/load` its replay is shown and stored as
+/// the transcript; with resume only the earlier conversation cannot be shown
+/// (`session-continued` says which).
+#[tauri::command]
+pub async fn history_import(
+    state: State<'_, AppState>,
+    agent: String,
+    folder: String,
+    acp_session_id: String,
+) -> Result<SessionInfo, IpcError> {
+    let name = agent.clone();
+    let (spec, folder) = tauri::async_runtime::spawn_blocking(move || {
+        Ok::<_, IpcError>((
+            acp_desk_app::resolve_agent(&name)?,
+            acp_desk_app::check_folder(&folder)?,
+        ))
+    })
+    .await
+    .map_err(|e| IpcError::task_failed("check the folder", &e))??;
+    let request = acp_desk_app::import_request(agent, spec, folder, acp_session_id);
+    Ok(state.sessions.registry().open(request).into())
+}
+
 // The one list of command names (the root build.rs includes it too, for the app manifest).
 include!("command_names.rs");
 pub(crate) use with_command_names;

@@ -153,6 +153,17 @@ pub struct HistoryEvents {
     pub unreadable: u32,
 }
 
+/// A session the agent itself keeps (`session/list`), for "Show <agent>'s own sessions here".
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentSession {
+    /// The agent's id for it (what `history_import` takes).
+    pub acp_session_id: String,
+    pub title: Option<String>,
+    /// When the agent last changed it (ISO 8601, as the agent says it).
+    pub updated_at: Option<String>,
+}
+
 /// How a session is exported.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]

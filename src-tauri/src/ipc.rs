@@ -332,6 +332,7 @@ pub struct IpcTypes {
     history_hit: crate::history::HistoryHit,
     history_events: crate::history::HistoryEvents,
     export_format: crate::history::ExportFormat,
+    agent_session: crate::history::AgentSession,
 }
 
 /// The JSON Schema the TypeScript types are generated from, as committed in

@@ -870,3 +870,165 @@ fn commands_refuse_outside_paths_and_links_that_are_not_web_or_mail() {
     invoke(&webview, "close_session", json!({"session": session})).unwrap();
     drop(dir);
 }
+
+/// The window's history: a session with the demo agent is recorded as it runs, listed (open,
+/// so not deletable), found by search, exported, and continuable once closed; then deleted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_windows_sessions_are_recorded_listed_searched_exported_and_deleted() {
+    use acp_desk_shell::history::{ExportFormat, History};
+    isolated();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("history.sqlite3");
+    let sessions = Sessions::default();
+    let history = History::start_at(sessions.registry(), file.clone());
+    assert!(history.status().recording, "{:?}", history.status());
+    assert!(history.status().notices.is_empty());
+    let info = sessions
+        .open(&dir.path().display().to_string(), "demo")
+        .unwrap();
+    let view = View::default();
+    sessions.attach(&info.id, Box::new(view.clone())).unwrap();
+    wait_for("ready", || {
+        view.events().iter().any(|e| {
+            matches!(e, StreamEvent::SessionStatus { status, .. }
+                if *status == acp_desk_core::events::SessionState::Ready)
+        })
+    })
+    .await;
+    sessions
+        .prompt(&info.id, text_parts("stream"))
+        .await
+        .unwrap();
+    let recorder = history.recorder().unwrap().clone();
+    let stored_id = recorder.history_id(&info.id).unwrap();
+    recorder.recorder().flush();
+
+    let listed = history.list(sessions.registry()).unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(
+        (listed[0].id.as_str(), listed[0].open),
+        (stored_id.as_str(), true)
+    );
+    let err = history.delete(sessions.registry(), &stored_id).unwrap_err();
+    assert!(
+        matches!(err, IpcError::InvalidInput(ref m) if m.contains("close it first")),
+        "{err:?}"
+    );
+    let Err(err) = history.continue_request(sessions.registry(), &stored_id) else {
+        panic!("an open session was continued a second time");
+    };
+    assert!(matches!(err, IpcError::InvalidInput(_)), "{err:?}");
+
+    let hits = history.search("ledgerline").unwrap();
+    assert!(!hits.is_empty());
+    assert_eq!(hits[0].session_id, stored_id);
+    assert!(
+        hits[0]
+            .snippet
+            .iter()
+            .any(|p| p.hit && p.text.eq_ignore_ascii_case("ledgerline"))
+    );
+    let stored = history.events(sessions.registry(), &stored_id).unwrap();
+    assert_eq!(stored.seqs.len(), stored.events.len());
+    assert!(
+        stored.seqs.contains(&hits[0].seq),
+        "the hit's row is in the transcript"
+    );
+    let (name, md) = history.export(&stored_id, ExportFormat::Markdown).unwrap();
+    assert!(name.ends_with(".md") && md.contains("ledgerline"), "{name}");
+    let (_, jsonl) = history.export(&stored_id, ExportFormat::Jsonl).unwrap();
+    assert_eq!(jsonl.lines().count(), stored.events.len());
+
+    sessions.close(&info.id).await.unwrap();
+    recorder.recorder().flush();
+    let listed = history.list(sessions.registry()).unwrap();
+    assert!(!listed[0].open);
+    assert_eq!(listed[0].status, "dead");
+    // Closed, it can be continued (the request names the stored id; opening it is the engine's
+    // tests' business) and deleted.
+    let before = history
+        .events(sessions.registry(), &stored_id)
+        .unwrap()
+        .events
+        .len();
+    let Ok(request) = history.continue_request(sessions.registry(), &stored_id) else {
+        panic!("a closed session could not be continued");
+    };
+    let again = sessions.registry().open(request);
+    let view = View::default();
+    sessions.attach(&again.id, Box::new(view.clone())).unwrap();
+    wait_for("session-continued", || {
+        view.events()
+            .iter()
+            .any(|e| matches!(e, StreamEvent::SessionContinued { .. }))
+    })
+    .await;
+    // Under the stored id: the history appends to the same transcript.
+    assert_eq!(
+        recorder.history_id(&again.id).as_deref(),
+        Some(stored_id.as_str())
+    );
+    let listed = history.list(sessions.registry()).unwrap();
+    assert_eq!((listed.len(), listed[0].open), (1, true));
+    sessions.close(&again.id).await.unwrap();
+    recorder.recorder().flush();
+    let after = history.events(sessions.registry(), &stored_id).unwrap();
+    assert!(
+        after.events.len() > before,
+        "{} <= {before}",
+        after.events.len()
+    );
+    assert!(
+        after
+            .events
+            .iter()
+            .any(|e| matches!(e, StreamEvent::SessionContinued { .. }))
+    );
+    // The transcript an agent that started afresh is sent: a Markdown copy in the data folder.
+    let (copy, text) = history.context_file(&stored_id).unwrap();
+    assert!(
+        copy.starts_with(isolated().join("data/context")),
+        "{copy:?}"
+    );
+    assert_eq!(std::fs::read_to_string(&copy).unwrap(), text);
+    assert!(text.contains("ledgerline"));
+    history.delete(sessions.registry(), &stored_id).unwrap();
+    assert!(history.list(sessions.registry()).unwrap().is_empty());
+    let err = history.events(sessions.registry(), &stored_id).unwrap_err();
+    assert!(matches!(err, IpcError::SessionUnknown(_)), "{err:?}");
+    history.finish();
+}
+
+/// A history file another program holds: the app starts, history is off, and the window is
+/// told so, naming the file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_history_file_that_cannot_be_opened_is_said_and_the_app_goes_on() {
+    use acp_desk_shell::history::History;
+    isolated();
+    let dir = tempfile::tempdir().unwrap();
+    // A folder where the file should be: it cannot be opened as a database.
+    let file = dir.path().join("history.sqlite3");
+    std::fs::create_dir_all(file.join("x")).unwrap();
+    let sessions = Sessions::default();
+    let history = History::start_at(sessions.registry(), file.clone());
+    let status = history.status();
+    assert!(!status.recording);
+    assert_eq!(status.notices.len(), 1, "{status:?}");
+    assert!(status.notices[0].off);
+    assert!(
+        status.notices[0]
+            .message
+            .contains(&file.display().to_string()),
+        "{status:?}"
+    );
+    let err = history.list(sessions.registry()).unwrap_err();
+    assert!(
+        matches!(err, IpcError::HistoryUnavailable(ref m) if m.contains("history.sqlite3")),
+        "{err:?}"
+    );
+    // Sessions still open without it.
+    let info = sessions
+        .open(&dir.path().display().to_string(), "demo")
+        .unwrap();
+    sessions.close(&info.id).await.unwrap();
+}

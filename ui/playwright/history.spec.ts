@@ -181,7 +181,7 @@ for (const size of sizes) {
       await expect(page.getByText('Step 1: tidy the ledger module', { exact: true })).toHaveCount(
         0,
       );
-      await expect(page.getByText('The stored conversation, read-only.')).toBeVisible();
+      await expect(page.getByText(/The stored conversation, read-only/)).toBeVisible();
       await expect(page.locator('#composer')).toHaveCount(0);
       await shot(page, `history-open-at-hit-${tag}`);
       // Esc goes back to the hits.
@@ -294,4 +294,98 @@ test('history that is off is said in the window, naming the file; the list error
   await expect
     .poll(async () => (await calls(page)).filter((c) => c.cmd === 'history_list').length)
     .toBe(before + 1);
+});
+
+test('Continue goes on with the agent; one that starts afresh offers the old conversation', async ({
+  page,
+}) => {
+  await page.setViewportSize({ width: 1100, height: 735 });
+  // What the shell's continued session says: the agent could only start a new session.
+  const live: Ev[] = [
+    { kind: 'session-status', sessionId: 'h-crash', status: 'starting' },
+    { kind: 'session-continued', sessionId: 'h-crash', mode: 'continue', outcome: 'new' },
+    {
+      kind: 'notice',
+      sessionId: 'h-crash',
+      severity: 'warning',
+      source: 'client',
+      title:
+        'This agent cannot continue the old conversation: it offers neither session/resume nor session/load.',
+    },
+    {
+      kind: 'session-status',
+      sessionId: 'h-crash',
+      status: 'ready',
+      agent: identity('claude', 'Claude Code'),
+    },
+  ];
+  await replay(page, live, { folder: null, history: { sessions, transcripts } as never });
+  await page.goto('/');
+  await page.getByRole('button', { name: 'History', exact: true }).click();
+  await page.locator('[data-history-session="h-crash"]').click();
+  await expect(page.getByText('Continue to go on with it.')).toBeVisible();
+  await shot(page, 'history-past-session-1100x735');
+  await page.locator('[data-continue]').click();
+  // The session is in the sidebar, its stored turn above what the agent says now.
+  await expect(page.locator('[data-session-list] [data-session]')).toHaveCount(1);
+  await expect(
+    page.getByText('Why does the parser reject negative amounts?').first(),
+  ).toBeVisible();
+  const offer = page.locator('[data-context-offer]');
+  await expect(offer).toContainText('This agent cannot continue the old conversation');
+  await expect(offer).toContainText(
+    'Send it the old conversation to read first: whole, inside the message',
+  );
+  await shot(page, 'history-continued-new-1100x735');
+  await offer.getByRole('button', { name: 'Send it the old conversation' }).click();
+  await expect(offer).toHaveCount(0);
+  const made = (await calls(page)).filter(
+    (c) => c.cmd.startsWith('history_c') || c.cmd === 'history_send_context',
+  );
+  expect(made.map((c) => [c.cmd, c.args])).toEqual([
+    ['history_continue', { id: 'h-crash' }],
+    ['history_send_context', { session: 'h-crash', stored: 'h-crash' }],
+  ]);
+});
+
+test("Show <agent>'s own sessions here asks the agent and opens one with load", async ({
+  page,
+}) => {
+  await page.setViewportSize({ width: 1100, height: 735 });
+  const live: Ev[] = [
+    { kind: 'session-status', sessionId: 'h-new', status: 'starting' },
+    { kind: 'session-continued', sessionId: 'h-new', mode: 'import', outcome: 'loaded' },
+    ...turn('h-new', 'Rename the ledger columns', 'Renamed them in src/columns.rs.'),
+    { kind: 'session-status', sessionId: 'h-new', status: 'ready' },
+  ];
+  const agentSessions = [
+    {
+      acpSessionId: 'cc-41',
+      title: 'Rename the ledger columns',
+      updatedAt: new Date(now - 50 * min).toISOString(),
+    },
+  ];
+  await replay(page, live, {
+    folder: null,
+    history: { sessions, transcripts, agentSessions } as never,
+  });
+  await page.goto('/');
+  await page.getByRole('button', { name: 'History', exact: true }).click();
+  const ledger = page.locator('[data-history-folder="/home/demo/ledger"]');
+  // Both agents of the fixture advertise session/list.
+  await ledger.getByRole('button', { name: "Show Claude Code's own sessions here" }).click();
+  const own = ledger.locator('[data-agent-sessions="claude"]');
+  await expect(own.locator('[data-agent-session="cc-41"]')).toContainText('50 min ago');
+  await shot(page, 'history-agent-sessions-1100x735');
+  await own.locator('[data-agent-session="cc-41"]').click();
+  await expect(page.locator('[data-session-list] [data-session]')).toHaveCount(1);
+  await expect(page.getByText('Continued: the agent loaded the conversation.')).toBeVisible();
+  await expect(page.getByText('Renamed them in src/columns.rs.')).toBeVisible();
+  const made = (await calls(page)).filter(
+    (c) => c.cmd === 'history_agent_sessions' || c.cmd === 'history_import',
+  );
+  expect(made.map((c) => [c.cmd, c.args])).toEqual([
+    ['history_agent_sessions', { agent: 'claude', folder: '/home/demo/ledger' }],
+    ['history_import', { agent: 'claude', folder: '/home/demo/ledger', acpSessionId: 'cc-41' }],
+  ]);
 });

@@ -72,6 +72,8 @@ import { readFileSync } from 'node:fs';
  * @property {Record<string, unknown>[]} sessions
  * @property {Record<string, StreamEvent[]>} transcripts
  * @property {{ off: boolean, message: string }[]} [notices] What history_status reports.
+ * @property {Record<string, unknown>[]} [agentSessions] What history_agent_sessions answers
+ *   (AgentSession: the agent's own sessions, session/list).
  * @property {string | null} [exportTo] The file the save dialog "chooses" (default
  *   /home/demo/exported.<ext>); null: the user cancelled.
  */
@@ -451,6 +453,18 @@ export function installMockIpc(setup) {
         void deliver((options.reconnect ?? []).map((e) => ({ ...e, sessionId })));
         return { id: args.session, folder, agent };
       }
+      case 'history_continue': {
+        // The live session that goes on: `attach` then replays the spec's transcript.
+        const s = stored(String(args.id));
+        return { id: sessionId, folder: s.folder, agent: s.agent };
+      }
+      case 'history_agent_sessions':
+        return history.agentSessions ?? [];
+      case 'history_import':
+        return { id: sessionId, folder: args.folder, agent: args.agent };
+      case 'history_send_context':
+        stored(String(args.stored));
+        return { reason: 'completed', stopReason: 'end_turn' };
       case 'close_session':
       case 'open_path':
       case 'reveal_path':

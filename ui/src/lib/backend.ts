@@ -6,6 +6,7 @@ import type { Backend } from './backend-types';
 import type { HistoryBackend } from './history';
 import { toUiError } from './backend-types';
 import type {
+  AgentSession,
   AppEvent,
   AppInfo,
   CommandName,
@@ -92,6 +93,10 @@ export function tauriHistoryBackend(): HistoryBackend {
     historyExport: (id, format) => call<string | null>('history_export', { id, format }),
     historyCopyId: (id) => run('history_copy_id', { id }),
     historyContinue: (id) => call<SessionInfo>('history_continue', { id }),
+    historyAgentSessions: (agent, folder) =>
+      call<AgentSession[]>('history_agent_sessions', { agent, folder }),
+    historyImport: (agent, folder, acpSessionId) =>
+      call<SessionInfo>('history_import', { agent, folder, acpSessionId }),
     historySendContext: (session, stored) =>
       call<TurnEnd>('history_send_context', { session, stored }),
     onHistoryNotice: (cb) =>

@@ -4,6 +4,7 @@ import {
   HistoryController,
   SEARCH_DEBOUNCE_MS,
   groupByFolder,
+  listingAgents,
   openAt,
   pastStatus,
   relativeTime,
@@ -119,6 +120,14 @@ class Fake implements HistoryBackend {
   async historySendContext(session: string, stored: string) {
     this.calls.push(`context:${session}:${stored}`);
     return { reason: 'completed' as const, stopReason: 'end_turn' as const };
+  }
+  async historyAgentSessions(agent: string, folder: string) {
+    this.calls.push(`list:${agent}:${folder}`);
+    return [{ acpSessionId: 'a-1', title: 'Old chat', updatedAt: '2026-11-30T10:00:00Z' }];
+  }
+  async historyImport(agent: string, folder: string, acp: string) {
+    this.calls.push(`import:${agent}:${folder}:${acp}`);
+    return { id: 'r2', folder, agent };
   }
   async onHistoryNotice() {
     return () => undefined;
@@ -279,5 +288,30 @@ describe('HistoryController', () => {
     await h.openSession('gone-folder');
     expect(await h.continueSession()).toBeNull();
     expect(h.state.error).toMatchObject({ code: 'folder-missing' });
+  });
+
+  it('asks an agent that lists its sessions for its own, and opens one', async () => {
+    const lists = {
+      launchName: 'claude',
+      title: 'Claude Code',
+      sessionMethods: { load: true, resume: true, list: true, close: false, delete: false },
+    };
+    const groups = groupByFolder([
+      session({ id: 'a', agent: 'claude', agentIdentity: lists }),
+      session({ id: 'b', agent: 'claude', agentIdentity: lists }),
+      session({ id: 'c', agent: 'demo' }),
+    ]);
+    expect(listingAgents(groups[0] ?? { folder: '', name: '', sessions: [] })).toEqual([
+      { agent: 'claude', name: 'Claude Code' },
+    ]);
+    const b = new Fake();
+    const h = new HistoryController(b, manualTimer().timer);
+    expect(await h.importSession('a-1')).toBeNull();
+    await h.showAgentSessions('/p/ledger', 'claude', 'Claude Code');
+    expect(h.state.agentSessions?.sessions?.map((x) => x.acpSessionId)).toEqual(['a-1']);
+    const info = await h.importSession('a-1');
+    expect(info?.id).toBe('r2');
+    expect(b.calls).toContain('import:claude:/p/ledger:a-1');
+    expect(h.state.agentSessions).toBeNull();
   });
 });

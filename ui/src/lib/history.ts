@@ -5,6 +5,7 @@
 import type { UiError, Unsubscribe } from './backend-types';
 import { toUiError } from './backend-types';
 import type {
+  AgentSession,
   ExportFormat,
   HistoryEvents,
   HistoryHit,
@@ -18,7 +19,14 @@ import type {
 import { baseName } from './paths';
 import { SessionStore } from './session-store';
 
-export type { ExportFormat, HistoryHit, HistoryNotice, HistorySession, HistoryStatus };
+export type {
+  AgentSession,
+  ExportFormat,
+  HistoryHit,
+  HistoryNotice,
+  HistorySession,
+  HistoryStatus,
+};
 
 /** What the History view needs from the shell (backend.ts implements it; tests fake it). */
 export interface HistoryBackend {
@@ -35,6 +43,10 @@ export interface HistoryBackend {
   historyContinue(id: string): Promise<SessionInfo>;
   /** Sends a stored session's transcript to a running session as context (one turn). */
   historySendContext(session: string, stored: string): Promise<TurnEnd>;
+  /** The agent's own sessions in a folder (`session/list`). */
+  historyAgentSessions(agent: string, folder: string): Promise<AgentSession[]>;
+  /** Opens one of them (load: its replay becomes the transcript; resume only: not shown). */
+  historyImport(agent: string, folder: string, acpSessionId: string): Promise<SessionInfo>;
   onHistoryNotice(cb: (n: HistoryNotice) => void): Promise<Unsubscribe>;
 }
 
@@ -137,6 +149,15 @@ export function agentName(s: HistorySession): string {
   return s.agentIdentity?.title ?? s.agentIdentity?.name ?? s.agent;
 }
 
+/** The agents of a folder's sessions that said they list their own sessions (`session/list`). */
+export function listingAgents(g: FolderGroup): { agent: string; name: string }[] {
+  const out = new Map<string, string>();
+  for (const s of g.sessions) {
+    if (s.agentIdentity?.sessionMethods?.list && !out.has(s.agent)) out.set(s.agent, agentName(s));
+  }
+  return [...out].map(([agent, name]) => ({ agent, name }));
+}
+
 /** The title shown for a session. */
 export function sessionTitle(s: Pick<HistorySession, 'title'>): string {
   return s.title?.trim() || 'Untitled session';
@@ -208,6 +229,14 @@ export interface HistoryView {
   open: OpenPast | null;
   /** Opening a session (its id) is under way. */
   opening: string | null;
+  /** An agent's own sessions, asked for one folder. */
+  agentSessions: {
+    folder: string;
+    agent: string;
+    name: string;
+    sessions: AgentSession[] | null;
+    error: UiError | null;
+  } | null;
   /** Continuing the open session with its agent is under way. */
   continuing: boolean;
   /** Waiting for the user to confirm deleting this session. */
@@ -239,6 +268,7 @@ export class HistoryController {
     open: null,
     opening: null,
     continuing: false,
+    agentSessions: null,
     confirmDelete: null,
     said: null,
   };
@@ -381,6 +411,37 @@ export class HistoryController {
       return { info, events: open.events };
     } catch (e) {
       this.set({ continuing: false, error: toUiError(e) });
+      return null;
+    }
+  }
+
+  /** Asks `agent` for its own sessions in `folder`. */
+  async showAgentSessions(folder: string, agent: string, name: string): Promise<void> {
+    this.set({ agentSessions: { folder, agent, name, sessions: null, error: null } });
+    try {
+      const sessions = await this.backend.historyAgentSessions(agent, folder);
+      if (this.view.agentSessions?.folder === folder && this.view.agentSessions.agent === agent)
+        this.set({ agentSessions: { folder, agent, name, sessions, error: null } });
+    } catch (e) {
+      if (this.view.agentSessions?.folder === folder && this.view.agentSessions.agent === agent)
+        this.set({ agentSessions: { folder, agent, name, sessions: [], error: toUiError(e) } });
+    }
+  }
+
+  hideAgentSessions(): void {
+    this.set({ agentSessions: null });
+  }
+
+  /** Opens one of the agent's own sessions: the new live session, or null (error shown). */
+  async importSession(acpSessionId: string): Promise<SessionInfo | null> {
+    const shown = this.view.agentSessions;
+    if (!shown) return null;
+    try {
+      const info = await this.backend.historyImport(shown.agent, shown.folder, acpSessionId);
+      this.set({ agentSessions: null });
+      return info;
+    } catch (e) {
+      this.set({ error: toUiError(e) });
       return null;
     }
   }

@@ -704,7 +704,9 @@ export type CommandName =
   | 'history_export'
   | 'history_copy_id'
   | 'history_continue'
-  | 'history_send_context';
+  | 'history_send_context'
+  | 'history_agent_sessions'
+  | 'history_import';
 /**
  * How a session is exported.
  *
@@ -837,6 +839,7 @@ export interface IpcTypes {
   historyHit: HistoryHit;
   historyEvents: HistoryEvents;
   exportFormat: ExportFormat;
+  agentSession: AgentSession;
 }
 /**
  * What the window needs to start: the agents to offer and the folder to open, if any.
@@ -2042,6 +2045,23 @@ export interface HistoryEvents {
   unreadable: number;
 }
 /**
+ * A session the agent itself keeps (`session/list`), for "Show <agent>'s own sessions here".
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "AgentSession".
+ */
+export interface AgentSession {
+  /**
+   * The agent's id for it (what `history_import` takes).
+   */
+  acpSessionId: string;
+  title?: string | null;
+  /**
+   * When the agent last changed it (ISO 8601, as the agent says it).
+   */
+  updatedAt?: string | null;
+}
+/**
  * Text-based resource contents.
  *
  * This interface was referenced by `IpcTypes`'s JSON-Schema
@@ -2128,4 +2148,6 @@ export const COMMAND_NAMES = [
   'history_copy_id',
   'history_continue',
   'history_send_context',
+  'history_agent_sessions',
+  'history_import',
 ] as const satisfies readonly CommandName[];
