@@ -291,13 +291,31 @@ pub async fn history_events<R: Runtime>(
     .await
 }
 
-/// Deletes a stored session (the window asked the user first).
+/// Deletes a stored session (the window asked the user first), at its agent too when the agent
+/// offers `session/delete`; says where it was deleted.
 #[tauri::command]
-pub async fn history_delete<R: Runtime>(app: AppHandle<R>, id: String) -> Result<(), IpcError> {
-    on_history(app, "delete the past session", move |s| {
-        s.history.delete(s.sessions.registry(), &id)
+pub async fn history_delete<R: Runtime>(app: AppHandle<R>, id: String) -> Result<String, IpcError> {
+    let record = on_history(app.clone(), "delete the past session", {
+        let id = id.clone();
+        move |s| s.history.deletable(s.sessions.registry(), &id)
     })
-    .await
+    .await?;
+    // The agent's copy first (`session/delete`, when it offers it): a failure there is said,
+    // and ACP Desk's copy goes anyway, as the user asked.
+    let at_agent = app
+        .state::<AppState>()
+        .sessions
+        .registry()
+        .delete_at_agent(&record)
+        .await;
+    on_history(app, "delete the past session", move |s| {
+        s.history.delete(&id)
+    })
+    .await?;
+    Ok(format!(
+        "Deleted from the history, {}",
+        at_agent.describe(&record.agent)
+    ))
 }
 
 /// Exports a stored session into a file the user picks; the file's path, or `None` when the

@@ -378,14 +378,20 @@ impl History {
         })
     }
 
-    /// Removes a stored session. One this window is recording is refused: it would come back
-    /// with its next events. Blocking.
-    pub fn delete(&self, registry: &Registry, id: &str) -> Result<(), IpcError> {
+    /// The stored session `id`, when it may be deleted: one this window is recording is
+    /// refused (it would come back with its next events). Blocking.
+    pub fn deletable(&self, registry: &Registry, id: &str) -> Result<SessionRecord, IpcError> {
         if self.open_ids(registry).iter().any(|o| o == id) {
             return Err(IpcError::InvalidInput(
                 "this session is open in the sidebar: close it first, then delete it".into(),
             ));
         }
+        self.with_store(|s| s.session(id))
+    }
+
+    /// Removes a stored session from the store (after [`History::deletable`], and the agent's
+    /// copy through `Registry::delete_at_agent`). Blocking.
+    pub fn delete(&self, id: &str) -> Result<(), IpcError> {
         self.with_store_mut(|s| s.delete(id))
     }
 

@@ -909,7 +909,7 @@ async fn the_windows_sessions_are_recorded_listed_searched_exported_and_deleted(
         (listed[0].id.as_str(), listed[0].open),
         (stored_id.as_str(), true)
     );
-    let err = history.delete(sessions.registry(), &stored_id).unwrap_err();
+    let err = history.deletable(sessions.registry(), &stored_id).unwrap_err();
     assert!(
         matches!(err, IpcError::InvalidInput(ref m) if m.contains("close it first")),
         "{err:?}"
@@ -992,7 +992,8 @@ async fn the_windows_sessions_are_recorded_listed_searched_exported_and_deleted(
     );
     assert_eq!(std::fs::read_to_string(&copy).unwrap(), text);
     assert!(text.contains("ledgerline"));
-    history.delete(sessions.registry(), &stored_id).unwrap();
+    history.deletable(sessions.registry(), &stored_id).unwrap();
+    history.delete(&stored_id).unwrap();
     assert!(history.list(sessions.registry()).unwrap().is_empty());
     let err = history.events(sessions.registry(), &stored_id).unwrap_err();
     assert!(matches!(err, IpcError::SessionUnknown(_)), "{err:?}");

@@ -433,10 +433,11 @@ export function installMockIpc(setup) {
         const evs = history.transcripts[String(s.id)] ?? [];
         return { session: s, seqs: evs.map((_, i) => i + 1), events: evs, unreadable: 0 };
       }
-      case 'history_delete':
-        stored(String(args.id));
+      case 'history_delete': {
+        const s = stored(String(args.id));
         history.sessions = history.sessions.filter((x) => x.id !== args.id);
-        return null;
+        return `Deleted from the history, not at the agent (${s.agent}): it does not offer session/delete`;
+      }
       case 'history_export': {
         stored(String(args.id));
         if (history.exportTo === null) return null;

@@ -89,7 +89,7 @@ export function tauriHistoryBackend(): HistoryBackend {
     historyList: () => call<HistorySession[]>('history_list'),
     historySearch: (text) => call<HistoryHit[]>('history_search', { text }),
     historyEvents: (id) => call<HistoryEvents>('history_events', { id }),
-    historyDelete: (id) => run('history_delete', { id }),
+    historyDelete: (id) => call<string>('history_delete', { id }),
     historyExport: (id, format) => call<string | null>('history_export', { id, format }),
     historyCopyId: (id) => run('history_copy_id', { id }),
     historyContinue: (id) => call<SessionInfo>('history_continue', { id }),

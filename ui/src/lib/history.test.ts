@@ -100,6 +100,7 @@ class Fake implements HistoryBackend {
   }
   async historyDelete(id: string) {
     this.calls.push(`delete:${id}`);
+    return 'Deleted from the history, not at the agent (demo): it does not offer session/delete';
   }
   async historyExport(id: string, format: string) {
     this.calls.push(`export:${id}:${format}`);
@@ -243,7 +244,10 @@ describe('HistoryController', () => {
     h.askDelete('s1');
     await h.confirmDeleteNow();
     expect(b.calls).toContain('delete:s1');
-    expect(h.state).toMatchObject({ open: null, said: 'Deleted' });
+    expect(h.state).toMatchObject({
+      open: null,
+      said: 'Deleted from the history, not at the agent (demo): it does not offer session/delete',
+    });
     expect(h.state.sessions.map((s) => s.id)).toEqual(['s2']);
     await h.copyId('s2');
     expect(h.state.said).toBe('Session id copied');

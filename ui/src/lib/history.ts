@@ -35,7 +35,8 @@ export interface HistoryBackend {
   historySearch(text: string): Promise<HistoryHit[]>;
   historyEvents(id: string): Promise<HistoryEvents>;
   /** The UI asks the user first. */
-  historyDelete(id: string): Promise<void>;
+  /** Says where it was deleted (the history; the agent too, or why not). */
+  historyDelete(id: string): Promise<string>;
   /** Shows the save dialog; the written file's path, or null when the user cancelled. */
   historyExport(id: string, format: ExportFormat): Promise<string | null>;
   historyCopyId(id: string): Promise<void>;
@@ -459,7 +460,7 @@ export class HistoryController {
     const id = this.view.confirmDelete;
     if (!id) return;
     try {
-      await this.backend.historyDelete(id);
+      const where = await this.backend.historyDelete(id);
       const sessions = this.view.sessions.filter((s) => s.id !== id);
       const hits = this.view.hits?.filter((h) => h.sessionId !== id) ?? null;
       const open = this.view.open?.session.id === id ? null : this.view.open;
@@ -469,7 +470,7 @@ export class HistoryController {
         hits,
         open,
         confirmDelete: null,
-        said: 'Deleted',
+        said: where,
       });
     } catch (e) {
       this.set({ confirmDelete: null, error: toUiError(e) });
