@@ -334,7 +334,7 @@ test('Continue goes on with the agent; one that starts afresh offers the old con
   const offer = page.locator('[data-context-offer]');
   await expect(offer).toContainText('This agent cannot continue the old conversation');
   await expect(offer).toContainText(
-    'Send it the old conversation to read first: whole, inside the message',
+    'You can send it the old conversation to read first, as the whole transcript inside one message',
   );
   await shot(page, 'history-continued-new-1100x735');
   await offer.getByRole('button', { name: 'Send it the old conversation' }).click();
