@@ -20,6 +20,7 @@ pub mod logging;
 pub mod observer;
 mod pump;
 pub mod registry;
+pub mod restore;
 pub mod state;
 
 pub use error::AppError;

@@ -13,9 +13,9 @@ use std::time::Duration;
 
 use acp_desk_app::logging::{self, LOG_FILE_PREFIX, MAX_LOG_FILES};
 use acp_desk_app::{OpenRequest, Registry};
-use acp_desk_store::LaunchOrigin;
 use acp_desk_core::agents::LaunchSpec;
 use acp_desk_core::{SessionOptions, text_block};
+use acp_desk_store::LaunchOrigin;
 use tokio::runtime::Handle;
 
 /// Hang guard, never a performance assertion.
