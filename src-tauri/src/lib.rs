@@ -12,6 +12,7 @@ pub mod sessions;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use acp_desk_app::HistoryRecorder;
 use acp_desk_app::state::{StateFile, StateRecorder};
 
 use tauri::{Builder, DragDropEvent, Emitter, Manager, Runtime, WindowEvent};
@@ -64,6 +65,9 @@ pub struct AppState {
     /// Writes what the app remembers between runs (the app layer's state file); `None` when
     /// its thread could not start (the app then remembers nothing, and says so in the log).
     pub recorder: Option<Arc<StateRecorder>>,
+    /// Records every session into the history store (and keeps drafts); `None` when history
+    /// is off for this run (the file is locked or cannot be opened: said in the log).
+    pub history: Option<Arc<HistoryRecorder>>,
 }
 
 impl AppState {
@@ -80,10 +84,30 @@ impl AppState {
                 None
             }
         };
+        let history = start_history(&sessions);
         Self {
             sessions,
             launch,
             recorder,
+            history,
+        }
+    }
+}
+
+/// The history's recorder on the window's registry (as the CLI's `run` does).
+fn start_history(sessions: &Sessions) -> Option<Arc<HistoryRecorder>> {
+    match HistoryRecorder::start_default(acp_desk_store::RecorderOptions::default()) {
+        Ok((h, warnings)) => {
+            for w in warnings {
+                tracing::warn!("{w}");
+            }
+            let h = Arc::new(h);
+            sessions.registry().add_observer(h.clone());
+            Some(h)
+        }
+        Err(e) => {
+            tracing::warn!("history is off for this run: {e}");
+            None
         }
     }
 }
@@ -242,6 +266,11 @@ pub fn run(context: tauri::Context<tauri::Wry>) {
             tauri::async_runtime::block_on(state.sessions.close_all());
             if let Some(r) = &state.recorder {
                 r.finish();
+            }
+            if let Some(h) = &state.history {
+                for w in h.finish() {
+                    tracing::warn!("{w}");
+                }
             }
             logging.finish();
         }
