@@ -26,6 +26,9 @@ macro_rules! with_command_names {
             reveal_path,
             open_url,
             open_settings_file,
+            restored_sessions,
+            set_open_sessions,
+            save_draft,
         }
     };
 }

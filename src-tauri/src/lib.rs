@@ -7,6 +7,7 @@ pub mod files;
 pub mod help;
 pub mod ipc;
 pub mod menu;
+pub mod restore;
 pub mod sessions;
 
 use std::path::PathBuf;
