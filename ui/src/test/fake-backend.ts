@@ -8,7 +8,9 @@ import type {
   IpcError,
   MenuAction,
   PathsDropped,
+  OpenSessionEntry,
   PermissionResolution,
+  RestoredSidebar,
   SessionInfo,
   StreamFrame,
   TurnEnd,
@@ -146,6 +148,19 @@ export class FakeBackend implements Backend {
   /** A menu item the window acts on was chosen. */
   menu(action: MenuAction): void {
     for (const cb of this.menuActions) cb(action);
+  }
+
+  /** What restoredSessions answers: the last run's sidebar (none by default). */
+  restored: RestoredSidebar = { sessions: [], shown: null, startAtOnce: false };
+  async restoredSessions(): Promise<RestoredSidebar> {
+    this.calls.push(['restoredSessions']);
+    return this.restored;
+  }
+  async setOpenSessions(sessions: OpenSessionEntry[], shown: number | null): Promise<void> {
+    this.calls.push(['setOpenSessions', sessions, shown]);
+  }
+  async saveDraft(sessionId: string, text: string): Promise<void> {
+    this.calls.push(['saveDraft', sessionId, text]);
   }
 
   /** The Rust side sends a frame to a session's view. */
