@@ -33,7 +33,7 @@ function restoredBackend(): FakeBackend {
             prompt: [{ type: 'text', text: 'first question' }],
           },
           said('hA', 'the stored answer'),
-          { kind: 'turn-end', sessionId: 'hA', reason: 'end-turn', stopReason: 'end_turn' },
+          { kind: 'turn-end', sessionId: 'hA', reason: 'completed', stopReason: 'end_turn' },
         ],
       },
       { sessionId: 'hB', folder: '/p/b', agent: 'demo', draft: 'half typed', events: [] },
@@ -122,7 +122,8 @@ describe('restored sessions', () => {
 
   it('a session whose folder is gone says so, is never started, and can be removed', async () => {
     const backend = restoredBackend();
-    backend.restored.sessions[0]!.folderProblem = 'The folder /p/a is gone (moved or deleted?).';
+    const [gone] = backend.restored.sessions;
+    if (gone) gone.folderProblem = 'The folder /p/a is gone (moved or deleted?).';
     const app = new AppController(backend, now);
     await app.start();
     app.select('hA');
