@@ -310,6 +310,10 @@ export class SessionStore {
       startFailed: false,
       // The stored one's agent, until the new one says who it is.
       agent: status === 'stored' ? v.agent : null,
+      // Nothing to ask of an agent that does not run: its own choices come when it does.
+      modes: null,
+      configOptions: [],
+      commands: [],
       turnRunning: false,
       pending: [],
     };
