@@ -120,6 +120,17 @@ function latestPrompt(messages) {
   return { index: -1, text: "" };
 }
 
+/** Every user text block of the request (reminders left out), in order: what a continued
+ * session's request must carry of the earlier turns. */
+function userTexts(messages) {
+  return messages
+    .filter((m) => m.role === "user")
+    .flatMap((m) => (typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content || []))
+    .filter((b) => b.type === "text" && !/^\s*<(system-reminder|command-|local-command)/.test(b.text))
+    .map((b) => b.text.trim().slice(0, 200))
+    .filter(Boolean);
+}
+
 /** tool_result blocks after the prompt, in order. */
 function toolResultsSince(messages, index) {
   const out = [];
@@ -312,6 +323,7 @@ const server = http.createServer((req, res) => {
           tools: d.toolNames,
           system: d.kind === "side" ? systemText(body).slice(0, 200) : undefined,
           prompt: latestPrompt(body.messages || []).text.slice(0, 200),
+          userTexts: userTexts(body.messages || []),
           answer: d.blocks.map((b) => (b.type === "text" ? { text: b.text.slice(0, 300) } : { tool_use: b.name, input: b.input })),
         });
         log(entry);

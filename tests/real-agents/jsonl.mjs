@@ -10,6 +10,11 @@
 //   methods FILE           `method` of each line, each followed by a space (probe-client's calls log)
 //   unhandled FILE         paths the fake model server did not serve, each followed by a space
 //   get FILE KEY           a top-level key of a JSON file
+//   session FILE           the sessionId of a --json transcript's first event
+//   advertised FILE        the session methods its agent advertised (session-status agent.sessionMethods)
+//   carries FILE PROMPT TEXT  exit 0 when a main-loop request of the fake server's log whose prompt
+//                          is PROMPT has TEXT among its user messages (a continued conversation)
+//   count FILE KIND        how many events of that kind a JSON-lines file holds
 //   sanitize FILE NAME W H a transcript with the temp folder W, this folder H, the session ids replaced
 //   requests FILE W        the fake server's request log, timestamps dropped, W replaced
 //   tools-offered FILE     the `tools` dump reduced to name + input_schema
@@ -72,6 +77,23 @@ switch (cmd) {
     break;
   case "unhandled":
     out([...new Set(lines().filter((e) => e.unhandled).map((e) => e.path))].map((p) => p + " ").join(""));
+    break;
+  case "session":
+    out(String(lines()[0]?.sessionId ?? ""));
+    break;
+  case "advertised": {
+    const m = lines().find((e) => e.kind === "session-status" && e.agent?.sessionMethods)?.agent.sessionMethods || {};
+    out(Object.keys(m).filter((k) => m[k]).sort().join(" "));
+    break;
+  }
+  case "carries": {
+    const [prompt, text] = rest;
+    const hit = lines().some((e) => e.kind === "main" && e.prompt === prompt && (e.userTexts || []).includes(text));
+    process.exitCode = hit ? 0 : 1;
+    break;
+  }
+  case "count":
+    out(String(lines().filter((e) => e.kind === rest[0]).length));
     break;
   case "get":
     out(String(JSON.parse(raw())[rest[0]] ?? ""));

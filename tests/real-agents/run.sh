@@ -243,6 +243,39 @@ for sc in "write:write new.txt:Write" "edit:edit edit.txt:Read Edit" "run:run a 
   check "reject/$name: the permission was answered with its reject_once option" settled_by_kind "$OUT" reject_once
 done
 
+# --- continuing a stored session: run --continue with session/resume, then with session/load ----
+# A first turn recorded into the history, then two continuations of it; the model's request in
+# each continued turn must carry the first turn's prompt (the agent really has the conversation).
+CONT=$WORK/continue
+PROJ=$CONT/proj
+new_project "$PROJ"
+FIRST="my favourite fruit is the quince"
+fg "${agent_env[@]}" timeout -k 5 "$TIMEOUT" "$CLI" run --cwd "$PROJ" --permission reject --json \
+  --turn-idle-timeout 60 --agent-command "node '$AGENT_JS'" "$FIRST" >"$CONT/first.jsonl" 2>"$CONT/first.err"
+RC=$?
+check "continue: the first turn ended end_turn" test "$RC:$(stop_reason "$CONT/first.jsonl")" = "0:end_turn"
+SID=$(q session "$CONT/first.jsonl")
+ADVERTISED=" $(q advertised "$CONT/first.jsonl") "
+check "continue: the agent advertised session/load [$ADVERTISED]" contains "$ADVERTISED" " load "
+check "continue: the agent advertised session/resume [$ADVERTISED]" contains "$ADVERTISED" " resume "
+for sc in "auto:resumed" "load:loaded"; do
+  IFS=: read -r via outcome <<<"$sc"
+  prompt="what did I say first? ($via)"
+  fg "${agent_env[@]}" timeout -k 5 "$TIMEOUT" "$CLI" run --continue "$SID" --continue-via "$via" \
+    --permission reject --json --turn-idle-timeout 60 "$prompt" >"$CONT/$via.jsonl" 2>"$CONT/$via.err"
+  RC=$?
+  check "continue/$via: the continued turn ended end_turn" test "$RC:$(stop_reason "$CONT/$via.jsonl")" = "0:end_turn"
+  check "continue/$via: stderr says it was $outcome" grep -q "continuing $SID: $outcome" "$CONT/$via.err"
+  check "continue/$via: the model's request carries the first turn's prompt" q carries "$WORK/requests.jsonl" "$prompt" "$FIRST"
+  check "continue/$via: no agent process outlived the CLI" no_leftovers
+  if [[ $RC != 0 ]]; then
+    echo "# last stderr lines:" && tail -n 15 "$CONT/$via.err" | sed 's/^/#   /'
+  fi
+done
+fg "${agent_env[@]}" "$CLI" history show "$SID" --json >"$CONT/stored.jsonl" 2>"$CONT/stored.err"
+check "continue: history show holds the three turns under one id, no replayed prompt" \
+  test "$(q count "$CONT/stored.jsonl" turn-start):$(q count "$CONT/stored.jsonl" user-message-delta)" = "3:0"
+
 # --- rig self-check: the same scenarios with fs/terminal advertised, by probe-client.mjs ---------
 if [[ $RUN_PROBE = 1 ]]; then
   probe() { # probe MODE NAME PROMPT

@@ -578,6 +578,24 @@ async fn every_event_kind_the_demo_agent_can_cause_arrives() {
     )
     .await;
     evs.extend(run(&[], PermissionPolicy::Ask, &["crash"]).await);
+    // `session-continued`: a stored session continued (this one with no agent id: a new one).
+    {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let mut o = opts(dir.path());
+        o.opening = acp_desk_core::Opening::Continue {
+            session_id: "s-stored-1".into(),
+            acp_session_id: None,
+            via: acp_desk_core::ContinueVia::Auto,
+        };
+        let (tx, rx) = channel();
+        let collect = tokio::spawn(rx.all());
+        let h = acp_desk_core::start(demo(&[]), o, tx)
+            .await
+            .expect("the session starts");
+        h.close().await;
+        drop(h);
+        evs.extend(collect.await.expect("the collector"));
+    }
     let seen: std::collections::BTreeSet<&str> = kinds(&evs).into_iter().collect();
     let cannot: Vec<&str> = KINDS_THE_DEMO_AGENT_CANNOT_CAUSE
         .iter()

@@ -10,10 +10,13 @@
 //!   dead` itself (the program never ran) does it add the `error` and `dead` events.
 //! - [`HistoryRecorder`]: the observer that records every session into the history store
 //!   (`acp-desk-store`).
+//! - [`continuation`]: continuing a stored session (`continue_request`), opening one the agent
+//!   listed (`import_request`), the agent's own sessions (`Registry::list_agent_sessions`).
 //! - [`logging`]: the desktop app's logs (stderr and a daily file, without secrets).
 //! - [`state`]: the app's own state file (everything the app writes for itself; the user's
 //!   settings file is only ever read, by `acp_desk_core::settings`).
 
+pub mod continuation;
 pub mod error;
 pub mod history;
 pub mod logging;
@@ -23,6 +26,7 @@ pub mod registry;
 pub mod restore;
 pub mod state;
 
+pub use continuation::{continue_request, import_request, stored_folder, stored_launch_spec};
 pub use error::AppError;
 pub use history::HistoryRecorder;
 pub use observer::{Observer, SessionStatus};

@@ -116,8 +116,8 @@ enum Engine {
     Closed,
 }
 
-struct Session {
-    info: SessionInfo,
+pub(crate) struct Session {
+    pub(crate) info: SessionInfo,
     hub: Option<SharedHub>,
     engine: watch::Sender<Engine>,
     /// Set by the pump once the engine is done and every event was handed on.
@@ -128,7 +128,7 @@ struct Session {
 }
 
 impl Session {
-    fn handle(&self) -> Result<SessionHandle, AppError> {
+    pub(crate) fn handle(&self) -> Result<SessionHandle, AppError> {
         match &*self.engine.borrow() {
             Engine::Running(h) => Ok(h.clone()),
             Engine::Starting => Err(AppError::SessionStarting(
@@ -154,8 +154,8 @@ impl Session {
 /// Each session has a pump on `runtime` that drains the engine's events at once into its hub
 /// (views attach there and never make the engine wait), its observers and its tap.
 pub struct Registry {
-    runtime: Handle,
-    open: Mutex<BTreeMap<String, Arc<Session>>>,
+    pub(crate) runtime: Handle,
+    pub(crate) open: Mutex<BTreeMap<String, Arc<Session>>>,
     counter: AtomicU64,
     observers: Mutex<Vec<Arc<dyn Observer>>>,
 }

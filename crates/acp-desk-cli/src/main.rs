@@ -1,6 +1,7 @@
 //! `acp-desk-cli`: ACP Desk's engine without a window.
 //!
-//! `acp-desk-cli run [--agent NAME | --agent-command "CMD ARG..."] [--cwd DIR] [--add-dir DIR]...
+//! `acp-desk-cli run [--agent NAME | --agent-command "CMD ARG..." | --continue ID [--continue-via
+//!  auto|load]] [--cwd DIR] [--add-dir DIR]...
 //!  [--permission ask|allow|reject|cancel] [--allow-reads] [--no-audit] [--no-history] [--json]
 //!  PROMPT...`
 //! `acp-desk-cli rules [list] [--agent NAME] [--project DIR]`, `acp-desk-cli rules revoke ID`
@@ -101,6 +102,17 @@ struct RunArgs {
     /// The agent's command line, split into words like a shell would (no shell runs).
     #[arg(long, value_name = "CMD ARG...")]
     agent_command: Option<String>,
+    /// Continue the stored session ID (or the one whose id starts with it; see `history
+    /// list`) with its stored agent, in its stored folder: `session/resume` when the agent
+    /// offers it, else `session/load`, else a new session in the same folder (the agent then
+    /// has none of the old conversation). Which one is said on stderr. The turns are added to
+    /// the stored session.
+    #[arg(long = "continue", value_name = "ID", conflicts_with_all = ["agent", "agent_command", "cwd"])]
+    continue_id: Option<String>,
+    /// With --continue: `load` uses `session/load` even when the agent also offers
+    /// `session/resume` (to test the load path); `auto` prefers resume.
+    #[arg(long, value_enum, default_value = "auto", requires = "continue_id")]
+    continue_via: Via,
     /// The session's folder. Default: the current folder.
     #[arg(long, value_name = "DIR")]
     cwd: Option<PathBuf>,
@@ -138,6 +150,12 @@ struct RunArgs {
     /// The prompts, one turn each.
     #[arg(required = true, value_name = "PROMPT")]
     prompts: Vec<String>,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum Via {
+    Auto,
+    Load,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -296,19 +314,45 @@ struct Checked {
     spec: agents::LaunchSpec,
     opts: SessionOptions,
     ask: bool,
+    /// The agent's name as the user chose it.
+    agent: String,
+    origin: acp_desk_store::LaunchOrigin,
+}
+
+/// `--continue ID`: the stored session, its agent, folder and how to continue it.
+fn continuation(id: &str, via: Via) -> anyhow::Result<acp_desk_app::OpenRequest> {
+    let (store, warnings) = acp_desk_store::Store::open_default()?;
+    for w in &warnings {
+        eprintln!("acp-desk-cli: {w}");
+    }
+    let record = store.session(id)?;
+    let via = match via {
+        Via::Auto => acp_desk_core::ContinueVia::Auto,
+        Via::Load => acp_desk_core::ContinueVia::Load,
+    };
+    Ok(acp_desk_app::continue_request(&record, via)?)
 }
 
 /// Checks the arguments; an error here is a usage error (exit 2), nothing has started yet.
 fn check(args: &RunArgs) -> anyhow::Result<Checked> {
-    let spec = match (&args.agent, &args.agent_command) {
-        (_, Some(line)) => agents::from_command_line(line)?,
-        (Some(name), None) => agents::resolve(name)?,
-        (None, None) => agents::resolve("demo")?,
+    let continued = args
+        .continue_id
+        .as_deref()
+        .map(|id| continuation(id, args.continue_via))
+        .transpose()?;
+    let spec = match (&continued, &args.agent, &args.agent_command) {
+        (Some(c), _, _) => c.spec.clone(),
+        (None, _, Some(line)) => agents::from_command_line(line)?,
+        (None, Some(name), None) => agents::resolve(name)?,
+        (None, None, None) => agents::resolve("demo")?,
     };
-    let cwd = folder(
-        args.cwd.clone().unwrap_or(std::env::current_dir()?),
-        "--cwd",
-    )?;
+    let cwd = match &continued {
+        Some(c) => c.options.cwd.clone(),
+        None => folder(
+            args.cwd.clone().unwrap_or(std::env::current_dir()?),
+            "--cwd",
+        )?,
+    };
     let add_dirs = args
         .add_dir
         .iter()
@@ -352,15 +396,33 @@ fn check(args: &RunArgs) -> anyhow::Result<Checked> {
         Permission::Reject => PermissionPolicy::RejectOnce,
         Permission::Cancel => PermissionPolicy::Cancel,
     };
+    let (agent, origin) = match continued {
+        Some(c) => {
+            opts.opening = c.options.opening;
+            (c.agent, c.origin)
+        }
+        None if args.agent_command.is_some() => {
+            (spec.name.clone(), acp_desk_store::LaunchOrigin::CommandLine)
+        }
+        None => (spec.name.clone(), acp_desk_store::LaunchOrigin::Named),
+    };
     Ok(Checked {
         spec,
         opts,
         ask: permission == Permission::Ask,
+        agent,
+        origin,
     })
 }
 
 async fn run(args: RunArgs, history: &history::RunHistory) -> anyhow::Result<ExitCode> {
-    let Checked { spec, opts, ask } = match check(&args) {
+    let Checked {
+        spec,
+        opts,
+        ask,
+        agent,
+        origin,
+    } = match check(&args) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("acp-desk-cli: {e:#}");
@@ -395,13 +457,8 @@ async fn run(args: RunArgs, history: &history::RunHistory) -> anyhow::Result<Exi
     if let Some(observer) = history.observer() {
         registry.add_observer(observer);
     }
-    let origin = if args.agent_command.is_some() {
-        acp_desk_store::LaunchOrigin::CommandLine
-    } else {
-        acp_desk_store::LaunchOrigin::Named
-    };
     let session = registry.open(OpenRequest {
-        agent: spec.name.clone(),
+        agent,
         spec,
         options: opts,
         views: false,

@@ -37,6 +37,10 @@ pub fn print_events(
                 })
                 .collect();
             for ev in batch {
+                if let StreamEvent::SessionContinued { .. } = &ev {
+                    // The contract: `run --continue` says on stderr how it continued.
+                    eprintln!("acp-desk-cli: {}", continued_line(&ev));
+                }
                 if let Some(ask) = &ask {
                     match &ev {
                         StreamEvent::AgentPrompt(p) if !settled_here.contains(&p.request_id) => {
@@ -63,6 +67,42 @@ pub fn print_events(
         human.finish(&mut out)?;
     }
     out.flush()
+}
+
+/// How a session was continued, in a line (`run --continue`'s stderr, the transcript's marker).
+pub fn continued_line(ev: &StreamEvent) -> String {
+    use acp_desk_core::events::{ContinuationMode, ContinuationOutcome};
+    let StreamEvent::SessionContinued {
+        session_id,
+        mode,
+        outcome,
+        detail,
+        ..
+    } = ev
+    else {
+        return String::new();
+    };
+    let what = match (mode, outcome) {
+        (ContinuationMode::Continue, ContinuationOutcome::Resumed) => {
+            "resumed (session/resume): the agent has the earlier conversation"
+        }
+        (ContinuationMode::Continue, ContinuationOutcome::Loaded) => {
+            "loaded (session/load): the agent has the earlier conversation"
+        }
+        (ContinuationMode::Continue, ContinuationOutcome::New) => {
+            "new (session/new): this agent cannot continue the old conversation; it starts a new one in the same folder"
+        }
+        (ContinuationMode::Import, ContinuationOutcome::Loaded) => "loaded (session/load)",
+        (ContinuationMode::Import, ContinuationOutcome::Resumed) => {
+            "resumed (session/resume): the earlier conversation cannot be shown"
+        }
+        (ContinuationMode::Import, ContinuationOutcome::New) => "new (session/new)",
+    };
+    let mut line = format!("continuing {session_id}: {what}");
+    if let Some(d) = detail {
+        line.push_str(&format!(" ({d})"));
+    }
+    line
 }
 
 /// A stored thread rendered for people, as `run` renders a live one.
@@ -308,6 +348,14 @@ impl Human {
                 if let Some(d) = description {
                     writeln!(w, "  {}", d.replace('\n', "\n  "))?;
                 }
+            }
+            StreamEvent::SessionContinued { .. } => {
+                self.line_start(w)?;
+                writeln!(
+                    w,
+                    "{}",
+                    self.paint("2", &format!("--- {}", continued_line(ev)))
+                )?;
             }
             StreamEvent::SessionStatus {
                 status,

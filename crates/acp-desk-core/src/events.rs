@@ -76,6 +76,13 @@ pub const ADDITIONS: &[(&str, &str)] = &[
          folder watcher (via watcher; optional field via); toolCallId: the tool call that \
          wrote it, when one names the path",
     ),
+    (
+        "session-continued",
+        "new kind: how a stored session (mode continue) or one the agent listed (mode import) \
+         was opened with the agent: outcome resumed (session/resume), loaded (session/load) or \
+         new (session/new: the agent cannot continue the old conversation); acpSessionId, \
+         detail (why, when it fell back)",
+    ),
 ];
 
 /// The seed's kinds, spelled as the seed spells them.
@@ -330,6 +337,46 @@ pub enum StreamEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tool_call_id: Option<String>,
     },
+    /// How a session that continues a stored one ([`ContinuationMode::Continue`]) or opens one
+    /// the agent listed ([`ContinuationMode::Import`]) was opened with the agent. Comes just
+    /// before its `session-status: ready`; never for a plain new session. Front ends match on
+    /// `outcome`: `new` means the agent has none of the old conversation.
+    #[serde(rename = "session-continued")]
+    SessionContinued {
+        session_id: String,
+        mode: ContinuationMode,
+        outcome: ContinuationOutcome,
+        /// The agent's session id now in use (a new one when `outcome` is `new`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        acp_session_id: Option<String>,
+        /// Why it is not the first choice (what the agent answered, or what it does not offer).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        detail: Option<String>,
+    },
+}
+
+/// What a `session-continued` opening was asked to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ContinuationMode {
+    /// Continue a session of ours (the history's): its stored transcript is the record, so a
+    /// load's replay is neither emitted nor stored.
+    Continue,
+    /// Open a session the agent listed (`session/list`): a load's replay is emitted, and is
+    /// its transcript.
+    Import,
+}
+
+/// How the agent took it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ContinuationOutcome {
+    /// `session/resume`: the agent has the conversation; it replayed nothing.
+    Resumed,
+    /// `session/load`: the agent has the conversation (it replayed it).
+    Loaded,
+    /// `session/new`: a new conversation in the same folder; the agent has none of the old one.
+    New,
 }
 
 impl StreamEvent {
@@ -360,6 +407,7 @@ impl StreamEvent {
         "unknown-update",
         "terminal-output",
         "file-changed",
+        "session-continued",
     ];
 
     /// The serialized `kind` tag.
@@ -388,6 +436,7 @@ impl StreamEvent {
             Self::UnknownUpdate { .. } => "unknown-update",
             Self::TerminalOutput { .. } => "terminal-output",
             Self::FileChanged { .. } => "file-changed",
+            Self::SessionContinued { .. } => "session-continued",
         }
     }
 }

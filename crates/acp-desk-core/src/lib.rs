@@ -23,6 +23,6 @@ pub mod watch;
 pub use agent_client_protocol_schema as schema;
 pub use events::StreamEvent;
 pub use session::{
-    EngineError, EventBatch, PermissionPolicy, SessionHandle, SessionOptions, TurnOutcome, start,
-    text_block,
+    ContinueVia, EngineError, EventBatch, ListedSessions, Opening, PermissionPolicy, SessionHandle,
+    SessionOptions, TurnOutcome, start, text_block,
 };

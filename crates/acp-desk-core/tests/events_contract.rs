@@ -199,6 +199,13 @@ fn all_events() -> Vec<StreamEvent> {
             via: Some(acp_desk_core::events::FileChangeVia::FsWrite),
             tool_call_id: Some("call-1".into()),
         },
+        StreamEvent::SessionContinued {
+            session_id: sid(),
+            mode: ContinuationMode::Continue,
+            outcome: ContinuationOutcome::Loaded,
+            acp_session_id: Some("agent-1".into()),
+            detail: Some("session/resume failed".into()),
+        },
     ]
 }
 
@@ -416,7 +423,8 @@ fn every_variant_has_an_instance(e: &StreamEvent) {
         | StreamEvent::Notice { .. }
         | StreamEvent::UnknownUpdate { .. }
         | StreamEvent::TerminalOutput { .. }
-        | StreamEvent::FileChanged { .. } => {}
+        | StreamEvent::FileChanged { .. }
+        | StreamEvent::SessionContinued { .. } => {}
     }
 }
 
@@ -428,7 +436,7 @@ fn all_events_has_one_instance_of_each_variant() {
     kinds.dedup();
     assert_eq!(kinds.len(), n, "one instance per kind");
     assert_eq!(
-        n, 23,
+        n, 24,
         "update this count with every_variant_has_an_instance"
     );
 }

@@ -26,6 +26,16 @@ FLAGS:
   --spawn-orphan           start a `sleep 3600` in its own session (unix), to test that
                            clients clean up process trees
   --stderr-chatter         print a few log lines to stderr at start, like real agents
+  --session-methods LIST   session methods to advertise and implement: comma-separated
+                           from load, resume, list, close, delete; `none` or empty for none
+                           (default: $ACP_DESK_DEMO_SESSION_METHODS, else none). With any,
+                           each session's conversation is kept in --session-dir
+  --session-dir DIR        where session records are kept (default:
+                           $ACP_DESK_DEMO_SESSION_DIR, else <data dir>/demo-agent-sessions,
+                           the data dir being $ACP_DESK_DATA_DIR or the platform's)
+  --fail-load              answer session/load with an error (after nothing was replayed)
+  --fail-resume            answer session/resume with an error
+  --list-page-size N       sessions per session/list page (default 20; the rest by cursor)
   --help                   print this help
 ";
 
@@ -40,6 +50,65 @@ pub struct Args {
     pub ignore_sigterm: bool,
     pub spawn_orphan: bool,
     pub stderr_chatter: bool,
+    pub session_methods: SessionMethods,
+    pub session_dir: Option<PathBuf>,
+    pub fail_load: bool,
+    pub fail_resume: bool,
+    pub list_page_size: usize,
+}
+
+/// The session methods advertised in `initialize` (and implemented).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SessionMethods {
+    pub load: bool,
+    pub resume: bool,
+    pub list: bool,
+    pub close: bool,
+    pub delete: bool,
+}
+
+impl SessionMethods {
+    pub fn any(&self) -> bool {
+        self.load || self.resume || self.list || self.close || self.delete
+    }
+}
+
+/// Where the agent's session records go when `--session-dir` is not given.
+pub fn default_session_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("ACP_DESK_DEMO_SESSION_DIR") {
+        return PathBuf::from(d);
+    }
+    let data = std::env::var_os("ACP_DESK_DATA_DIR")
+        .map(PathBuf::from)
+        .or_else(platform_data_dir)
+        .unwrap_or_else(|| PathBuf::from(".acp-desk").join("data"));
+    data.join("demo-agent-sessions")
+}
+
+/// ACP Desk's data folder as `acp_desk_core::paths::data_dir` finds it (the agent does not
+/// depend on the engine).
+fn platform_data_dir() -> Option<PathBuf> {
+    directories::BaseDirs::new().map(|b| b.data_dir().join("dev.acpdesk.desk"))
+}
+
+pub fn parse_methods(list: &str) -> Result<SessionMethods, String> {
+    let mut m = SessionMethods::default();
+    for name in list.split(',').map(str::trim).filter(|c| !c.is_empty()) {
+        match name {
+            "none" => {}
+            "load" => m.load = true,
+            "resume" => m.resume = true,
+            "list" => m.list = true,
+            "close" => m.close = true,
+            "delete" => m.delete = true,
+            other => {
+                return Err(format!(
+                    "--session-methods: unknown method {other:?} (use load, resume, list, close, delete or none)"
+                ));
+            }
+        }
+    }
+    Ok(m)
 }
 
 impl Default for Args {
@@ -56,6 +125,11 @@ impl Default for Args {
             ignore_sigterm: false,
             spawn_orphan: false,
             stderr_chatter: false,
+            session_methods: SessionMethods::default(),
+            session_dir: None,
+            fail_load: false,
+            fail_resume: false,
+            list_page_size: 20,
         }
     }
 }
@@ -67,6 +141,10 @@ pub enum Parsed {
 
 pub fn parse(mut argv: impl Iterator<Item = String>) -> Result<Parsed, String> {
     let mut args = Args::default();
+    if let Ok(list) = std::env::var("ACP_DESK_DEMO_SESSION_METHODS") {
+        args.session_methods =
+            parse_methods(&list).map_err(|e| format!("ACP_DESK_DEMO_SESSION_METHODS: {e}"))?;
+    }
     while let Some(flag) = argv.next() {
         // Accept both `--flag value` and `--flag=value`.
         let (name, inline) = match flag.split_once('=') {
@@ -95,6 +173,19 @@ pub fn parse(mut argv: impl Iterator<Item = String>) -> Result<Parsed, String> {
             "--ignore-sigterm" => args.ignore_sigterm = true,
             "--spawn-orphan" => args.spawn_orphan = true,
             "--stderr-chatter" => args.stderr_chatter = true,
+            "--session-methods" => {
+                args.session_methods = parse_methods(&value("a list like load,resume")?)?;
+            }
+            "--session-dir" => args.session_dir = Some(PathBuf::from(value("a directory")?)),
+            "--fail-load" => args.fail_load = true,
+            "--fail-resume" => args.fail_resume = true,
+            "--list-page-size" => {
+                let v = value("a number")?;
+                args.list_page_size =
+                    v.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                        format!("--list-page-size: {v:?} is not a positive number")
+                    })?;
+            }
             _ => return Err(format!("unknown flag {flag:?}")),
         }
     }

@@ -6,6 +6,7 @@
 //! one locked writer ([`out::Out`]) that writes whole lines.
 
 mod args;
+mod journal;
 mod out;
 mod scenario;
 mod settings;
@@ -20,16 +21,22 @@ use std::sync::mpsc::{self, Receiver};
 use agent_client_protocol_schema::ProtocolVersion;
 use agent_client_protocol_schema::v1::{
     AgentCapabilities, AuthMethod, AuthMethodAgent, AuthenticateRequest, AuthenticateResponse,
-    AvailableCommand, AvailableCommandsUpdate, CancelNotification, ContentBlock, Cost,
-    CurrentModeUpdate, Implementation, InitializeRequest, InitializeResponse, NewSessionRequest,
-    NewSessionResponse, PromptRequest, PromptResponse, SessionId, SessionUpdate,
-    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, SetSessionModeRequest,
-    SetSessionModeResponse, UsageUpdate,
+    AvailableCommand, AvailableCommandsUpdate, CancelNotification, CloseSessionRequest,
+    CloseSessionResponse, ContentBlock, ContentChunk, Cost, CurrentModeUpdate,
+    DeleteSessionRequest, DeleteSessionResponse, Implementation, InitializeRequest,
+    InitializeResponse, ListSessionsRequest, ListSessionsResponse, LoadSessionRequest,
+    LoadSessionResponse, NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse,
+    ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities,
+    SessionDeleteCapabilities, SessionId, SessionInfo, SessionListCapabilities,
+    SessionResumeCapabilities, SessionUpdate, SetSessionConfigOptionRequest,
+    SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse, StopReason,
+    TextContent, UsageUpdate,
 };
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::args::Args;
+use crate::journal::{Entry, Journal, Record};
 use crate::out::{Out, RpcError};
 use crate::scenario::{Library, Placeholders};
 use crate::settings::Settings;
@@ -78,13 +85,19 @@ fn run(args: Args) -> anyhow::Result<()> {
         .name("stdin-reader".into())
         .spawn(move || read_stdin(tx))?;
 
+    let journal = Journal::new(args.session_methods.any().then(|| {
+        args.session_dir
+            .clone()
+            .unwrap_or_else(args::default_session_dir)
+    }));
     let mut agent = Agent {
-        shared: Arc::new(Shared::new(Out::stdout())),
+        shared: Arc::new(Shared::new(Out::stdout(journal))),
         library: Arc::new(library),
         args,
         authenticated: false,
         sessions: HashMap::new(),
         session_counter: 0,
+        opened: None,
     };
     agent.dispatch(rx);
     Ok(())
@@ -114,6 +127,16 @@ fn read_stdin(tx: mpsc::Sender<Incoming>) {
 struct Session {
     cwd: PathBuf,
     settings: Settings,
+    /// The conversation's first prompt (also when the journal keeps nothing), for
+    /// "what did I say first?".
+    first_prompt: Option<String>,
+}
+
+/// A prompt the agent answers itself, not from a scenario: it shows whether the session has
+/// its earlier conversation (after load or resume it does, after new it does not).
+fn asks_first_prompt(text: &str) -> bool {
+    let t = text.trim().to_ascii_lowercase();
+    t.starts_with("what did i say first")
 }
 
 struct Agent {
@@ -123,6 +146,8 @@ struct Agent {
     authenticated: bool,
     sessions: HashMap<String, Session>,
     session_counter: u64,
+    /// The session the last new/load/resume opened: its first updates follow the answer.
+    opened: Option<String>,
 }
 
 /// What a request handler wants sent back.
@@ -223,6 +248,21 @@ impl Agent {
             "initialize" => Reply::Now(self.initialize(params)),
             "authenticate" => Reply::Now(self.authenticate(params)),
             "session/new" => Reply::Now(self.new_session(params)),
+            "session/load" if self.args.session_methods.load => {
+                Reply::Now(self.load_session(params))
+            }
+            "session/resume" if self.args.session_methods.resume => {
+                Reply::Now(self.resume_session(params))
+            }
+            "session/list" if self.args.session_methods.list => {
+                Reply::Now(self.list_sessions(params))
+            }
+            "session/close" if self.args.session_methods.close => {
+                Reply::Now(self.close_session(params))
+            }
+            "session/delete" if self.args.session_methods.delete => {
+                Reply::Now(self.delete_session(params))
+            }
             "session/set_mode" => Reply::Now(self.set_mode(params)),
             "session/set_config_option" => Reply::Now(self.set_config_option(params)),
             "session/prompt" => match self.prompt(id, params) {
@@ -244,7 +284,8 @@ impl Agent {
             InitializeResponse::new(ProtocolVersion::from(self.args.protocol_version))
                 .agent_capabilities(
                     AgentCapabilities::new()
-                        .load_session(false)
+                        .load_session(self.args.session_methods.load)
+                        .session_capabilities(self.session_capabilities())
                         .prompt_capabilities(caps.clone()),
                 )
                 .agent_info(
@@ -282,20 +323,212 @@ impl Agent {
             return Err(RpcError::new(-32000, "Authentication required"));
         }
         self.session_counter += 1;
-        let id = format!("demo-session-{}", self.session_counter);
+        // Unique across runs: records of earlier processes are kept under their ids.
+        let millis = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis())
+            .unwrap_or_default();
+        let id = format!(
+            "demo-session-{}-{millis:x}-{}",
+            self.session_counter,
+            std::process::id()
+        );
         log!("new session {id} in {}", request.cwd.display());
         let settings = Settings::default();
         let response = NewSessionResponse::new(id.clone())
             .modes(settings.modes())
             .config_options(settings.config_options());
+        self.out()
+            .journal
+            .keep(Record::new(&id, request.cwd.clone()));
+        self.opened = Some(id.clone());
         self.sessions.insert(
             id,
             Session {
                 cwd: request.cwd,
                 settings,
+                first_prompt: None,
             },
         );
         to_result(response)
+    }
+
+    fn session_capabilities(&self) -> SessionCapabilities {
+        let m = self.args.session_methods;
+        let mut caps = SessionCapabilities::new();
+        if m.list {
+            caps = caps.list(SessionListCapabilities::new());
+        }
+        if m.resume {
+            caps = caps.resume(SessionResumeCapabilities::new());
+        }
+        if m.close {
+            caps = caps.close(SessionCloseCapabilities::new());
+        }
+        if m.delete {
+            caps = caps.delete(SessionDeleteCapabilities::new());
+        }
+        caps
+    }
+
+    /// A stored session's record, for load and resume.
+    fn stored(&self, id: &SessionId) -> Result<Record, RpcError> {
+        self.out().journal.read(&id.0).map_err(|e| {
+            RpcError::new(
+                -32002,
+                format!("Resource not found: no stored session {:?} ({e})", id.0),
+            )
+        })
+    }
+
+    /// Takes a stored session up again: in memory, kept by the journal, its first updates to
+    /// follow the answer.
+    fn reopen(&mut self, record: Record, cwd: PathBuf) -> Settings {
+        let id = record.session_id.clone();
+        let first_prompt = record.first_prompt().map(str::to_owned);
+        // The folder asked for now is where it works from now on.
+        let mut record = record;
+        record.cwd.clone_from(&cwd);
+        self.out().journal.keep(record);
+        self.opened = Some(id.clone());
+        let settings = Settings::default();
+        self.sessions.insert(
+            id,
+            Session {
+                cwd,
+                settings: settings.clone(),
+                first_prompt,
+            },
+        );
+        settings
+    }
+
+    fn load_session(&mut self, params: &Value) -> Result<Value, RpcError> {
+        let request: LoadSessionRequest = parse_params(params)?;
+        if self.args.fail_load {
+            return Err(RpcError::new(
+                -32603,
+                "Internal error: this demo agent was told to fail session/load (--fail-load)",
+            ));
+        }
+        let record = self.stored(&request.session_id)?;
+        log!(
+            "session/load {}: replaying {} entries",
+            record.session_id,
+            record.entries.len()
+        );
+        // ACP: the whole conversation as session/update notifications, then the answer.
+        for entry in &record.entries {
+            let written = match entry {
+                Entry::User { text } => self.out().replay(
+                    &request.session_id,
+                    SessionUpdate::UserMessageChunk(ContentChunk::new(ContentBlock::Text(
+                        TextContent::new(text.clone()),
+                    ))),
+                ),
+                Entry::Agent { text } => self.out().replay(
+                    &request.session_id,
+                    SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::Text(
+                        TextContent::new(text.clone()),
+                    ))),
+                ),
+                Entry::Tool { update } => self.out().raw_update(&request.session_id, update),
+            };
+            self.write_or_exit(written);
+        }
+        let settings = self.reopen(record, request.cwd);
+        to_result(
+            LoadSessionResponse::new()
+                .modes(settings.modes())
+                .config_options(settings.config_options()),
+        )
+    }
+
+    fn resume_session(&mut self, params: &Value) -> Result<Value, RpcError> {
+        let request: ResumeSessionRequest = parse_params(params)?;
+        if self.args.fail_resume {
+            return Err(RpcError::new(
+                -32603,
+                "Internal error: this demo agent was told to fail session/resume (--fail-resume)",
+            ));
+        }
+        let record = self.stored(&request.session_id)?;
+        log!("session/resume {}", record.session_id);
+        let settings = self.reopen(record, request.cwd);
+        to_result(
+            ResumeSessionResponse::new()
+                .modes(settings.modes())
+                .config_options(settings.config_options()),
+        )
+    }
+
+    fn list_sessions(&mut self, params: &Value) -> Result<Value, RpcError> {
+        let request: ListSessionsRequest = parse_params(params)?;
+        let all: Vec<Record> = self
+            .out()
+            .journal
+            .all()
+            .into_iter()
+            .filter(|r| request.cwd.as_ref().is_none_or(|c| *c == r.cwd))
+            .collect();
+        // The cursor is opaque to clients; here it is the offset of the next page.
+        let start = match &request.cursor {
+            None => 0,
+            Some(c) => c
+                .strip_prefix("offset-")
+                .and_then(|n| n.parse::<usize>().ok())
+                .ok_or_else(|| RpcError::invalid_params(format!("unknown cursor {c:?}")))?,
+        };
+        let page = self.args.list_page_size;
+        let sessions = all
+            .iter()
+            .skip(start)
+            .take(page)
+            .map(|r| {
+                SessionInfo::new(r.session_id.clone(), r.cwd.clone())
+                    .title(r.title.clone())
+                    .updated_at(r.updated_at.clone())
+            })
+            .collect();
+        let next = (start + page < all.len()).then(|| format!("offset-{}", start + page));
+        to_result(ListSessionsResponse::new(sessions).next_cursor(next))
+    }
+
+    fn close_session(&mut self, params: &Value) -> Result<Value, RpcError> {
+        let request: CloseSessionRequest = parse_params(params)?;
+        let key = request.session_id.0.to_string();
+        if self.sessions.remove(&key).is_none() {
+            return Err(RpcError::invalid_params(format!(
+                "unknown session id {key:?}"
+            )));
+        }
+        if let Some(turn) = lock(&self.shared.turns).get(&key) {
+            let _ = turn.send(TurnEvent::Cancel);
+        }
+        if let Err(e) = self.out().journal.save(&key) {
+            log!("session {key}: record not saved: {e}");
+        }
+        self.out().journal.forget(&key);
+        log!("session/close {key}");
+        to_result(CloseSessionResponse::new())
+    }
+
+    fn delete_session(&mut self, params: &Value) -> Result<Value, RpcError> {
+        let request: DeleteSessionRequest = parse_params(params)?;
+        let key = request.session_id.0.to_string();
+        let open = self.sessions.remove(&key).is_some();
+        match self.out().journal.delete(&key) {
+            Ok(true) => {}
+            Ok(false) if open => {}
+            Ok(false) => {
+                return Err(RpcError::invalid_params(format!(
+                    "unknown session id {key:?}"
+                )));
+            }
+            Err(e) => return Err(RpcError::new(-32603, format!("Internal error: {e}"))),
+        }
+        log!("session/delete {key}");
+        to_result(DeleteSessionResponse::new())
     }
 
     fn session_mut(&mut self, id: &SessionId) -> Result<&mut Session, RpcError> {
@@ -336,7 +569,7 @@ impl Agent {
     /// they have the `session/new` result, so updates for it come after).
     fn after_response(&mut self, method: &str, params: &Value) {
         match method {
-            "session/new" => self.after_new_session(),
+            "session/new" | "session/load" | "session/resume" => self.after_session_opened(),
             // ACP: the agent reports its mode change as an update, whoever asked for it.
             "session/set_mode" => {
                 if let Ok(request) = parse_params::<SetSessionModeRequest>(params) {
@@ -349,8 +582,10 @@ impl Agent {
         }
     }
 
-    fn after_new_session(&mut self) {
-        let id = format!("demo-session-{}", self.session_counter);
+    fn after_session_opened(&mut self) {
+        let Some(id) = self.opened.take() else {
+            return;
+        };
         let commands = vec![
             AvailableCommand::new("scenarios", "List the scripted demo scenarios"),
             AvailableCommand::new("help", "What this demo agent is and how to use it"),
@@ -375,11 +610,11 @@ impl Agent {
     fn prompt(&mut self, id: &Value, params: &Value) -> Result<(), RpcError> {
         let request: PromptRequest = parse_params(params)?;
         let session_key = request.session_id.0.to_string();
-        let Some(session) = self.sessions.get(&session_key) else {
+        if !self.sessions.contains_key(&session_key) {
             return Err(RpcError::invalid_params(format!(
                 "unknown session id {session_key:?}"
             )));
-        };
+        }
         let text = request
             .prompt
             .iter()
@@ -389,6 +624,20 @@ impl Agent {
             })
             .collect::<Vec<_>>()
             .join("\n");
+        if asks_first_prompt(&text) {
+            return self.answer_first_prompt(id, &request.session_id, &text);
+        }
+        if let Some(s) = self.sessions.get_mut(&session_key)
+            && s.first_prompt.is_none()
+        {
+            s.first_prompt = Some(text.clone());
+        }
+        self.out().journal.note_user(&session_key, &text);
+        let Some(session) = self.sessions.get(&session_key) else {
+            return Err(RpcError::invalid_params(format!(
+                "unknown session id {session_key:?}"
+            )));
+        };
         let Some(stored) = self.library.select(&text) else {
             return Err(RpcError::new(-32603, "no scenarios loaded"));
         };
@@ -431,6 +680,9 @@ impl Agent {
                 // Deregister before answering, so a client that sends its next prompt as soon
                 // as it sees this response is not told a turn is still running.
                 lock(&shared.turns).remove(&session_key);
+                if let Err(e) = shared.out.journal.save(&session_key) {
+                    log!("session {session_key}: record not saved: {e}");
+                }
                 let written = match result {
                     Ok(stop_reason) => {
                         log!("session {session_key}: turn ended ({stop_reason:?})");
@@ -451,6 +703,42 @@ impl Agent {
             lock(&self.shared.turns).remove(&request.session_id.0.to_string());
             return Err(RpcError::new(-32603, format!("cannot start turn: {e}")));
         }
+        Ok(())
+    }
+
+    /// "What did I say first?": answered from the session's own conversation, at once.
+    fn answer_first_prompt(
+        &mut self,
+        id: &Value,
+        session_id: &SessionId,
+        text: &str,
+    ) -> Result<(), RpcError> {
+        let key = session_id.0.to_string();
+        let Some(session) = self.sessions.get_mut(&key) else {
+            return Err(RpcError::invalid_params(format!(
+                "unknown session id {key:?}"
+            )));
+        };
+        let answer = match &session.first_prompt {
+            Some(first) => format!("You first said: \"{first}\""),
+            None => "You have not said anything earlier in this conversation: I have no earlier messages of it.".to_owned(),
+        };
+        if session.first_prompt.is_none() {
+            session.first_prompt = Some(text.to_owned());
+        }
+        self.out().journal.note_user(&key, text);
+        let chunk = ContentChunk::new(ContentBlock::Text(TextContent::new(answer)));
+        let written = self
+            .out()
+            .update(session_id, SessionUpdate::AgentMessageChunk(chunk));
+        self.write_or_exit(written);
+        if let Err(e) = self.out().journal.save(&key) {
+            log!("session {key}: record not saved: {e}");
+        }
+        let written = self
+            .out()
+            .respond(id, PromptResponse::new(StopReason::EndTurn));
+        self.write_or_exit(written);
         Ok(())
     }
 

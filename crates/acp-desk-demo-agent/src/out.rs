@@ -10,6 +10,8 @@ use agent_client_protocol_schema::v1::{SessionId, SessionNotification, SessionUp
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::journal::Journal;
+
 #[derive(Serialize)]
 struct Notification<'a, P> {
     jsonrpc: &'static str,
@@ -63,13 +65,17 @@ impl RpcError {
 
 pub struct Out {
     inner: Mutex<BufWriter<Stdout>>,
+    /// The sessions' conversations, noted from the updates written here (a load's replay is
+    /// written past it, with [`Out::replay`]).
+    pub journal: Journal,
 }
 
 impl Out {
-    pub fn stdout() -> Self {
+    pub fn stdout(journal: Journal) -> Self {
         Out {
             // Large enough that the flood writes few syscalls.
             inner: Mutex::new(BufWriter::with_capacity(256 * 1024, io::stdout())),
+            journal,
         }
     }
 
@@ -117,6 +123,15 @@ impl Out {
     }
 
     pub fn update(&self, session_id: &SessionId, update: SessionUpdate) -> io::Result<()> {
+        self.journal.note(&session_id.0, &update);
+        self.notify(
+            "session/update",
+            SessionNotification::new(session_id.clone(), update),
+        )
+    }
+
+    /// A `session/update` that is not noted in the journal: a replay of what it holds.
+    pub fn replay(&self, session_id: &SessionId, update: SessionUpdate) -> io::Result<()> {
         self.notify(
             "session/update",
             SessionNotification::new(session_id.clone(), update),

@@ -1,18 +1,25 @@
-//! The handshake: `initialize`, then `session/new`; the session is ready when both answered.
-//!
-//! This is where what comes between the two lands: `authenticate` (sign-in), `session/load` and
-//! `session/resume` (continuing a stored session), and the MCP servers given to the new
-//! session. A failure here ends the session through [`Ending::StartFailed`], and `start()`'s
-//! caller hears why.
+//! The handshake: `initialize`, then a session: `session/new`, or for a stored session
+//! (`Opening::Continue`) `session/resume`, else `session/load` (its replay skipped), else
+//! `session/new` with a warning; for one the agent listed (`Opening::Import`) `session/load`
+//! with its replay shown, else `session/resume`. The session is ready when the agent answered;
+//! `session-continued` says how it was continued. A resume or load that fails falls back to the
+//! next way (never losing the stored record: nothing here writes it). `session/list` is asked
+//! here too. A failure of initialize or new ends the session through [`Ending::StartFailed`],
+//! and `start()`'s caller hears why.
 
 use agent_client_protocol_schema::ProtocolVersion;
 use agent_client_protocol_schema::v1 as acp;
 use serde_json::value::RawValue;
 
-use super::EngineError;
+use tokio::sync::oneshot;
+
 use super::ending::Ending;
 use super::owner::{Owner, Pending};
-use crate::events::{NoticeSeverity, SessionMethods, SessionState, StreamEvent};
+use super::{ContinueVia, EngineError, ListedSessions, Opening};
+use crate::events::{
+    ContinuationMode, ContinuationOutcome, NoticeSeverity, SessionMethods, SessionState,
+    StreamEvent,
+};
 use crate::fs::Compat;
 
 /// ACP's "authentication required" error code (from `session/new`, or a prompt).
@@ -39,7 +46,7 @@ impl Owner {
         self.request_end(Ending::StartFailed(err));
     }
 
-    pub(super) fn on_initialized(&mut self, result: Result<Box<RawValue>, acp::Error>) {
+    pub(super) async fn on_initialized(&mut self, result: Result<Box<RawValue>, acp::Error>) {
         let resp = match result {
             Ok(raw) => match serde_json::from_str::<acp::InitializeResponse>(raw.get()) {
                 Ok(r) => r,
@@ -70,24 +77,265 @@ impl Owner {
             self.identity.title = info.title;
             self.identity.version = Some(info.version);
         }
+        self.handshake.additional_dirs = resp
+            .agent_capabilities
+            .session_capabilities
+            .additional_directories
+            .is_some();
+        if !self.opts.additional_dirs.is_empty() && !self.handshake.additional_dirs {
+            self.notice(
+                NoticeSeverity::Info,
+                "This agent does not accept additional folders; only the session's folder was sent to it.".into(),
+                None,
+            );
+        }
+        match self.opts.opening {
+            Opening::New => self.send_new_session(),
+            Opening::ListOnly => self.ready_without_session().await,
+            Opening::Continue { .. } | Opening::Import { .. } => self.continue_next(),
+        }
+    }
+
+    /// The folders besides the cwd, when the agent takes them.
+    fn extra_dirs(&self) -> Vec<std::path::PathBuf> {
+        if self.handshake.additional_dirs {
+            self.opts.additional_dirs.clone()
+        } else {
+            Vec::new()
+        }
+    }
+
+    pub(super) fn send_new_session(&mut self) {
         let mut req = acp::NewSessionRequest::new(self.opts.cwd.clone());
-        if !self.opts.additional_dirs.is_empty() {
-            if resp
-                .agent_capabilities
-                .session_capabilities
-                .additional_directories
-                .is_some()
-            {
-                req = req.additional_directories(self.opts.additional_dirs.clone());
-            } else {
-                self.notice(
-                    NoticeSeverity::Info,
-                    "This agent does not accept additional folders; only the session's folder was sent to it.".into(),
-                    None,
-                );
-            }
+        let dirs = self.extra_dirs();
+        if !dirs.is_empty() {
+            req = req.additional_directories(dirs);
         }
         self.request("session/new", &req, Pending::NewSession);
+    }
+
+    /// The next way to continue the stored session the agent offers and that was not tried
+    /// yet; when none is left, a new session (continue) or the start fails (import).
+    fn continue_next(&mut self) {
+        let methods = self.identity.session_methods.unwrap_or_default();
+        let dirs = self.extra_dirs();
+        let cwd = self.opts.cwd.clone();
+        let Some(c) = self.handshake.continuing.as_mut() else {
+            return self.send_new_session();
+        };
+        let Some(acp_id) = c.acp_id.clone() else {
+            c.detail
+                .push("the stored session never got a session id from the agent".into());
+            return self.send_new_session();
+        };
+        let load_first = c.mode == ContinuationMode::Import || c.via == ContinueVia::Load;
+        let order = if load_first {
+            [Method::Load, Method::Resume]
+        } else {
+            [Method::Resume, Method::Load]
+        };
+        for m in order {
+            let (offered, tried) = match m {
+                Method::Resume => (methods.resume, &mut c.tried_resume),
+                Method::Load => (methods.load, &mut c.tried_load),
+            };
+            if !offered || *tried {
+                continue;
+            }
+            *tried = true;
+            match m {
+                Method::Resume => {
+                    let mut req = acp::ResumeSessionRequest::new(acp_id.clone(), cwd);
+                    if !dirs.is_empty() {
+                        req = req.additional_directories(dirs);
+                    }
+                    self.request("session/resume", &req, Pending::Resume);
+                }
+                Method::Load => {
+                    let mut req = acp::LoadSessionRequest::new(acp_id.clone(), cwd);
+                    if !dirs.is_empty() {
+                        req = req.additional_directories(dirs);
+                    }
+                    // The replay comes as updates for this id before load's answer.
+                    self.acp_session = Some(acp_id.clone());
+                    let mode = c.mode;
+                    self.handshake.loading = Some(Loading {
+                        suppress: mode == ContinuationMode::Continue,
+                        skipped: 0,
+                    });
+                    self.request("session/load", &req, Pending::Load);
+                }
+            }
+            return;
+        }
+        if !methods.resume && !methods.load {
+            c.detail
+                .push("this agent offers neither session/resume nor session/load".into());
+        }
+        match c.mode {
+            ContinuationMode::Continue => self.send_new_session(),
+            ContinuationMode::Import => {
+                let why = c.detail.join("; ");
+                self.fail_start(EngineError::StartFailed(format!(
+                    "the agent's session {} could not be opened: {why}",
+                    acp_id.0
+                )));
+            }
+        }
+    }
+
+    /// A resume or load the agent refused: said, then the next way.
+    fn continuation_failed(&mut self, method: &str, why: String) {
+        if let Some(c) = self.handshake.continuing.as_mut() {
+            c.detail.push(format!("{method} failed: {why}"));
+        }
+        self.notice(
+            NoticeSeverity::Warning,
+            format!("The agent could not continue the stored session with {method}."),
+            Some(format!(
+                "It answered: {why}. ACP Desk tries the next way; the stored transcript is kept."
+            )),
+        );
+        self.continue_next();
+    }
+
+    pub(super) async fn on_resumed(&mut self, result: Result<Box<RawValue>, acp::Error>) {
+        let resp = match result {
+            Ok(raw) => match serde_json::from_str::<acp::ResumeSessionResponse>(raw.get()) {
+                Ok(r) => r,
+                Err(e) => {
+                    return self.continuation_failed(
+                        "session/resume",
+                        format!("its answer is not valid ACP ({e})"),
+                    );
+                }
+            },
+            Err(e) if i32::from(e.code) == AUTH_REQUIRED => {
+                return self.fail_start(EngineError::AuthRequired(e.message));
+            }
+            Err(e) => {
+                return self.continuation_failed(
+                    "session/resume",
+                    format!("{} ({})", e.message, i32::from(e.code)),
+                );
+            }
+        };
+        let Some(id) = self
+            .handshake
+            .continuing
+            .as_ref()
+            .and_then(|c| c.acp_id.clone())
+        else {
+            return;
+        };
+        self.acp_session = Some(id);
+        if self
+            .handshake
+            .continuing
+            .as_ref()
+            .is_some_and(|c| c.mode == ContinuationMode::Import)
+        {
+            self.notice(
+                NoticeSeverity::Info,
+                "The earlier conversation cannot be shown: this agent resumes sessions without replaying them.".into(),
+                Some("The agent still has it: the session continues where it left off.".into()),
+            );
+        }
+        self.became_ready(
+            ContinuationOutcome::Resumed,
+            resp.modes,
+            resp.config_options,
+        )
+        .await;
+    }
+
+    pub(super) async fn on_loaded(&mut self, result: Result<Box<RawValue>, acp::Error>) {
+        let loading = self.handshake.loading.take();
+        if let Some(l) = &loading
+            && l.skipped > 0
+        {
+            tracing::debug!("{} replayed updates of session/load not shown", l.skipped);
+        }
+        let resp = match result {
+            Ok(raw) => match serde_json::from_str::<acp::LoadSessionResponse>(raw.get()) {
+                Ok(r) => r,
+                Err(e) => {
+                    self.acp_session = None;
+                    return self.continuation_failed(
+                        "session/load",
+                        format!("its answer is not valid ACP ({e})"),
+                    );
+                }
+            },
+            Err(e) if i32::from(e.code) == AUTH_REQUIRED => {
+                return self.fail_start(EngineError::AuthRequired(e.message));
+            }
+            Err(e) => {
+                self.acp_session = None;
+                return self.continuation_failed(
+                    "session/load",
+                    format!("{} ({})", e.message, i32::from(e.code)),
+                );
+            }
+        };
+        self.became_ready(ContinuationOutcome::Loaded, resp.modes, resp.config_options)
+            .await;
+    }
+
+    /// `initialize` answered and no session is wanted ([`Opening::ListOnly`]).
+    async fn ready_without_session(&mut self) {
+        self.emit_status(SessionState::Ready, None);
+        self.flush().await;
+        if let Some(ready) = self.life.ready.take() {
+            let caps = self
+                .identity
+                .prompt_capabilities
+                .clone()
+                .unwrap_or_default();
+            let _ = ready.send(Ok(caps));
+        }
+    }
+
+    /// `session/list` for a front end.
+    pub(super) fn list_sessions(
+        &mut self,
+        cwd: Option<std::path::PathBuf>,
+        cursor: Option<String>,
+        reply: oneshot::Sender<Result<ListedSessions, EngineError>>,
+    ) {
+        if !self.identity.session_methods.unwrap_or_default().list {
+            let _ = reply.send(Err(EngineError::AgentRefused(
+                "this agent does not offer session/list (it did not advertise sessionCapabilities.list)".into(),
+            )));
+            return;
+        }
+        let req = acp::ListSessionsRequest::new().cwd(cwd).cursor(cursor);
+        self.request_for("session/list", &req, Pending::ListSessions { reply });
+    }
+
+    pub(super) fn on_listed(
+        &mut self,
+        reply: oneshot::Sender<Result<ListedSessions, EngineError>>,
+        result: Result<Box<RawValue>, acp::Error>,
+    ) {
+        let r = match result {
+            Ok(raw) => serde_json::from_str::<acp::ListSessionsResponse>(raw.get())
+                .map(|r| ListedSessions {
+                    sessions: r.sessions,
+                    next_cursor: r.next_cursor,
+                })
+                .map_err(|e| {
+                    EngineError::AgentRefused(format!(
+                        "the agent's answer to session/list is not valid ACP: {e}"
+                    ))
+                }),
+            Err(e) => Err(EngineError::AgentRefused(format!(
+                "session/list failed: {} ({})",
+                e.message,
+                i32::from(e.code)
+            ))),
+        };
+        let _ = reply.send(r);
     }
 
     pub(super) async fn on_session_created(&mut self, result: Result<Box<RawValue>, acp::Error>) {
@@ -111,8 +359,38 @@ impl Owner {
                 )));
             }
         };
-        self.identity.acp_session_id = Some(resp.session_id.0.to_string());
         self.acp_session = Some(resp.session_id);
+        if self.handshake.continuing.is_some() {
+            self.notice(
+                NoticeSeverity::Warning,
+                "This agent cannot continue the old conversation: this is a new conversation in the same folder.".into(),
+                Some("The agent has none of the earlier messages; the stored transcript is kept and shown above.".into()),
+            );
+        }
+        self.became_ready(ContinuationOutcome::New, resp.modes, resp.config_options)
+            .await;
+    }
+
+    /// The agent has a session for us (new, resumed or loaded): say how, then ready.
+    async fn became_ready(
+        &mut self,
+        outcome: ContinuationOutcome,
+        modes: Option<acp::SessionModeState>,
+        config_options: Option<Vec<acp::SessionConfigOption>>,
+    ) {
+        let acp_id = self.acp_session.as_ref().map(|s| s.0.to_string());
+        self.identity.acp_session_id.clone_from(&acp_id);
+        if let Some(c) = self.handshake.continuing.take() {
+            let detail = (!c.detail.is_empty()).then(|| c.detail.join("; "));
+            let ev = StreamEvent::SessionContinued {
+                session_id: self.id.clone(),
+                mode: c.mode,
+                outcome,
+                acp_session_id: acp_id,
+                detail,
+            };
+            self.emit(ev);
+        }
         self.emit_status(SessionState::Ready, None);
         self.audit.session_started(
             &self.identity.launch_name,
@@ -126,7 +404,7 @@ impl Owner {
                 Some(problem),
             );
         }
-        if let Some(modes) = resp.modes {
+        if let Some(modes) = modes {
             let ev = StreamEvent::Modes {
                 session_id: self.id.clone(),
                 current_mode_id: modes.current_mode_id.0.to_string(),
@@ -134,7 +412,7 @@ impl Owner {
             };
             self.emit(ev);
         }
-        if let Some(options) = resp.config_options {
+        if let Some(options) = config_options {
             let ev = StreamEvent::ConfigOptions {
                 session_id: self.id.clone(),
                 config_options: options,
@@ -151,4 +429,88 @@ impl Owner {
             let _ = ready.send(Ok(caps));
         }
     }
+}
+
+#[derive(Clone, Copy)]
+enum Method {
+    Resume,
+    Load,
+}
+
+/// The handshake's part of the owner's state.
+#[derive(Default)]
+pub(super) struct Handshake {
+    /// The agent takes `additionalDirectories` (its `initialize` answer).
+    additional_dirs: bool,
+    /// Continuing a stored session or opening a listed one, until the agent has one for us.
+    continuing: Option<Continuing>,
+    /// A `session/load` is under way.
+    loading: Option<Loading>,
+}
+
+impl Handshake {
+    pub(super) fn new(opening: &Opening) -> Self {
+        let continuing = match opening {
+            Opening::Continue {
+                acp_session_id,
+                via,
+                ..
+            } => Some(Continuing::new(
+                ContinuationMode::Continue,
+                acp_session_id.as_deref(),
+                *via,
+            )),
+            Opening::Import { acp_session_id } => Some(Continuing::new(
+                ContinuationMode::Import,
+                Some(acp_session_id),
+                ContinueVia::Load,
+            )),
+            Opening::New | Opening::ListOnly => None,
+        };
+        Handshake {
+            additional_dirs: false,
+            continuing,
+            loading: None,
+        }
+    }
+
+    /// Whether a `session/update` now is a load's replay not to show (continue mode: the stored
+    /// transcript is the record). Counts it.
+    pub(super) fn skip_replayed(&mut self) -> bool {
+        match &mut self.loading {
+            Some(l) if l.suppress => {
+                l.skipped += 1;
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+struct Continuing {
+    mode: ContinuationMode,
+    acp_id: Option<acp::SessionId>,
+    via: ContinueVia,
+    tried_resume: bool,
+    tried_load: bool,
+    /// Why the first choice did not do, for `session-continued`'s `detail`.
+    detail: Vec<String>,
+}
+
+impl Continuing {
+    fn new(mode: ContinuationMode, acp_id: Option<&str>, via: ContinueVia) -> Self {
+        Continuing {
+            mode,
+            acp_id: acp_id.map(|id| acp::SessionId::new(id.to_owned())),
+            via,
+            tried_resume: false,
+            tried_load: false,
+            detail: Vec::new(),
+        }
+    }
+}
+
+struct Loading {
+    suppress: bool,
+    skipped: u64,
 }

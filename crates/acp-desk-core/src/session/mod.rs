@@ -10,8 +10,8 @@
 //! The state is split by who owns it, one module each:
 //! - this file: the public handle, the options and [`start`];
 //! - [`owner`]: the owner's state, its run loop, the agent link and the event outbox;
-//! - [`handshake`]: `initialize`, then `session/new` (later: authenticate, load/resume, MCP
-//!   servers);
+//! - [`handshake`]: `initialize`, then `session/new`, or continuing a stored session
+//!   (`session/resume`, `session/load`, see [`Opening`]), and `session/list`;
 //! - [`permissions`]: parked permission requests, settling them, remembered rules
 //!   ([`remembered`]);
 //! - [`turn`]: a turn's life (prompt, stop, watchdog, its one end);
@@ -105,6 +105,59 @@ pub struct SessionOptions {
     /// changes, when they lie inside a root (the history file and its journal, given by the app
     /// layer's observers); the audit folder and the rules file always are.
     pub unwatched: Vec<PathBuf>,
+    /// How the session begins with the agent: a new one (the default), the continuation of a
+    /// stored one, one the agent listed, or none at all (only to ask `session/list`).
+    pub opening: Opening,
+}
+
+/// How a session begins with the agent, after `initialize`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Opening {
+    /// `session/new`.
+    #[default]
+    New,
+    /// Continue a session we stored. Its events carry `session_id` (ours, as stored), so the
+    /// history appends under it. `session/resume` when the agent advertises it (see
+    /// [`ContinueVia`]), else `session/load`, whose replayed updates are neither emitted nor
+    /// stored (the stored transcript is the record), else `session/new` with a warning that the
+    /// agent cannot continue the old conversation. A failure of resume or load falls back the
+    /// same way; the `session-continued` event says what it came to.
+    Continue {
+        session_id: String,
+        /// The agent's id for it; `None` (it never answered `session/new`): a new session.
+        acp_session_id: Option<String>,
+        via: ContinueVia,
+    },
+    /// Open a session the agent listed (`session/list`) under a new id of ours:
+    /// `session/load`, whose replay IS emitted (it is the transcript); with resume only, it is
+    /// resumed and a notice says the earlier conversation cannot be shown; with neither (or
+    /// when both fail) the start fails.
+    Import { acp_session_id: String },
+    /// `initialize` only, no session: to ask an agent that is not running for its sessions
+    /// ([`SessionHandle::list_sessions`]). Prompts get [`EngineError::SessionEnded`].
+    ListOnly,
+}
+
+/// Which continuation to try first when the agent offers both.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ContinueVia {
+    /// `session/resume` (nothing replayed, nothing to skip), else `session/load`.
+    #[default]
+    Auto,
+    /// `session/load` first (tests drive the load path of an agent that offers both).
+    Load,
+}
+
+/// At most this many `session/list` pages are followed ([`SessionHandle::list_all_sessions`]):
+/// an agent that keeps answering with a cursor must not hold a caller forever.
+pub const MAX_LIST_PAGES: usize = 50;
+
+/// One page of the agent's `session/list` answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListedSessions {
+    pub sessions: Vec<acp::SessionInfo>,
+    /// The cursor of the next page; `None` on the last.
+    pub next_cursor: Option<String>,
 }
 
 impl SessionOptions {
@@ -126,6 +179,7 @@ impl SessionOptions {
             audit_dir: AuditLog::default_dir(),
             watch_roots: true,
             unwatched: Vec::new(),
+            opening: Opening::New,
         }
     }
 }
@@ -194,6 +248,11 @@ enum Command {
         value: acp::SessionConfigOptionValue,
         reply: oneshot::Sender<Result<(), EngineError>>,
     },
+    ListSessions {
+        cwd: Option<PathBuf>,
+        cursor: Option<String>,
+        reply: oneshot::Sender<Result<ListedSessions, EngineError>>,
+    },
 }
 
 /// A front end's handle on a session. Cheap to clone; when the last clone is dropped the
@@ -257,6 +316,39 @@ impl SessionHandle {
             reply,
         })?;
         rx.await.unwrap_or_else(|_| Err(ended()))
+    }
+
+    /// One page of the agent's own sessions (`session/list`), in `cwd` when given; `cursor` is
+    /// the previous page's `next_cursor`. An agent that does not advertise `session/list` gets
+    /// [`EngineError::AgentRefused`] without being asked.
+    pub async fn list_sessions(
+        &self,
+        cwd: Option<PathBuf>,
+        cursor: Option<String>,
+    ) -> Result<ListedSessions, EngineError> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::ListSessions { cwd, cursor, reply })?;
+        rx.await.unwrap_or_else(|_| Err(ended()))
+    }
+
+    /// Every page of [`SessionHandle::list_sessions`] (at most [`MAX_LIST_PAGES`]; a cursor
+    /// seen before ends the walk).
+    pub async fn list_all_sessions(
+        &self,
+        cwd: Option<PathBuf>,
+    ) -> Result<Vec<acp::SessionInfo>, EngineError> {
+        let mut all = Vec::new();
+        let mut cursor = None;
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..MAX_LIST_PAGES {
+            let page = self.list_sessions(cwd.clone(), cursor.take()).await?;
+            all.extend(page.sessions);
+            match page.next_cursor {
+                Some(next) if seen.insert(next.clone()) => cursor = Some(next),
+                _ => break,
+            }
+        }
+        Ok(all)
     }
 
     /// Sends a prompt and waits for its turn to end.
@@ -338,6 +430,14 @@ fn new_session_id() -> String {
     )
 }
 
+/// Our id for a session: the stored one when it continues a stored session, else a new one.
+fn session_id_for(opening: &Opening) -> String {
+    match opening {
+        Opening::Continue { session_id, .. } => session_id.clone(),
+        _ => new_session_id(),
+    }
+}
+
 /// Starts the agent and a session in `opts.cwd`; returns once the session is ready (or with the
 /// reason it could not start). Events, starting with `session-status: starting`, go to `events`.
 ///
@@ -348,7 +448,7 @@ pub async fn start(
     opts: SessionOptions,
     events: mpsc::Sender<EventBatch>,
 ) -> Result<SessionHandle, EngineError> {
-    let id = new_session_id();
+    let id = session_id_for(&opts.opening);
     let prepared = owner::Prepared::new(&id, &spec, &opts).await;
     let spawned = AgentProcess::spawn(&spec, &opts.cwd, opts.process)
         .map_err(|e| EngineError::Spawn(e.to_string()))?;
@@ -387,7 +487,7 @@ where
         env: Vec::new(),
         cwd: None,
     };
-    let id = new_session_id();
+    let id = session_id_for(&opts.opening);
     let prepared = owner::Prepared::new(&id, &spec, &opts).await;
     let (conn, inbound) = Connection::start(reader, writer, opts.limits);
     let link = Link {

@@ -19,6 +19,7 @@ use tokio::time::Instant;
 
 use super::client::Client;
 use super::ending::Ending;
+use super::handshake::Handshake;
 use super::permissions::Permissions;
 use super::remembered::Rules;
 use super::turn::Turn;
@@ -92,6 +93,11 @@ impl AgentProc {
 pub(super) enum Pending {
     Initialize,
     NewSession,
+    Resume,
+    Load,
+    ListSessions {
+        reply: oneshot::Sender<Result<super::ListedSessions, EngineError>>,
+    },
     Prompt,
     /// A front end's `set_mode`: answered when the agent answers (or the session ends, which
     /// drops the sender: the caller then hears the session ended).
@@ -193,6 +199,7 @@ pub(super) struct Owner {
     pub(super) client: Client,
     pub(super) watch: Watching,
     pub(super) audit: AuditLog,
+    pub(super) handshake: Handshake,
 }
 
 impl Owner {
@@ -241,6 +248,7 @@ impl Owner {
             client: Client::new(prepared.roots, prepared.compat, reads),
             watch: prepared.watching,
             audit: prepared.audit,
+            handshake: Handshake::new(&opts.opening),
             opts,
         }
     }
@@ -338,6 +346,9 @@ impl Owner {
                 }
                 Command::Close { reply, .. } => {
                     let _ = reply.send(());
+                }
+                Command::ListSessions { reply, .. } => {
+                    let _ = reply.send(Err(ended()));
                 }
                 Command::Changes { reply } => {
                     let _ = reply.send(changes.clone());
@@ -485,6 +496,9 @@ impl Owner {
                     tracing::warn!("update for another session ({}) ignored", n.session_id);
                     return;
                 }
+                if self.handshake.skip_replayed() {
+                    return;
+                }
                 self.thread.apply(n.update, &mut self.out);
             }
             Err(e) => {
@@ -500,6 +514,9 @@ impl Owner {
                 };
                 if other_session {
                     tracing::warn!("untyped update for another session ignored");
+                    return;
+                }
+                if self.handshake.skip_replayed() {
                     return;
                 }
                 let update = value.and_then(|v| v.get("update").cloned());
@@ -561,8 +578,11 @@ impl Owner {
             return;
         };
         match purpose {
-            Pending::Initialize => self.on_initialized(result),
+            Pending::Initialize => self.on_initialized(result).await,
             Pending::NewSession => self.on_session_created(result).await,
+            Pending::Resume => self.on_resumed(result).await,
+            Pending::Load => self.on_loaded(result).await,
+            Pending::ListSessions { reply } => self.on_listed(reply, result),
             Pending::Prompt => {
                 let current = self.turn.as_ref().and_then(|t| t.request.as_ref()) == Some(&id);
                 if current {
@@ -598,6 +618,7 @@ impl Owner {
                 value,
                 reply,
             } => self.set_config_option(config_id, value, reply),
+            Command::ListSessions { cwd, cursor, reply } => self.list_sessions(cwd, cursor, reply),
             // Handled by the loop.
             Command::Close { .. } => {}
         }

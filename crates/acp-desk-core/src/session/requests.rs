@@ -94,7 +94,12 @@ impl Owner {
 
     /// Sends a front end's request to the agent; the reply waits in `pending` for the answer.
     /// When it cannot be sent, the caller hears at once that the agent's input is closed.
-    fn request_for<P: serde::Serialize>(&mut self, method: &str, params: &P, purpose: Pending) {
+    pub(super) fn request_for<P: serde::Serialize>(
+        &mut self,
+        method: &str,
+        params: &P,
+        purpose: Pending,
+    ) {
         if self.conn.is_some() {
             if self.request(method, params, purpose).is_none() {
                 // `request` dropped the purpose and its reply: the caller gets `SessionEnded`.
@@ -107,7 +112,14 @@ impl Owner {
             Pending::SetMode { reply, .. } | Pending::SetConfigOption { reply } => {
                 let _ = reply.send(Err(err));
             }
-            Pending::Initialize | Pending::NewSession | Pending::Prompt => {}
+            Pending::ListSessions { reply } => {
+                let _ = reply.send(Err(err));
+            }
+            Pending::Initialize
+            | Pending::NewSession
+            | Pending::Resume
+            | Pending::Load
+            | Pending::Prompt => {}
         }
     }
 }

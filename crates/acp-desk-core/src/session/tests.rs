@@ -10,6 +10,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHal
 use tokio::sync::mpsc;
 
 use super::*;
+use crate::events::{ContinuationOutcome, SessionState};
 
 /// The agent's side of the pipe: reads what the client sends, writes what the script says.
 struct Peer {
@@ -729,4 +730,156 @@ async fn an_agent_that_stops_reading_is_ended_rather_than_waited_for() {
         handle.prompt(vec![text_block("hello?")]).await,
         Err(EngineError::SessionEnded(_))
     ));
+}
+
+/// `initialize` answered with load and resume advertised.
+async fn init_with_load_and_resume(peer: &mut Peer) {
+    let init = peer.expect("initialize").await;
+    peer.respond(
+        &init,
+        json!({"protocolVersion": 1, "agentCapabilities": {
+            "loadSession": true, "sessionCapabilities": {"resume": {}}
+        }}),
+    )
+    .await;
+}
+
+fn continued(evs: &[StreamEvent]) -> Option<(ContinuationOutcome, Option<String>)> {
+    evs.iter().find_map(|e| match e {
+        StreamEvent::SessionContinued {
+            outcome, detail, ..
+        } => Some((*outcome, detail.clone())),
+        _ => None,
+    })
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_garbled_resume_falls_back_to_load_whose_replay_is_not_emitted() {
+    let (mut rig, started) = rig(|o| {
+        o.opening = Opening::Continue {
+            session_id: "s-stored".into(),
+            acp_session_id: Some("acp-1".into()),
+            via: ContinueVia::Auto,
+        };
+    });
+    init_with_load_and_resume(&mut rig.peer).await;
+    let resume = rig.peer.expect("session/resume").await;
+    assert_eq!(resume["params"]["sessionId"], "acp-1");
+    // Not a ResumeSessionResponse.
+    rig.peer.respond(&resume, json!(42)).await;
+    let load = rig.peer.expect("session/load").await;
+    assert_eq!(load["params"]["sessionId"], "acp-1");
+    rig.peer
+        .update(json!({"sessionUpdate": "user_message_chunk",
+                       "content": {"type": "text", "text": "the old prompt"}}))
+        .await;
+    rig.peer
+        .update(json!({"sessionUpdate": "agent_message_chunk",
+                       "content": {"type": "text", "text": "the old answer"}}))
+        .await;
+    rig.peer.respond(&load, json!({})).await;
+    let handle = started.await.unwrap().unwrap();
+    assert_eq!(handle.id(), "s-stored", "the stored id, not a new one");
+    let evs = rig.events_until("session-status:ready").await;
+    assert!(
+        evs.iter().all(|e| !matches!(
+            e,
+            StreamEvent::TextDelta { .. } | StreamEvent::UserMessageDelta { .. }
+        )),
+        "the replay is not emitted: {:?}",
+        labels(&evs)
+    );
+    let (outcome, detail) = continued(&evs).unwrap();
+    assert_eq!(outcome, ContinuationOutcome::Loaded);
+    assert!(detail.unwrap().contains("session/resume failed"));
+    assert!(evs.iter().any(|e| matches!(e, StreamEvent::Notice { .. })));
+    // Later updates are the session's own again.
+    let turn = spawn_prompt_on(&handle, "next");
+    let prompt = rig.peer.expect("session/prompt").await;
+    assert_eq!(prompt["params"]["sessionId"], "acp-1");
+    rig.peer
+        .update(json!({"sessionUpdate": "agent_message_chunk",
+                       "content": {"type": "text", "text": "new"}}))
+        .await;
+    rig.peer
+        .respond(&prompt, json!({"stopReason": "end_turn"}))
+        .await;
+    turn.await.unwrap().unwrap();
+    let evs = rig.events_until("turn-end:completed").await;
+    assert!(labels(&evs).contains(&"text-delta:new".to_string()));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_refused_load_and_resume_end_in_a_new_session_said_plainly() {
+    let (mut rig, started) = rig(|o| {
+        o.opening = Opening::Continue {
+            session_id: "s-stored".into(),
+            acp_session_id: Some("gone".into()),
+            via: ContinueVia::Load,
+        };
+    });
+    init_with_load_and_resume(&mut rig.peer).await;
+    let load = rig.peer.expect("session/load").await;
+    rig.peer
+        .respond_error(&load, -32002, "Resource not found")
+        .await;
+    let resume = rig.peer.expect("session/resume").await;
+    rig.peer
+        .respond_error(&resume, -32002, "Resource not found")
+        .await;
+    let new = rig.peer.expect("session/new").await;
+    rig.peer.respond(&new, json!({"sessionId": "acp-2"})).await;
+    let handle = started.await.unwrap().unwrap();
+    assert_eq!(handle.id(), "s-stored");
+    let evs = rig.events_until("session-status:ready").await;
+    let (outcome, detail) = continued(&evs).unwrap();
+    assert_eq!(outcome, ContinuationOutcome::New);
+    let detail = detail.unwrap();
+    assert!(
+        detail.contains("session/load failed: Resource not found (-32002)")
+            && detail.contains("session/resume failed"),
+        "{detail}"
+    );
+    assert!(evs.iter().any(|e| matches!(
+        e,
+        StreamEvent::Notice { title, .. } if title.contains("cannot continue the old conversation")
+    )));
+    assert!(evs.iter().any(|e| matches!(
+        e,
+        StreamEvent::SessionStatus { status: SessionState::Ready, agent: Some(a), .. }
+            if a.acp_session_id.as_deref() == Some("acp-2")
+    )));
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_imported_session_shows_its_replay() {
+    let (mut rig, started) = rig(|o| {
+        o.opening = Opening::Import {
+            acp_session_id: "acp-1".into(),
+        };
+    });
+    init_with_load_and_resume(&mut rig.peer).await;
+    let load = rig.peer.expect("session/load").await;
+    rig.peer
+        .update(json!({"sessionUpdate": "user_message_chunk",
+                       "content": {"type": "text", "text": "the old prompt"}}))
+        .await;
+    rig.peer.respond(&load, json!({})).await;
+    let handle = started.await.unwrap().unwrap();
+    assert_ne!(handle.id(), "acp-1");
+    let evs = rig.events_until("session-status:ready").await;
+    assert!(evs.iter().any(|e| matches!(
+        e,
+        StreamEvent::UserMessageDelta { text, .. } if text == "the old prompt"
+    )));
+    assert_eq!(continued(&evs).unwrap().0, ContinuationOutcome::Loaded);
+}
+
+fn spawn_prompt_on(
+    h: &SessionHandle,
+    text: &str,
+) -> tokio::task::JoinHandle<Result<TurnOutcome, EngineError>> {
+    let h = h.clone();
+    let block = text_block(text);
+    tokio::spawn(async move { h.prompt(vec![block]).await })
 }

@@ -259,6 +259,20 @@ export type StreamEvent =
        * end places the change with this call rather than where the event arrives.
        */
       toolCallId?: string | null;
+    }
+  | {
+      kind: 'session-continued';
+      sessionId: string;
+      mode: ContinuationMode;
+      outcome: ContinuationOutcome;
+      /**
+       * The agent's session id now in use (a new one when `outcome` is `new`).
+       */
+      acpSessionId?: string | null;
+      /**
+       * Why it is not the first choice (what the agent answered, or what it does not offer).
+       */
+      detail?: string | null;
     };
 /**
  * Content blocks represent displayable information in the Agent Client Protocol.
@@ -469,6 +483,20 @@ export type NoticeSource = 'agent' | 'client';
  * via the `definition` "FileChangeVia".
  */
 export type FileChangeVia = 'fs-write' | 'watcher';
+/**
+ * What a `session-continued` opening was asked to do.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "ContinuationMode".
+ */
+export type ContinuationMode = 'continue' | 'import';
+/**
+ * How the agent took it.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "ContinuationOutcome".
+ */
+export type ContinuationOutcome = 'resumed' | 'loaded' | 'new';
 /**
  * What a command failed with. Crosses as `{code, message}`; the UI matches on `code`, never
  * on the text, and shows `message` (which says what happened and what to do).
