@@ -29,6 +29,7 @@ macro_rules! with_command_names {
             restored_sessions,
             set_open_sessions,
             save_draft,
+            continue_session,
         }
     };
 }

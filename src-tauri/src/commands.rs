@@ -254,6 +254,15 @@ pub fn save_draft(
     crate::restore::save_draft(&state, &session_id, &text)
 }
 
+/// Starts a restored session's agent, continuing its stored conversation (by its history id).
+#[tauri::command]
+pub async fn continue_session(
+    state: State<'_, AppState>,
+    session_id: String,
+) -> Result<SessionInfo, IpcError> {
+    crate::restore::continue_session(&state, session_id).await
+}
+
 // The one list of command names (the root build.rs includes it too, for the app manifest).
 include!("command_names.rs");
 pub(crate) use with_command_names;

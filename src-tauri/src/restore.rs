@@ -13,7 +13,7 @@ use acp_desk_core::settings::{self, RestoredStart};
 use acp_desk_store::Store;
 
 use crate::AppState;
-use crate::ipc::{IpcError, OpenSessionEntry, RestoredSidebar};
+use crate::ipc::{IpcError, OpenSessionEntry, RestoredSidebar, SessionInfo};
 
 /// A draft longer than this is not kept in the history (it stays in the window): a composer is
 /// for messages, and the history's writer holds drafts in memory until its next commit.
@@ -106,4 +106,37 @@ pub fn save_draft(state: &AppState, session_id: &str, text: &str) -> Result<(), 
         h.recorder().set_draft(session_id, text);
     }
     Ok(())
+}
+
+/// Starts a restored session's agent again, continuing its stored conversation under its history
+/// id (`acp_desk_app::continue_request`: resume, else load, else a new session, which the
+/// engine says with `session-continued` and a notice). Reads the history and the folder on the
+/// blocking pool. A session the history does not have, or cannot start again from what it
+/// kept (redacted arguments), is `invalid-input`: the window then starts a new session.
+pub async fn continue_session(
+    state: &AppState,
+    session_id: String,
+) -> Result<SessionInfo, IpcError> {
+    let request = tauri::async_runtime::spawn_blocking(move || {
+        let (store, _) = Store::open_default().map_err(history_error)?;
+        let record = store.session(&session_id).map_err(history_error)?;
+        Ok::<_, IpcError>(acp_desk_app::continue_request(
+            &record,
+            acp_desk_core::ContinueVia::Auto,
+        )?)
+    })
+    .await
+    .map_err(|e| IpcError::task_failed("read the stored session", &e))??;
+    Ok(state.sessions.open_request(request))
+}
+
+/// A history failure as the window sees it. The ui helper's `history-unavailable` code is the
+/// better home for the ones that are not the caller's; until it is merged, those are `internal`.
+fn history_error(e: acp_desk_store::StoreError) -> IpcError {
+    match e {
+        acp_desk_store::StoreError::NotFound(_) => IpcError::InvalidInput(format!(
+            "{e}: it cannot be continued; a new session is started instead"
+        )),
+        e => IpcError::Internal(e.to_string()),
+    }
 }

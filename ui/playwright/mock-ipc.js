@@ -57,7 +57,7 @@ import { readFileSync } from 'node:fs';
  * @property {boolean} [snapshot] Send what `attach` replays as the attach snapshot itself (one
  *   frame, `snapshot: true`, as the shell sends a late view the compacted thread) instead of
  *   an empty snapshot followed by live frames. Ignores `pace`.
- * @property {{ sessions: unknown[], shown: number | null, startAtOnce: boolean }} [restored]
+ * @property {{ sessions: any[], shown: number | null, startAtOnce: boolean }} [restored]
  *   What `restored_sessions` answers (the last run's sidebar, RestoredSidebar); default none.
  * @property {boolean} [keepClose] Keep the CLI's closing `session-status: dead` ("Session
  *   closed.", the CLI ending the session as it exits) at the end of a recording. By default it
@@ -332,6 +332,13 @@ export function installMockIpc(setup) {
           void deliver([{ kind: 'config-options', sessionId, configOptions }]);
         }
         return null;
+      }
+      case 'continue_session': {
+        const from = options.restored?.sessions.find(
+          (/** @type {any} */ r) => r.sessionId === args.sessionId,
+        );
+        if (!from) throw { code: 'invalid-input', message: `no stored session ${args.sessionId}` };
+        return { id: options.registryId ?? sessionId, folder: from.folder, agent: from.agent };
       }
       case 'restored_sessions':
         return options.restored ?? { sessions: [], shown: null, startAtOnce: false };

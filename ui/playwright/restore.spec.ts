@@ -31,8 +31,9 @@ const restored = {
   startAtOnce: false,
 };
 
+/** The agents started: sessions opened new or continued. */
 const opened = async (page: import('@playwright/test').Page) =>
-  (await calls(page)).filter((c) => c.cmd === 'open_session');
+  (await calls(page)).filter((c) => c.cmd === 'open_session' || c.cmd === 'continue_session');
 
 test('restored sessions show their transcript before any agent starts', async ({ page }) => {
   await replay(page, live, { folder: null, sessionId: 'eng-new', registryId: 's1', restored });
@@ -53,35 +54,36 @@ test('restored sessions show their transcript before any agent starts', async ({
   await items.nth(1).locator('.session-select').click();
   await expect(page.locator('#composer')).toHaveValue('half a thought');
   await expect
-    .poll(async () => (await opened(page)).map((c) => c.args))
-    .toEqual([{ folder: '/home/demo/notes', agent: 'demo' }]);
+    .poll(async () => (await opened(page)).map((c) => [c.cmd, c.args]))
+    .toEqual([['continue_session', { sessionId: 's-never-sent' }]]);
 });
 
-test('typing in a restored session starts its agent, the stored transcript kept', async ({
-  page,
-}) => {
-  await replay(page, live, { folder: null, sessionId: 'eng-new', registryId: 's1', restored });
+test('typing in a restored session continues it, the stored transcript kept', async ({ page }) => {
+  // Continued: the engine's events carry the stored id.
+  await replay(page, live, {
+    folder: null,
+    sessionId: 's-demo-direct',
+    registryId: 's1',
+    restored,
+  });
   await page.goto('/');
   await expect(page.locator('[data-entry="agent"]').first()).toBeVisible();
   const agentText = await page.locator('[data-entry="agent"]').first().textContent();
   expect(await opened(page)).toEqual([]);
   await page.locator('#composer').pressSequentially('and now');
   await expect
-    .poll(async () => (await opened(page)).map((c) => c.args))
-    .toEqual([{ folder: '/home/demo/ledger', agent: 'demo' }]);
+    .poll(async () => (await opened(page)).map((c) => [c.cmd, c.args]))
+    .toEqual([['continue_session', { sessionId: 's-demo-direct' }]]);
   await expect(page.locator('.session-header .status')).toHaveAttribute('data-status', 'ready');
-  // The stored answer stays above, with the note that the agent started afresh.
+  // The stored answer stays above what comes next.
   await expect(page.locator('[data-entry="agent"]').first()).toHaveText(agentText ?? '');
-  await expect(page.locator('[data-entry="notice"]')).toContainText(
-    'The agent was started again in a new session',
-  );
   await expect(page.locator('#composer')).toHaveValue('and now');
   // The sidebar is saved with the new session in the restored one's place.
   await expect
     .poll(async () => (await calls(page)).filter((c) => c.cmd === 'set_open_sessions').at(-1)?.args)
     .toEqual({
       sessions: [
-        { sessionId: 'eng-new', folder: '/home/demo/ledger', agent: 'demo' },
+        { sessionId: 's-demo-direct', folder: '/home/demo/ledger', agent: 'demo' },
         { sessionId: 's-never-sent', folder: '/home/demo/notes', agent: 'demo' },
       ],
       shown: 0,

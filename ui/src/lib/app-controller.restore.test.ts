@@ -79,20 +79,22 @@ describe('restored sessions', () => {
     await app.start();
     app.select('hA');
     await flush();
-    expect(backend.called('openSession')).toEqual([['/p/a', 'demo']]);
+    // Its stored conversation is continued, under its history id.
+    expect(backend.called('continueSession')).toEqual([['hA']]);
+    expect(backend.called('openSession')).toEqual([]);
     expect(app.state.sessions.map((s) => s.id)).toEqual(['s1', 'hB']);
     expect(app.state.active).toBe('s1');
-    // The snapshot of the new session rebuilds on top of the stored transcript.
-    backend.frame('s1', status('eng-1', 'ready'));
+    // The snapshot of the continued session rebuilds on top of the stored transcript.
+    backend.frame('s1', status('hA', 'ready'));
     const v = app.store('s1').state;
     expect(v.status).toBe('ready');
-    expect(v.entries.map((e) => e.type)).toEqual(['user', 'agent', 'turn-end', 'notice']);
+    expect(v.entries.map((e) => e.type)).toEqual(['user', 'agent', 'turn-end']);
     expect(v.entries[1]).toMatchObject({ text: 'the stored answer' });
-    // The sidebar is saved with the new session's history id, in the same place.
+    // The sidebar is saved in the same place, under the same history id.
     await flush();
     expect(backend.called('setOpenSessions').at(-1)).toEqual([
       [
-        { sessionId: 'eng-1', folder: '/p/a', agent: 'demo' },
+        { sessionId: 'hA', folder: '/p/a', agent: 'demo' },
         { sessionId: 'hB', folder: '/p/b', agent: 'demo' },
       ],
       0,
@@ -105,8 +107,26 @@ describe('restored sessions', () => {
     await app.start();
     app.saveDraft('hB', { text: 'half typed!', parts: [] });
     await flush();
-    expect(backend.called('openSession')).toEqual([['/p/b', 'demo']]);
+    expect(backend.called('continueSession')).toEqual([['hB']]);
     expect(app.draft('s1').text).toBe('half typed!');
+  });
+
+  it('starts a new session, saying so, when the history cannot continue it', async () => {
+    const backend = restoredBackend();
+    backend.continueError = { code: 'invalid-input', message: 'no stored session has the id' };
+    const app = new AppController(backend, now);
+    await app.start();
+    app.select('hA');
+    await flush();
+    expect(backend.called('openSession')).toEqual([['/p/a', 'demo']]);
+    backend.frame('s1', status('eng-1', 'ready'));
+    const v = app.store('s1').state;
+    expect(v.entries.map((e) => e.type)).toEqual(['user', 'agent', 'turn-end', 'notice']);
+    await flush();
+    expect(backend.called('setOpenSessions').at(-1)?.[0]).toEqual([
+      { sessionId: 'eng-1', folder: '/p/a', agent: 'demo' },
+      { sessionId: 'hB', folder: '/p/b', agent: 'demo' },
+    ]);
   });
 
   it('start all at once when the settings say so, the shown one staying shown', async () => {
@@ -115,7 +135,7 @@ describe('restored sessions', () => {
     const app = new AppController(backend, now);
     await app.start();
     await flush();
-    expect(backend.called('openSession').length).toBe(2);
+    expect(backend.called('continueSession')).toEqual([['hA'], ['hB']]);
     expect(app.state.sessions.map((s) => s.folder)).toEqual(['/p/a', '/p/b']);
     expect(app.state.sessions.find((s) => s.id === app.state.active)?.folder).toBe('/p/b');
   });

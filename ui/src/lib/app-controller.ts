@@ -340,8 +340,19 @@ export class AppController {
     opening = false,
   ): Promise<string | null> {
     let opened: SessionInfo | null = null;
+    let continued = false;
     try {
-      opened = await this.backend.openSession(folder, agent);
+      const from = carry && replacing ? this.historyIds.get(replacing) : undefined;
+      if (from) {
+        try {
+          opened = await this.backend.continueSession(from);
+          continued = true;
+        } catch (e) {
+          // Not in the history any more, or not startable from what it kept: a new session.
+          if (toUiError(e).code !== 'invalid-input') throw e;
+        }
+      }
+      opened ??= await this.backend.openSession(folder, agent);
       const info = opened;
       if (carry && replacing && !this.stores.has(replacing)) {
         // Closed while its agent started: nothing to show it in.
@@ -350,7 +361,12 @@ export class AppController {
       }
       const store = new SessionStore();
       const old = replacing ? this.stores.get(replacing) : undefined;
-      if (carry && old) store.showStored([...old.storedEvents, newSessionNotice()], true);
+      // Continued, the engine says how (`session-continued`, a notice when it could not).
+      if (carry && old)
+        store.showStored(
+          continued ? [...old.storedEvents] : [...old.storedEvents, newSessionNotice()],
+          true,
+        );
       this.stores.set(info.id, store);
       const sessions = [...this.view.sessions];
       const at = replacing ? sessions.findIndex((s) => s.id === replacing) : -1;
@@ -435,8 +451,8 @@ export class AppController {
     const session = this.view.sessions.find((s) => s.id === id);
     if (!session || !this.isRestored(id) || this.folderProblems.has(id))
       return Promise.resolve(null);
-    // TODO(continuation): continue the stored conversation (engine helper's `continue_request`)
-    // once store-engine is merged; until then the agent starts a new session in the folder.
+    // Its stored conversation continues when it has a history id (`continue_session`); else,
+    // or when the history cannot continue it, a new session in its folder.
     const started = this.openInto(session.folder, session.agent, id, true).finally(() =>
       this.waking.delete(id),
     );
@@ -818,8 +834,9 @@ export class AppController {
   }
 }
 
-/** Said above a restored session's new turns: its agent started afresh, without the stored
- * conversation (until the engine's continuation is merged into the window). */
+/** Said above a restored session's new turns when it could not be continued (the history no
+ * longer has it, or cannot start its agent again): its agent started afresh, without the
+ * stored conversation. */
 function newSessionNotice(): StreamEvent {
   return {
     kind: 'notice',

@@ -76,6 +76,9 @@ export interface Backend {
   restoredSessions(): Promise<RestoredSidebar>;
   /** Saves the sidebar (its sessions in order, the index of the one shown) for the next start. */
   setOpenSessions(sessions: OpenSessionEntry[], shown: number | null): Promise<void>;
+  /** Starts a restored session's agent again, continuing its stored conversation (resume,
+   * load or, when the agent can do neither, a new session: `session-continued` says which). */
+  continueSession(sessionId: string): Promise<SessionInfo>;
   /** Keeps a draft in the history under the session's history id ('' forgets it). */
   saveDraft(sessionId: string, text: string): Promise<void>;
 }

@@ -75,5 +75,6 @@ export function tauriBackend(): Backend {
     restoredSessions: () => call<RestoredSidebar>('restored_sessions'),
     setOpenSessions: (sessions, shown) => run('set_open_sessions', { sessions, shown }),
     saveDraft: (sessionId, text) => run('save_draft', { sessionId, text }),
+    continueSession: (sessionId) => call<SessionInfo>('continue_session', { sessionId }),
   };
 }

@@ -159,6 +159,15 @@ export class FakeBackend implements Backend {
   async setOpenSessions(sessions: OpenSessionEntry[], shown: number | null): Promise<void> {
     this.calls.push(['setOpenSessions', sessions, shown]);
   }
+  /** What continueSession rejects with (null: it continues, as a registry id of its own). */
+  continueError: IpcError | null = null;
+  async continueSession(sessionId: string): Promise<SessionInfo> {
+    this.calls.push(['continueSession', sessionId]);
+    if (this.continueError) throw this.continueError;
+    const r = this.restored.sessions.find((s) => s.sessionId === sessionId);
+    this.counter += 1;
+    return { id: `s${this.counter}`, folder: r?.folder ?? '/p', agent: r?.agent ?? 'demo' };
+  }
   async saveDraft(sessionId: string, text: string): Promise<void> {
     this.calls.push(['saveDraft', sessionId, text]);
   }

@@ -675,7 +675,8 @@ export type CommandName =
   | 'open_settings_file'
   | 'restored_sessions'
   | 'set_open_sessions'
-  | 'save_draft';
+  | 'save_draft'
+  | 'continue_session';
 /**
  * Resource content that can be embedded in a message.
  *
@@ -1982,4 +1983,5 @@ export const COMMAND_NAMES = [
   'restored_sessions',
   'set_open_sessions',
   'save_draft',
+  'continue_session',
 ] as const satisfies readonly CommandName[];
