@@ -152,6 +152,12 @@ describe('the sidebar across a restart of the app', () => {
     await new Promise((r) => setTimeout(r, DRAFT_SAVE_MS * 4));
     await quit();
 
+    const before = JSON.parse(readFileSync(join(data, 'state.json'), 'utf8'));
+    assert.equal(before.openSessions.length, 2);
+    assert.equal(before.shownSession, 1);
+    const firstId = before.openSessions[0].sessionId;
+    assert.match(firstId ?? '', /^s/, 'the first session is kept by its history id');
+
     // Started with no folder: the sidebar as it was.
     browser = await launch([]);
     await browser.waitUntil(async () => (await sidebar()).length === 2, {
@@ -218,5 +224,10 @@ describe('the sidebar across a restart of the app', () => {
     await (await browser.$('nav.sidebar')).waitForExist({ reverse: true, timeout: 10000 });
     await browser.saveScreenshot(join(shots, 'restored-continued-800x600.png'));
     await quit();
+    // Continued under its stored id (the demo agent offers neither resume nor load, so the
+    // engine started a new agent session for it), in the same place.
+    const now = JSON.parse(readFileSync(join(data, 'state.json'), 'utf8'));
+    assert.equal(now.openSessions[0].sessionId, firstId);
+    assert.equal(now.shownSession, 0);
   });
 });
