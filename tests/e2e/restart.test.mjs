@@ -10,10 +10,11 @@ import {
   readlinkSync,
   realpathSync,
   rmSync,
+  writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { execFileSync } from 'node:child_process';
-import { basename, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { remote } from 'webdriverio';
 
@@ -78,12 +79,18 @@ async function quit() {
 }
 
 async function headerStatus(want) {
-  const status = await browser.$('.session-header .status');
-  await status.waitForExist({ timeout: 20000 });
-  await browser.waitUntil(async () => (await status.getAttribute('data-status')) === want, {
-    timeout: 20000,
-    timeoutMsg: `the shown session never became ${want}`,
-  });
+  // Queried afresh each time: a restored session's header is remade when its agent starts.
+  const now = () =>
+    browser.execute(
+      () => document.querySelector('.session-header .status')?.getAttribute('data-status') ?? null,
+    );
+  let last = null;
+  await browser
+    .waitUntil(async () => (last = await now()) === want, { timeout: 20000 })
+    .catch(async () => {
+      const said = await browser.execute(() => document.querySelector('main')?.textContent ?? '');
+      assert.fail(`the shown session never became ${want} (it is ${last}): ${said.slice(0, 400)}`);
+    });
 }
 
 /** The sidebar: each session's folder name, status, and whether it is the one shown. */
@@ -108,10 +115,9 @@ async function entries() {
 }
 
 async function turn(words) {
-  const box = await browser.$('#composer');
-  await box.waitForEnabled({ timeout: 20000 });
+  await (await browser.$('#composer')).waitForEnabled({ timeout: 20000 });
   const before = (await entries()).filter((e) => e.type === 'turn-end').length;
-  await box.setValue(words);
+  await (await browser.$('#composer')).setValue(words);
   await (await browser.$('#send')).click();
   await browser.waitUntil(
     async () => (await entries()).filter((e) => e.type === 'turn-end').length > before,
@@ -122,6 +128,7 @@ async function turn(words) {
 describe('the sidebar across a restart of the app', () => {
   after(async () => {
     await browser?.deleteSession().catch(() => undefined);
+    rmSync(join(process.env.ACP_DESK_CONFIG_DIR ?? '', 'settings.json'), { force: true });
     rmSync(first, { recursive: true, force: true });
     rmSync(second, { recursive: true, force: true });
   });
@@ -129,9 +136,24 @@ describe('the sidebar across a restart of the app', () => {
   it('keeps the sessions, the shown one, a draft and a transcript, and goes on on return', async () => {
     // What app.test.mjs left open is not this test's.
     rmSync(join(data, 'state.json'), { force: true });
+    // The demo agent, offering session/load and session/resume, so that returning to a
+    // restored session continues its conversation with the agent itself.
+    const config = process.env.ACP_DESK_CONFIG_DIR ?? '';
+    mkdirSync(config, { recursive: true });
+    writeFileSync(
+      join(config, 'settings.json'),
+      JSON.stringify({
+        agent_servers: {
+          'demo-resume': {
+            command: join(dirname(app), 'acp-desk-demo-agent'),
+            args: ['--session-methods', 'load,resume'],
+          },
+        },
+      }),
+    );
 
     // A demo session in the first folder, with one turn.
-    browser = await launch(['--agent', 'demo', first]);
+    browser = await launch(['--agent', 'demo-resume', first]);
     await headerStatus('ready');
     await turn('hello');
     const answered = (await entries()).find((e) => e.type === 'agent')?.text ?? '';
@@ -140,7 +162,7 @@ describe('the sidebar across a restart of the app', () => {
 
     // Started again with a second folder: the first comes back, the second is opened and
     // shown, and a draft is typed there but not sent.
-    browser = await launch(['--agent', 'demo', second]);
+    browser = await launch(['--agent', 'demo-resume', second]);
     await headerStatus('ready');
     await browser.waitUntil(async () => (await sidebar()).length === 2, {
       timeout: 10000,
@@ -210,8 +232,10 @@ describe('the sidebar across a restart of the app', () => {
     await headerStatus('ready');
     assert.ok(processesIn(first).length > 0, 'its agent runs now');
     assert.deepEqual(processesIn(second), [], 'the other one still waits for the user');
-    await turn('hello');
+    // The agent has the stored conversation: it was continued, not started afresh.
+    await turn('what did I say first?');
     const after = await entries();
+    assert.match(after.at(-2)?.text ?? '', /You first said: .hello/);
     assert.ok(
       after.filter((e) => e.type === 'turn-end').length >= 2,
       'the stored turn and the new one',
@@ -224,8 +248,7 @@ describe('the sidebar across a restart of the app', () => {
     await (await browser.$('nav.sidebar')).waitForExist({ reverse: true, timeout: 10000 });
     await browser.saveScreenshot(join(shots, 'restored-continued-800x600.png'));
     await quit();
-    // Continued under its stored id (the demo agent offers neither resume nor load, so the
-    // engine started a new agent session for it), in the same place.
+    // Continued under its stored id, in the same place.
     const now = JSON.parse(readFileSync(join(data, 'state.json'), 'utf8'));
     assert.equal(now.openSessions[0].sessionId, firstId);
     assert.equal(now.shownSession, 0);
