@@ -129,6 +129,15 @@ describe('restored sessions', () => {
     ]);
   });
 
+  it('a file link in a restored transcript starts its session, then opens in it', async () => {
+    const backend = restoredBackend();
+    const app = new AppController(backend, now);
+    await app.start();
+    await app.openPath('notes.md');
+    expect(backend.called('continueSession')).toEqual([['hB']]);
+    expect(backend.called('openPath')).toEqual([['s1', 'notes.md', null]]);
+  });
+
   it('start all at once when the settings say so, the shown one staying shown', async () => {
     const backend = restoredBackend();
     backend.restored.startAtOnce = true;

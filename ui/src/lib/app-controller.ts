@@ -621,6 +621,11 @@ export class AppController {
 
   /** The project's files for the `@` picker; listed once and reused for a while. */
   listFiles(id: string): Promise<ProjectFiles> {
+    // A restored session is being started by the typing that asked: list in the one it becomes.
+    if (this.isRestored(id))
+      return this.wake(id).then((live) =>
+        live ? this.listFiles(live) : Promise.reject(new Error('the session is not running')),
+      );
     const cached = this.files.get(id);
     if (cached && Date.now() - cached.at < FILES_TTL_MS) return cached.list;
     const list = this.backend.listFiles(id);
@@ -775,15 +780,23 @@ export class AppController {
 
   /** Opens a file the agent named (a tool call's location) in the user's app for it. */
   async openPath(path: string, line?: number | null): Promise<void> {
-    const session = this.activeSession;
-    if (!session) return;
-    await this.run(() => this.backend.openPath(session.id, path, line ?? null));
+    const id = await this.liveActive();
+    if (!id) return;
+    await this.run(() => this.backend.openPath(id, path, line ?? null));
   }
 
   async revealPath(path: string): Promise<void> {
-    const session = this.activeSession;
-    if (!session) return;
-    await this.run(() => this.backend.revealPath(session.id, path));
+    const id = await this.liveActive();
+    if (!id) return;
+    await this.run(() => this.backend.revealPath(id, path));
+  }
+
+  /** The shown session's id for a command about its folder: a restored one is started first
+   * (the shell knows only sessions that run), as returning to it would. */
+  private async liveActive(): Promise<string | null> {
+    const id = this.view.active;
+    if (!id || !this.isRestored(id)) return id;
+    return this.wake(id);
   }
 
   /** A link in agent text, clicked: the system browser opens it (never this window). */
