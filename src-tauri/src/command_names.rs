@@ -38,6 +38,10 @@ macro_rules! with_command_names {
             history_send_context,
             history_agent_sessions,
             history_import,
+            restored_sessions,
+            set_open_sessions,
+            save_draft,
+            continue_session,
         }
     };
 }

@@ -14,8 +14,8 @@ use tauri_plugin_opener::OpenerExt;
 use crate::AppState;
 use crate::history::{ExportFormat, HistoryEvents, HistoryHit, HistorySession, HistoryStatus};
 use crate::ipc::{
-    AppEvent, AppInfo, ConfigValue, FolderChosen, IpcError, ProjectFiles, PromptPart, SessionInfo,
-    TurnEnd,
+    AppEvent, AppInfo, ConfigValue, FolderChosen, IpcError, OpenSessionEntry, ProjectFiles,
+    PromptPart, RestoredSidebar, SessionInfo, TurnEnd,
 };
 
 /// A view attached through a Tauri channel. Sending never waits: Tauri queues the frame for
@@ -487,6 +487,41 @@ pub async fn history_import(
     .map_err(|e| IpcError::task_failed("check the folder", &e))??;
     let request = acp_desk_app::import_request(agent, spec, folder, acp_session_id);
     Ok(state.sessions.registry().open(request).into())
+}
+
+/// The sidebar as the last run left it (the window's start): sessions, transcripts, drafts.
+#[tauri::command]
+pub async fn restored_sessions(state: State<'_, AppState>) -> Result<RestoredSidebar, IpcError> {
+    crate::restore::restored_sessions(&state).await
+}
+
+/// Saves the sidebar (its sessions in order and the one shown) for the next start.
+#[tauri::command]
+pub fn set_open_sessions(
+    state: State<'_, AppState>,
+    sessions: Vec<OpenSessionEntry>,
+    shown: Option<u32>,
+) -> Result<(), IpcError> {
+    crate::restore::set_open_sessions(&state, sessions, shown)
+}
+
+/// Keeps a session's draft, by its history id, for the next start ("" forgets it).
+#[tauri::command]
+pub fn save_draft(
+    state: State<'_, AppState>,
+    session_id: String,
+    text: String,
+) -> Result<(), IpcError> {
+    crate::restore::save_draft(&state, &session_id, &text)
+}
+
+/// Starts a restored session's agent, continuing its stored conversation (by its history id).
+#[tauri::command]
+pub async fn continue_session(
+    state: State<'_, AppState>,
+    session_id: String,
+) -> Result<SessionInfo, IpcError> {
+    crate::restore::continue_session(&state, session_id).await
 }
 
 // The one list of command names (the root build.rs includes it too, for the app manifest).

@@ -133,6 +133,31 @@ pub struct AppInfo {
 
 pub use acp_desk_app::state::Theme;
 
+pub use acp_desk_app::restore::RestoredSession;
+
+/// What `restored_sessions` gives the window at its start: the sidebar as the last run left it.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RestoredSidebar {
+    /// In sidebar order, each with its stored transcript and draft.
+    pub sessions: Vec<RestoredSession>,
+    /// The index of the one that was shown.
+    pub shown: Option<u32>,
+    /// The settings file's `restored_sessions_start` is `at_once`: start every agent now,
+    /// rather than when the user returns to its session.
+    pub start_at_once: bool,
+}
+
+/// One session of the sidebar, as `set_open_sessions` saves it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenSessionEntry {
+    /// Its history id (`null` until its agent said it, or if it never started).
+    pub session_id: Option<String>,
+    pub folder: String,
+    pub agent: String,
+}
+
 /// A menu item the window acts on (the others are done in Rust). Payload of `menu-action`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(tag = "action", rename_all = "kebab-case")]
@@ -333,6 +358,8 @@ pub struct IpcTypes {
     history_events: crate::history::HistoryEvents,
     export_format: crate::history::ExportFormat,
     agent_session: crate::history::AgentSession,
+    restored_sidebar: RestoredSidebar,
+    open_session_entry: OpenSessionEntry,
 }
 
 /// The JSON Schema the TypeScript types are generated from, as committed in

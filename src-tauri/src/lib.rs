@@ -8,6 +8,7 @@ pub mod help;
 pub mod history;
 pub mod ipc;
 pub mod menu;
+pub mod restore;
 pub mod sessions;
 
 use std::path::PathBuf;

@@ -63,6 +63,11 @@ impl Sessions {
             .into()
     }
 
+    /// Opens a session as the app layer built it (a stored session continued).
+    pub fn open_request(&self, request: OpenRequest) -> SessionInfo {
+        self.registry.open(request).into()
+    }
+
     pub fn attach(&self, id: &str, view: Box<dyn FrameSink>) -> Result<(), IpcError> {
         Ok(self.registry.attach(id, view)?)
     }

@@ -1033,3 +1033,57 @@ async fn a_history_file_that_cannot_be_opened_is_said_and_the_app_goes_on() {
         .unwrap();
     sessions.close(&info.id).await.unwrap();
 }
+
+#[test]
+fn the_sidebar_and_a_draft_saved_through_ipc_come_back_through_restored_sessions() {
+    let (app, webview) = mock_app(Launch::default());
+    let state = app.state::<acp_desk_shell::AppState>();
+    let folder = tempfile::tempdir().unwrap();
+    let folder = std::fs::canonicalize(folder.path()).unwrap();
+    let gone = folder.join("gone");
+    invoke(
+        &webview,
+        "save_draft",
+        json!({"sessionId": "s-restart-1", "text": "half a thought"}),
+    )
+    .unwrap();
+    let sessions = json!([
+        {"sessionId": "s-restart-1", "folder": folder, "agent": "demo"},
+        {"sessionId": null, "folder": gone, "agent": "demo"},
+    ]);
+    // An index past the list is the UI's bug, refused.
+    let refused = invoke(
+        &webview,
+        "set_open_sessions",
+        json!({"sessions": sessions, "shown": 2}),
+    )
+    .unwrap_err();
+    assert_eq!(refused["code"], "internal");
+    invoke(
+        &webview,
+        "set_open_sessions",
+        json!({"sessions": sessions, "shown": 1}),
+    )
+    .unwrap();
+    state.history.recorder().unwrap().recorder().flush();
+    let recorder = state.recorder.clone().unwrap();
+    recorder.finish();
+    assert_eq!(
+        recorder
+            .state(Duration::ZERO)
+            .unwrap()
+            .shown()
+            .map(|o| o.folder.clone()),
+        Some(gone.clone())
+    );
+    let restored = invoke(&webview, "restored_sessions", json!({})).unwrap();
+    assert_eq!(restored["shown"], 1);
+    assert_eq!(restored["startAtOnce"], false);
+    let [a, b] = restored["sessions"].as_array().unwrap().as_slice() else {
+        panic!("{restored}")
+    };
+    assert_eq!(a["draft"], "half a thought", "{a}");
+    assert_eq!(a["folderProblem"], Value::Null);
+    let problem = b["folderProblem"].as_str().unwrap();
+    assert!(problem.contains(&gone.display().to_string()), "{problem}");
+}

@@ -44,8 +44,10 @@ function processesIn(dir) {
 
 let browser;
 
-/** Starts the app with these arguments in a new WebDriver session. */
+/** Starts the app with these arguments in a new WebDriver session. Each starts with no sidebar
+ * to restore (restart.test.mjs tests that): these tests each expect only what they open. */
 function launch(args) {
+  rmSync(join(process.env.ACP_DESK_DATA_DIR ?? '', 'state.json'), { force: true });
   return remote({
     hostname: '127.0.0.1',
     port: Number(process.env.TAURI_DRIVER_PORT ?? 4444),

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/../.."
 for tool in Xvfb tauri-driver WebKitWebDriver xdpyinfo xdotool; do
   command -v "$tool" >/dev/null || { echo "e2e: $tool is missing (see README: prerequisites)"; exit 2; }
 done
-[ -x target/debug/acp-desk ] || { echo "e2e: build the app first: cargo build --workspace --bins"; exit 2; }
+[ -x "${ACP_DESK_APP:-target/debug/acp-desk}" ] || { echo "e2e: build the app first: cargo build --workspace --bins"; exit 2; }
 
 work=$(mktemp -d)
 port=$((4400 + RANDOM % 500))
@@ -47,7 +47,7 @@ for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && brea
   { echo "e2e: tauri-driver did not listen on $port"; cat "$work/tauri-driver.log"; exit 2; }
 
 rc=0
-TAURI_DRIVER_PORT=$port node --test --test-concurrency=1 tests/e2e/app.test.mjs || rc=$?
+TAURI_DRIVER_PORT=$port node --test --test-concurrency=1 ${E2E_TESTS:-tests/e2e/app.test.mjs tests/e2e/restart.test.mjs} || rc=$?
 if [ "$rc" -ne 0 ]; then
   echo "--- tauri-driver log (last 40 lines)"; tail -40 "$work/tauri-driver.log" || true
 fi

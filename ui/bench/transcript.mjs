@@ -58,7 +58,7 @@ function median(xs) {
   const s = [...xs].sort((a, b) => a - b);
   return s.length === 0
     ? NaN
-    : (s[Math.floor((s.length - 1) / 2)] + s[Math.ceil((s.length - 1) / 2)]) / 2;
+    : ((s[Math.floor((s.length - 1) / 2)] ?? NaN) + (s[Math.ceil((s.length - 1) / 2)] ?? NaN)) / 2;
 }
 
 /** @param {string} pid @returns {string | null} its parent's pid */
@@ -255,6 +255,7 @@ async function main() {
     preview: { host: '127.0.0.1', port: 4319, strictPort: false },
   });
   const url = server.resolvedUrls?.local[0] ?? 'http://127.0.0.1:4319/';
+  /** @type {Record<string, unknown>[]} */
   const runs = [];
   let version = '';
   try {

@@ -45,6 +45,8 @@ import { readFileSync } from 'node:fs';
  * @property {string} [agent] The agent's id (default 'demo').
  * @property {string} [sessionId] The session id open_session returns; default: the first
  *   sessionId in the transcript.
+ * @property {string} [registryId] The id open_session returns, when it is not the events'
+ *   (the shell's registry ids, `s1`, differ from the engine's that events carry).
  * @property {string[]} [files] What list_files answers.
  * @property {Record<string, { code: string, message: string }>} [errors] Commands that reject,
  *   with the IpcError they reject with.
@@ -59,6 +61,8 @@ import { readFileSync } from 'node:fs';
  *   `history_*` commands); without it, an empty history.
  * @property {StreamEvent[]} [reconnect] What `reconnect_session` replays (the new agent's
  *   start: `session-status` starting ... ready); without it, reconnecting replays nothing.
+ * @property {{ sessions: any[], shown: number | null, startAtOnce: boolean }} [restored]
+ *   What `restored_sessions` answers (the last run's sidebar, RestoredSidebar); default none.
  * @property {boolean} [keepClose] Keep the CLI's closing `session-status: dead` ("Session
  *   closed.", the CLI ending the session as it exits) at the end of a recording. By default it
  *   is dropped: in the app the session stays open after its turns.
@@ -297,7 +301,7 @@ export function installMockIpc(setup) {
           theme: 'system',
         };
       case 'open_session':
-        return { id: sessionId, folder: args.folder, agent: args.agent };
+        return { id: options.registryId ?? sessionId, folder: args.folder, agent: args.agent };
       case 'attach': {
         const ch = args.onFrame;
         const id = typeof ch === 'string' ? Number(ch.replace('__CHANNEL__:', '')) : Number(ch?.id);
@@ -388,6 +392,18 @@ export function installMockIpc(setup) {
         }
         return null;
       }
+      case 'continue_session': {
+        const from = options.restored?.sessions.find(
+          (/** @type {any} */ r) => r.sessionId === args.sessionId,
+        );
+        if (!from) throw { code: 'invalid-input', message: `no stored session ${args.sessionId}` };
+        return { id: options.registryId ?? sessionId, folder: from.folder, agent: from.agent };
+      }
+      case 'restored_sessions':
+        return options.restored ?? { sessions: [], shown: null, startAtOnce: false };
+      case 'set_open_sessions':
+      case 'save_draft':
+        return null;
       case 'list_files':
         return {
           files: options.files ?? ['README.md', 'notes.txt', 'src/main.rs'],

@@ -28,6 +28,7 @@ pub mod observer;
 mod pump;
 pub mod reconnect;
 pub mod registry;
+pub mod restore;
 pub mod state;
 
 pub use at_agent::AgentDeletion;

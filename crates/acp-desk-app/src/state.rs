@@ -72,8 +72,12 @@ pub struct AppState {
     /// The agent last chosen for new sessions (its launch name); `None`: the listing's default.
     pub new_session_agent: Option<String>,
     pub sidebar: Sidebar,
-    /// The sessions open when the app last saved, in sidebar order (to offer reopening them).
+    /// The sessions open when the app last saved, in sidebar order: the window restores them
+    /// at its next start (set with [`AppState::set_open_sessions`]).
     pub open_sessions: Vec<OpenSession>,
+    /// Which of [`AppState::open_sessions`] was shown (its index); `None`: none was, or a file
+    /// from before this field. Kept within the list by every [`StateFile::update`].
+    pub shown_session: Option<usize>,
     /// The window's colours (View → Theme). Default: the system's.
     pub theme: Theme,
     /// The webview's zoom factor (View → Zoom), 1.0 = 100 %, within [`ZOOM_LEVELS`]' range
@@ -93,6 +97,7 @@ impl Default for AppState {
             new_session_agent: None,
             sidebar: Sidebar::default(),
             open_sessions: Vec::new(),
+            shown_session: None,
             theme: Theme::System,
             zoom: 1.0,
             unknown: Map::new(),
@@ -192,6 +197,33 @@ impl AppState {
         self.normalize();
     }
 
+    /// The window's sessions, in sidebar order, and the one shown (an index into them). An
+    /// entry with the same history id as one already kept keeps that one's unknown fields (a
+    /// newer ACP Desk's), so rewriting the list on every change loses nothing of theirs.
+    pub fn set_open_sessions(&mut self, sessions: Vec<OpenSession>, shown: Option<usize>) {
+        let mut sessions = sessions;
+        for s in &mut sessions {
+            let Some(id) = &s.session_id else { continue };
+            if let Some(old) = self
+                .open_sessions
+                .iter()
+                .find(|o| o.session_id.as_ref() == Some(id))
+            {
+                for (k, v) in &old.unknown {
+                    s.unknown.entry(k.clone()).or_insert_with(|| v.clone());
+                }
+            }
+        }
+        self.open_sessions = sessions;
+        self.shown_session = shown;
+        self.normalize();
+    }
+
+    /// The shown session, if [`AppState::shown_session`] names one.
+    pub fn shown(&self) -> Option<&OpenSession> {
+        self.shown_session.and_then(|i| self.open_sessions.get(i))
+    }
+
     /// The user's value for switch `id`, if they changed it.
     pub fn switch(&self, id: &str) -> Option<bool> {
         self.switches.get(id).copied()
@@ -230,8 +262,14 @@ impl AppState {
 
     /// Keeps the invariants the fields document, whatever a caller or a hand-edited file did:
     /// recent folders without duplicates (the first, most recent, one kept), capped; the zoom
-    /// within [`ZOOM_LEVELS`]' range.
+    /// within [`ZOOM_LEVELS`]' range; the shown session one of the open ones.
     fn normalize(&mut self) {
+        if self
+            .shown_session
+            .is_some_and(|i| i >= self.open_sessions.len())
+        {
+            self.shown_session = None;
+        }
         let mut seen = BTreeSet::new();
         self.recent_folders.retain(|f| seen.insert(f.clone()));
         self.recent_folders.truncate(MAX_RECENT_FOLDERS);
@@ -250,7 +288,18 @@ impl AppState {
         let mut s = self.clone();
         let utf8 = |p: &Path| p.to_str().is_some();
         s.recent_folders.retain(|f| utf8(f));
+        // The shown one keeps its place among those that are stored.
+        let shown = s.shown_session.and_then(|i| {
+            let kept = s.open_sessions.get(i).is_some_and(|o| utf8(&o.folder));
+            kept.then(|| {
+                s.open_sessions[..i]
+                    .iter()
+                    .filter(|o| utf8(&o.folder))
+                    .count()
+            })
+        });
         s.open_sessions.retain(|o| utf8(&o.folder));
+        s.shown_session = shown;
         s
     }
 }

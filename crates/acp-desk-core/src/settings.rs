@@ -36,6 +36,23 @@ pub struct Settings {
     /// `agent_servers` (Zed's shape): agents the user added, by the name `--agent` takes. An
     /// entry overrides the built-in agent of the same name. Default: none.
     pub agent_servers: BTreeMap<String, AgentServer>,
+    /// `restored_sessions_start`: when the agents of the sessions the window restores at its
+    /// start (the sidebar as it was) are started. Read by the desktop shell. Default
+    /// `"on_return"`.
+    pub restored_sessions_start: RestoredStart,
+}
+
+/// When a restored session's agent starts. A value not listed here makes the file malformed
+/// (named with its line), like any other typo: guessing would hide it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RestoredStart {
+    /// When the user returns to the session (shows it, or types in it): the transcript is
+    /// shown from the history at once, and no agent runs for a session nobody looks at.
+    #[default]
+    OnReturn,
+    /// Every restored session's agent starts with the window.
+    AtOnce,
 }
 
 /// Zed-style settings entry: `{"agent_servers": {"Name": {"command", "args", "env"}}}`.
@@ -172,6 +189,24 @@ mod tests {
         );
         let s = load_from(&file).unwrap();
         assert_eq!(s.agent_servers["a"].command, "x");
+    }
+
+    #[test]
+    fn restored_sessions_start_on_return_unless_the_file_says_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let none = write(&dir, r#"{"agent_servers": {}}"#);
+        assert_eq!(
+            load_from(&none).unwrap().restored_sessions_start,
+            RestoredStart::OnReturn
+        );
+        let at_once = write(&dir, r#"{"restored_sessions_start": "at_once"}"#);
+        assert_eq!(
+            load_from(&at_once).unwrap().restored_sessions_start,
+            RestoredStart::AtOnce
+        );
+        let typo = write(&dir, r#"{"restored_sessions_start": "at-once"}"#);
+        let e = load_from(&typo).unwrap_err();
+        assert!(e.to_string().contains("at-once"), "{e}");
     }
 
     #[test]

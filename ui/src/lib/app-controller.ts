@@ -5,8 +5,10 @@
 import type {
   Backend,
   MenuAction,
+  OpenSessionEntry,
   ProjectFiles,
   PromptPart,
+  RestoredSidebar,
   Theme,
   UiError,
   Unsubscribe,
@@ -22,7 +24,7 @@ import type {
 } from './generated/ipc';
 import { baseName, isInside, relativePath } from './paths';
 import { SessionStore } from './session-store';
-import { closeNeedsConfirm } from './status';
+import { closeNeedsConfirm, sentence } from './status';
 
 export interface AppView {
   ready: boolean;
@@ -68,6 +70,9 @@ export const animationFrame: Scheduler = (fn) => {
 };
 
 type Listener = (v: AppView) => void;
+
+/** A draft is saved to the history once typing has paused this long (and at once on send). */
+export const DRAFT_SAVE_MS = 500;
 
 /** How long the `@` picker's file list is reused before it is listed again. */
 const FILES_TTL_MS = 30_000;
@@ -118,6 +123,20 @@ export class AppController {
   private notes = new Map<string, string>();
   private title = '';
   private files = new Map<string, { at: number; list: Promise<ProjectFiles> }>();
+  /** Each session's id in the history (drafts and the saved sidebar name sessions by it): a
+   * restored session's from the last run, a live one's from its engine's first status. */
+  private historyIds = new Map<string, string>();
+  /** Drafts waiting for the history: the save timer per session, and the sessions whose
+   * history id is not known yet (saved once it is). */
+  private draftTimers = new Map<string, ReturnType<typeof setTimeout>>();
+  private unsavedDrafts = new Set<string>();
+  /** Restored sessions whose folder cannot be used, and why (naming it). */
+  private folderProblems = new Map<string, string>();
+  /** Restored sessions whose agent is being started. */
+  private waking = new Map<string, Promise<string | null>>();
+  /** The sidebar is saved only once the last run's is restored (else it would be erased). */
+  private sidebarRestored = false;
+  private savedSidebar = '';
 
   constructor(
     private backend: Backend,
@@ -141,6 +160,7 @@ export class AppController {
     this.view = { ...this.view, ...patch };
     for (const fn of this.listeners) fn(this.view);
     this.showTitle();
+    this.saveSidebar();
   }
 
   /** Sets the window's title when what it says changed (the shown session, requests waiting). */
@@ -173,6 +193,7 @@ export class AppController {
     try {
       const info = await this.backend.appInfo();
       this.set({ ready: true, agents: info.agents, agent: info.initialAgent, theme: info.theme });
+      await this.restore();
       if (info.initialFolder) await this.openFolder(info.initialFolder);
     } catch (e) {
       this.set({ ready: true, error: toUiError(e) });
@@ -244,7 +265,10 @@ export class AppController {
 
   /** Shows another open session; its draft comes back with it. */
   select(id: string): void {
-    if (this.stores.has(id)) this.set({ active: id });
+    if (!this.stores.has(id)) return;
+    this.set({ active: id });
+    // Returning to a restored session starts its agent.
+    void this.wake(id);
   }
 
   /** Drops: a folder anywhere opens it; over the composer, files are mentioned in the draft. */
@@ -300,11 +324,51 @@ export class AppController {
       return;
     }
     this.set({ opening: true, error: null });
+    await this.openInto(folder, agent ?? this.view.agent, replacing, false, true);
+  }
+
+  /**
+   * Opens a session, in `replacing`'s place when given (its draft goes along). With `carry`,
+   * the replaced session's stored transcript stays above the new one (a restored session
+   * whose agent starts). Resolves with the new session's id, or null when it did not open.
+   * `opening`: this is the window's one folder being opened (`AppView.opening`), over when
+   * this returns.
+   */
+  private async openInto(
+    folder: string,
+    agent: string,
+    replacing: string | undefined,
+    carry: boolean,
+    opening = false,
+  ): Promise<string | null> {
     let opened: SessionInfo | null = null;
+    let continued = false;
     try {
-      opened = await this.backend.openSession(folder, agent ?? this.view.agent);
+      const from = carry && replacing ? this.historyIds.get(replacing) : undefined;
+      if (from) {
+        try {
+          opened = await this.backend.continueSession(from);
+          continued = true;
+        } catch (e) {
+          // Not in the history any more, or not startable from what it kept: a new session.
+          if (toUiError(e).code !== 'invalid-input') throw e;
+        }
+      }
+      opened ??= await this.backend.openSession(folder, agent);
       const info = opened;
+      if (carry && replacing && !this.stores.has(replacing)) {
+        // Closed while its agent started: nothing to show it in.
+        void this.backend.closeSession(info.id).catch(() => undefined);
+        return null;
+      }
       const store = new SessionStore();
+      const old = replacing ? this.stores.get(replacing) : undefined;
+      // Continued, the engine says how (`session-continued`, a notice when it could not).
+      if (carry && old)
+        store.showStored(
+          continued ? [...old.storedEvents] : [...old.storedEvents, newSessionNotice()],
+          true,
+        );
       this.stores.set(info.id, store);
       const sessions = [...this.view.sessions];
       const at = replacing ? sessions.findIndex((s) => s.id === replacing) : -1;
@@ -313,10 +377,14 @@ export class AppController {
       if (replacing) {
         const draft = this.drafts.get(replacing);
         if (draft) this.drafts.set(info.id, draft);
+        if (carry) this.moveDraft(replacing, info.id);
         this.forget(replacing);
       }
-      this.set({ sessions, active: info.id });
+      // A session started in the background (at once, by the setting) is not shown for it.
+      const shownElsewhere = replacing !== undefined && this.view.active !== replacing;
+      this.set({ sessions, active: shownElsewhere ? this.view.active : info.id });
       await this.backend.attach(info.id, (frame) => this.onFrame(info.id, frame));
+      return info.id;
     } catch (e) {
       if (opened && this.stores.has(opened.id)) {
         // Opened but not attached: it could never be shown, so do not leave it running.
@@ -324,8 +392,9 @@ export class AppController {
         this.remove(opened.id);
       }
       this.set({ error: toUiError(e) });
+      return null;
     } finally {
-      this.set({ opening: false });
+      if (opening) this.set({ opening: false });
     }
   }
 
@@ -333,7 +402,7 @@ export class AppController {
    * transcript `base`, then what the live session sends. */
   async adopt(info: SessionInfo, base: StreamEvent[]): Promise<void> {
     const store = new SessionStore();
-    store.setBase(base);
+    store.showStored(base, true);
     this.stores.set(info.id, store);
     this.set({ sessions: [...this.view.sessions, info], active: info.id, error: null });
     try {
@@ -343,6 +412,126 @@ export class AppController {
       this.remove(info.id);
       this.set({ error: toUiError(e) });
     }
+  }
+
+  /**
+   * The sessions the last run had open, back in the sidebar in its order, the one shown then
+   * shown again, each with its stored transcript and draft. No agent starts here: each starts
+   * when the user returns to its session (shows it, or types in it), or all of them now when
+   * the settings say `restored_sessions_start: "at_once"`.
+   */
+  private async restore(): Promise<void> {
+    let restored: RestoredSidebar;
+    try {
+      restored = await this.backend.restoredSessions();
+    } catch (e) {
+      // The sidebar is then not saved this run: what the last run left stays for the next.
+      this.set({ error: toUiError(e) });
+      return;
+    }
+    const sessions: SessionInfo[] = [];
+    restored.sessions.forEach((r, i) => {
+      let id = r.sessionId ?? `restored-${i}`;
+      if (this.stores.has(id)) id = `${id}-${i}`;
+      const store = new SessionStore();
+      store.showStored(r.events);
+      if (r.historyProblem) store.addError(sentence(r.historyProblem));
+      this.stores.set(id, store);
+      if (r.sessionId) this.historyIds.set(id, r.sessionId);
+      if (r.draft !== '') this.drafts.set(id, { text: r.draft, parts: [] });
+      if (r.folderProblem) this.folderProblems.set(id, r.folderProblem);
+      sessions.push({ id, folder: r.folder, agent: r.agent });
+    });
+    const shown = sessions[restored.shown ?? 0]?.id ?? null;
+    this.sidebarRestored = true;
+    this.set({ sessions: [...this.view.sessions, ...sessions], active: this.view.active ?? shown });
+    if (restored.startAtOnce) for (const s of sessions) void this.wake(s.id);
+  }
+
+  /** Whether a session is one restored from the last run whose agent has not started. */
+  isRestored(id: string): boolean {
+    return this.stores.get(id)?.state.status === 'stored';
+  }
+
+  /** Why a restored session cannot continue in its folder (naming it), if it cannot. */
+  folderProblem(id: string): string | null {
+    return this.folderProblems.get(id) ?? null;
+  }
+
+  /**
+   * Starts a restored session's agent, in its place in the sidebar, its transcript and draft
+   * kept. Resolves with the session's new id (null: it is not a restored session, its folder
+   * is gone, or the agent could not be started: the banner says why).
+   */
+  wake(id: string): Promise<string | null> {
+    const waking = this.waking.get(id);
+    if (waking) return waking;
+    const session = this.view.sessions.find((s) => s.id === id);
+    if (!session || !this.isRestored(id) || this.folderProblems.has(id))
+      return Promise.resolve(null);
+    // Its stored conversation continues when it has a history id (`continue_session`); else,
+    // or when the history cannot continue it, a new session in its folder.
+    const started = this.openInto(session.folder, session.agent, id, true).finally(() =>
+      this.waking.delete(id),
+    );
+    this.waking.set(id, started);
+    return started;
+  }
+
+  /** A restored session's draft goes to its new session: saved under the new history id once
+   * known, and forgotten under the old one (which no longer has a composer). */
+  private moveDraft(from: string, to: string): void {
+    const old = this.historyIds.get(from);
+    if (this.drafts.has(from)) this.unsavedDrafts.add(to);
+    if (old && this.drafts.has(from)) void this.backend.saveDraft(old, '').catch(() => undefined);
+  }
+
+  /** Saves the sidebar for the next start when it changed: its sessions in order (by history
+   * id) and the one shown. */
+  private saveSidebar(): void {
+    if (!this.sidebarRestored) return;
+    const sessions: OpenSessionEntry[] = this.view.sessions.map((s) => ({
+      sessionId: this.historyIds.get(s.id) ?? null,
+      folder: s.folder,
+      agent: s.agent,
+    }));
+    const at = this.view.sessions.findIndex((s) => s.id === this.view.active);
+    const shown = at >= 0 ? at : null;
+    const key = JSON.stringify([sessions, shown]);
+    if (key === this.savedSidebar) return;
+    this.savedSidebar = key;
+    this.backend.setOpenSessions(sessions, shown).catch((e: unknown) => {
+      this.savedSidebar = '';
+      this.set({ error: toUiError(e) });
+    });
+  }
+
+  /** Saves a session's draft to the history after a pause in typing. */
+  private saveDraftLater(id: string): void {
+    clearTimeout(this.draftTimers.get(id));
+    this.draftTimers.set(
+      id,
+      setTimeout(() => {
+        this.draftTimers.delete(id);
+        this.saveDraftNow(id);
+      }, DRAFT_SAVE_MS),
+    );
+  }
+
+  private saveDraftNow(id: string): void {
+    clearTimeout(this.draftTimers.get(id));
+    this.draftTimers.delete(id);
+    const historyId = this.historyIds.get(id);
+    if (!historyId) {
+      this.unsavedDrafts.add(id);
+      return;
+    }
+    this.unsavedDrafts.delete(id);
+    // Attached files and images are not kept: the history keeps a draft's text.
+    const text = this.drafts.get(id)?.text ?? '';
+    this.backend
+      .saveDraft(historyId, text)
+      .catch((e: unknown) => this.set({ error: toUiError(e) }));
   }
 
   /** A new session in the same folder, in the ended one's place. */
@@ -420,6 +609,11 @@ export class AppController {
     this.drafts.delete(id);
     this.notes.delete(id);
     this.files.delete(id);
+    clearTimeout(this.draftTimers.get(id));
+    this.draftTimers.delete(id);
+    this.unsavedDrafts.delete(id);
+    this.historyIds.delete(id);
+    this.folderProblems.delete(id);
     // Its composer is gone with it: the send it waits for ends, with nothing to give back to.
     held?.giveBack(null);
   }
@@ -430,6 +624,7 @@ export class AppController {
     store.applyQuietly([frame]);
     if (frame.events.some((e) => e.kind === 'file-changed' && e.created))
       this.files.delete(session);
+    this.learnHistoryId(session, frame);
     this.dirty.add(store);
     if (this.scheduled) return;
     this.scheduled = true;
@@ -442,20 +637,45 @@ export class AppController {
     });
   }
 
+  /** A live session's history id is its engine's id, which its first status carries (the
+   * app's own events carry the registry's id instead). */
+  private learnHistoryId(session: string, frame: StreamFrame): void {
+    if (this.historyIds.has(session)) return;
+    let id: string | null = null;
+    for (const e of frame.events)
+      if (e.kind === 'session-status' && e.sessionId !== session) {
+        id = e.sessionId;
+        break;
+      }
+    if (id === null) return;
+    this.historyIds.set(session, id);
+    if (this.unsavedDrafts.has(session)) this.saveDraftNow(session);
+    this.saveSidebar();
+  }
+
   draft(id: string): Draft {
     return this.drafts.get(id) ?? { text: '', parts: [] };
   }
 
   saveDraft(id: string, draft: Draft): void {
     if (!this.stores.has(id)) return;
+    const before = this.drafts.get(id)?.text ?? '';
     if (draft.text === '' && draft.parts.length === 0) this.drafts.delete(id);
     else this.drafts.set(id, draft);
+    if (draft.text !== before) this.saveDraftLater(id);
     // Listeners re-read drafts (a drop over the composer changes the shown one).
     this.set({});
+    // Typing in a restored session is returning to it: its agent starts.
+    if (draft.text !== '' && draft.text !== before) void this.wake(id);
   }
 
   /** The project's files for the `@` picker; listed once and reused for a while. */
   listFiles(id: string): Promise<ProjectFiles> {
+    // A restored session is being started by the typing that asked: list in the one it becomes.
+    if (this.isRestored(id))
+      return this.wake(id).then((live) =>
+        live ? this.listFiles(live) : Promise.reject(new Error('the session is not running')),
+      );
     const cached = this.files.get(id);
     if (cached && Date.now() - cached.at < FILES_TTL_MS) return cached.list;
     const list = this.backend.listFiles(id);
@@ -477,16 +697,28 @@ export class AppController {
    */
   async send(parts: PromptPart[]): Promise<boolean> {
     const session = this.activeSession;
-    const store = session ? this.stores.get(session.id) : undefined;
+    let store = session ? this.stores.get(session.id) : undefined;
     const meaningful = parts.some((p) => p.type !== 'text' || p.text.trim() !== '');
     if (!session || !store) return false;
-    const id = session.id;
+    let id = session.id;
     if (!meaningful || this.held.has(id)) {
       this.giveBack(id, parts);
       return false;
     }
+    if (store.state.status === 'stored') {
+      // Sent from a restored session before its agent started: start it, then send there.
+      const woke = await this.wake(id);
+      store = woke ? this.stores.get(woke) : undefined;
+      if (!woke || !store) {
+        this.giveBack(id, parts);
+        return false;
+      }
+      id = woke;
+    }
     this.drafts.delete(id);
     this.lastSent.set(id, parts);
+    // Sent: the kept draft goes at once, not after the pause.
+    this.saveDraftNow(id);
     if (this.notes.delete(id)) this.set({});
     const status = store.state.status;
     if (status === 'opening' || status === 'starting') {
@@ -599,15 +831,23 @@ export class AppController {
 
   /** Opens a file the agent named (a tool call's location) in the user's app for it. */
   async openPath(path: string, line?: number | null): Promise<void> {
-    const session = this.activeSession;
-    if (!session) return;
-    await this.run(() => this.backend.openPath(session.id, path, line ?? null));
+    const id = await this.liveActive();
+    if (!id) return;
+    await this.run(() => this.backend.openPath(id, path, line ?? null));
   }
 
   async revealPath(path: string): Promise<void> {
-    const session = this.activeSession;
-    if (!session) return;
-    await this.run(() => this.backend.revealPath(session.id, path));
+    const id = await this.liveActive();
+    if (!id) return;
+    await this.run(() => this.backend.revealPath(id, path));
+  }
+
+  /** The shown session's id for a command about its folder: a restored one is started first
+   * (the shell knows only sessions that run), as returning to it would. */
+  private async liveActive(): Promise<string | null> {
+    const id = this.view.active;
+    if (!id || !this.isRestored(id)) return id;
+    return this.wake(id);
   }
 
   /** A link in agent text, clicked: the system browser opens it (never this window). */
@@ -656,6 +896,21 @@ export class AppController {
       return false;
     }
   }
+}
+
+/** Said above a restored session's new turns when it could not be continued (the history no
+ * longer has it, or cannot start its agent again): its agent started afresh, without the
+ * stored conversation. */
+function newSessionNotice(): StreamEvent {
+  return {
+    kind: 'notice',
+    sessionId: '',
+    severity: 'info',
+    source: 'client',
+    title: 'The agent was started again in a new session',
+    description:
+      'The conversation above is from the last run, kept by ACP Desk; the agent does not have it.',
+  };
 }
 
 function answeredKey(session: string, requestId: string): string {

@@ -7,10 +7,12 @@ import type {
   FolderChosen,
   IpcError,
   MenuAction,
+  OpenSessionEntry,
   PathsDropped,
   PermissionResolution,
   ProjectFiles,
   PromptPart,
+  RestoredSidebar,
   SessionInfo,
   StreamFrame,
   TurnEnd,
@@ -20,7 +22,16 @@ export type Unsubscribe = () => void;
 
 // Generated from the Rust types (src-tauri/src/ipc.rs): one piece of a prompt as the composer
 // builds it, and the project's files for the `@` picker.
-export type { ConfigValue, MenuAction, ProjectFiles, PromptPart, Theme } from './generated/ipc';
+export type {
+  ConfigValue,
+  MenuAction,
+  OpenSessionEntry,
+  ProjectFiles,
+  PromptPart,
+  RestoredSession,
+  RestoredSidebar,
+  Theme,
+} from './generated/ipc';
 
 /** An error as the UI shows it: a command's IpcError. Whatever else a command rejects with
  * (Tauri's own failures, a broken answer) is `internal` too: ACP Desk failed, not the user. */
@@ -64,6 +75,15 @@ export interface Backend {
   onDragHover(cb: (e: DragHover) => void): Promise<Unsubscribe>;
   /** Menu items the window acts on (the Rust side does the others). */
   onMenuAction(cb: (e: MenuAction) => void): Promise<Unsubscribe>;
+  /** The sidebar as the last run left it: sessions with their stored transcripts and drafts. */
+  restoredSessions(): Promise<RestoredSidebar>;
+  /** Saves the sidebar (its sessions in order, the index of the one shown) for the next start. */
+  setOpenSessions(sessions: OpenSessionEntry[], shown: number | null): Promise<void>;
+  /** Starts a restored session's agent again, continuing its stored conversation (resume,
+   * load or, when the agent can do neither, a new session: `session-continued` says which). */
+  continueSession(sessionId: string): Promise<SessionInfo>;
+  /** Keeps a draft in the history under the session's history id ('' forgets it). */
+  saveDraft(sessionId: string, text: string): Promise<void>;
 }
 
 // A Record, so the compiler fails when the Rust side adds a code this list lacks.

@@ -20,6 +20,7 @@ import type {
   MenuAction,
   PathsDropped,
   ProjectFiles,
+  RestoredSidebar,
   SessionInfo,
   StreamFrame,
   TurnEnd,
@@ -79,6 +80,10 @@ export function tauriBackend(): Backend {
     onDragHover: (cb) => listen<DragHover>('drag-hover' satisfies AppEvent, (e) => cb(e.payload)),
     onMenuAction: (cb) =>
       listen<MenuAction>('menu-action' satisfies AppEvent, (e) => cb(e.payload)),
+    restoredSessions: () => call<RestoredSidebar>('restored_sessions'),
+    setOpenSessions: (sessions, shown) => run('set_open_sessions', { sessions, shown }),
+    saveDraft: (sessionId, text) => run('save_draft', { sessionId, text }),
+    continueSession: (sessionId) => call<SessionInfo>('continue_session', { sessionId }),
   };
 }
 

@@ -270,7 +270,7 @@ describe('HistoryController', () => {
     expect(h.state).toMatchObject({ open: null, continuing: false });
     // The live store shows the stored thread, then what the live session says.
     const store = new SessionStore();
-    store.setBase(r?.events ?? []);
+    store.showStored(r?.events ?? [], true);
     store.applyAll([
       { snapshot: true, events: [{ kind: 'session-status', sessionId: sid, status: 'starting' }] },
       {

@@ -105,7 +105,9 @@ export type Entry =
 
 export interface SessionView {
   entries: Entry[];
-  status: SessionState | 'opening';
+  /** `stored`: a transcript from the history, restored at the app's start, whose agent has not
+   * been started again yet (see `SessionStore.showStored`). */
+  status: SessionState | 'opening' | 'stored';
   statusDetail: string | null;
   /** Dead before its agent ever had a session (no `acpSessionId`): it could not start, and
    * `statusDetail` says why (said once: the same words as an `error` entry are not kept). */
@@ -234,14 +236,8 @@ export class SessionStore {
   private sawReady = false;
   /** Calls whose permission was rejected: an agent may ask before it announces the call. */
   private rejected = new Set<string>();
-  /** A continued stored session's transcript: shown before what the live session sends. */
-  private base: StreamEvent[] = [];
-
-  /** The stored transcript a continued session starts from (the History's record): every
-   * snapshot is shown after it. Its unanswered requests and unfinished turn are over. */
-  setBase(events: StreamEvent[]): void {
-    this.base = events;
-  }
+  /** The session's transcript from the history, shown before what its agent says now. */
+  private stored: StreamEvent[] = [];
 
   get state(): SessionView {
     return this.view;
@@ -271,7 +267,7 @@ export class SessionStore {
     let v = this.view;
     for (const frame of frames) {
       if (frame.snapshot) {
-        v = emptyView();
+        v = this.stored.length > 0 ? this.afterStored('opening') : emptyView();
         this.tools.clear();
         this.rejected.clear();
         this.sawReady = false;
@@ -282,11 +278,6 @@ export class SessionStore {
         pending: [...v.pending],
         terminals: { ...v.terminals },
       };
-      if (frame.snapshot && this.base.length > 0) {
-        for (const ev of this.base) this.applyOne(v, ev);
-        v.pending = [];
-        v.turnRunning = false;
-      }
       for (const ev of frame.events) this.applyOne(v, ev);
     }
     this.view = v;
@@ -294,6 +285,58 @@ export class SessionStore {
 
   notify(): void {
     for (const fn of this.listeners) fn(this.view);
+  }
+
+  /**
+   * Shows a transcript from the history (a session restored at the app's start, or one the
+   * History view continues, `starting`): the view is `stored` (no agent runs for it) until its
+   * agent's frames come. A snapshot of the new agent
+   * session then rebuilds on top of it, so the stored transcript stays above what follows.
+   */
+  showStored(events: StreamEvent[], starting = false): void {
+    this.stored = events;
+    this.view = this.afterStored(starting ? 'opening' : 'stored');
+    this.notify();
+  }
+
+  /** What `showStored` was given (and `appendStored` added). */
+  get storedEvents(): readonly StreamEvent[] {
+    return this.stored;
+  }
+
+  /** Adds to the stored part (a note of what happened between it and what follows). */
+  appendStored(ev: StreamEvent): void {
+    this.stored = [...this.stored, ev];
+    const v = { ...this.view, entries: [...this.view.entries] };
+    this.applyOne(v, ev);
+    this.view = v;
+    this.notify();
+  }
+
+  /** The stored transcript as a view in `status`: nothing of it runs any more (no turn, no
+   * request waiting, no agent), and tool call ids may come again from a new agent session. */
+  private afterStored(status: 'stored' | 'opening'): SessionView {
+    const v = emptyView();
+    for (const ev of this.stored) this.applyOne(v, ev);
+    this.tools.clear();
+    this.rejected.clear();
+    this.sawReady = false;
+    return {
+      ...v,
+      status,
+      statusDetail: null,
+      startFailed: false,
+      // The stored one's agent, until the new one says who it is.
+      agent: status === 'stored' ? v.agent : null,
+      // How an earlier run continued it is over: the new agent session says how this one does.
+      continued: null,
+      // Nothing to ask of an agent that does not run: its own choices come when it does.
+      modes: null,
+      configOptions: [],
+      commands: [],
+      turnRunning: false,
+      pending: [],
+    };
   }
 
   /** Something the UI itself has to say in the thread (a failed command). */

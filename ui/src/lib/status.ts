@@ -2,7 +2,8 @@
 import type { AgentListing } from './generated/ipc';
 import type { SessionView } from './session-store';
 
-export type StatusKey = 'opening' | 'starting' | 'ready' | 'working' | 'waiting' | 'dead';
+export type StatusKey =
+  'opening' | 'starting' | 'ready' | 'working' | 'waiting' | 'dead' | 'stored';
 
 export interface SessionStatus {
   /** `data-status`: the engine's state, except `working` (a turn) and `waiting` (a permission). */
@@ -25,6 +26,12 @@ export function sessionStatus(v: SessionView): SessionStatus {
       detail: `${n} permission request${n === 1 ? '' : 's'} waiting for your answer`,
     };
   }
+  if (v.status === 'stored')
+    return {
+      key: 'stored',
+      label: 'Not started',
+      detail: 'Restored from the last run: its agent starts when you return to it',
+    };
   if (v.status === 'opening') return { key: 'opening', label: 'Opening…', detail: null };
   if (v.status === 'starting') return { key: 'starting', label: 'Starting…', detail: null };
   if (v.turnRunning || v.status === 'prompting')

@@ -8,7 +8,9 @@ import type {
   IpcError,
   MenuAction,
   PathsDropped,
+  OpenSessionEntry,
   PermissionResolution,
+  RestoredSidebar,
   SessionInfo,
   StreamFrame,
   TurnEnd,
@@ -153,6 +155,28 @@ export class FakeBackend implements Backend {
   /** A menu item the window acts on was chosen. */
   menu(action: MenuAction): void {
     for (const cb of this.menuActions) cb(action);
+  }
+
+  /** What restoredSessions answers: the last run's sidebar (none by default). */
+  restored: RestoredSidebar = { sessions: [], shown: null, startAtOnce: false };
+  async restoredSessions(): Promise<RestoredSidebar> {
+    this.calls.push(['restoredSessions']);
+    return this.restored;
+  }
+  async setOpenSessions(sessions: OpenSessionEntry[], shown: number | null): Promise<void> {
+    this.calls.push(['setOpenSessions', sessions, shown]);
+  }
+  /** What continueSession rejects with (null: it continues, as a registry id of its own). */
+  continueError: IpcError | null = null;
+  async continueSession(sessionId: string): Promise<SessionInfo> {
+    this.calls.push(['continueSession', sessionId]);
+    if (this.continueError) throw this.continueError;
+    const r = this.restored.sessions.find((s) => s.sessionId === sessionId);
+    this.counter += 1;
+    return { id: `s${this.counter}`, folder: r?.folder ?? '/p', agent: r?.agent ?? 'demo' };
+  }
+  async saveDraft(sessionId: string, text: string): Promise<void> {
+    this.calls.push(['saveDraft', sessionId, text]);
   }
 
   /** The Rust side sends a frame to a session's view. */

@@ -361,3 +361,128 @@ fn zoom_steps_through_the_levels_and_stops_at_the_ends() {
     s.zoom = 1.2;
     assert_eq!(s.zoom_step(ZoomStep::Out), 1.1);
 }
+
+#[test]
+fn open_sessions_and_the_shown_one_round_trip_in_sidebar_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = state_path(&dir);
+    let (mut file, _) = StateFile::open(&path);
+    file.update(|s| {
+        s.set_open_sessions(
+            vec![
+                OpenSession::new("/p/b", "demo").with_session_id("s1a-1-1"),
+                OpenSession::new("/p/a", "claude").with_session_id("s1a-1-2"),
+                // Never recorded (its agent never started): kept, without an id.
+                OpenSession::new("/p/c", "broken"),
+            ],
+            Some(1),
+        )
+    })
+    .unwrap();
+    drop(file);
+    let json = read_json(&path);
+    assert_eq!(json["shownSession"], 1);
+    assert_eq!(json["openSessions"][1]["sessionId"], "s1a-1-2");
+
+    let (file, warning) = StateFile::open(&path);
+    assert!(warning.is_none());
+    let s = file.state();
+    let listed: Vec<_> = s
+        .open_sessions
+        .iter()
+        .map(|o| {
+            (
+                o.folder.to_str().unwrap(),
+                o.agent.as_str(),
+                o.session_id.as_deref(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("/p/b", "demo", Some("s1a-1-1")),
+            ("/p/a", "claude", Some("s1a-1-2")),
+            ("/p/c", "broken", None),
+        ]
+    );
+    assert_eq!(
+        s.shown().and_then(|o| o.session_id.as_deref()),
+        Some("s1a-1-2")
+    );
+
+    // Closing every session: nothing shown, and the file says so.
+    let (mut file, _) = StateFile::open(&path);
+    file.update(|s| s.set_open_sessions(Vec::new(), None))
+        .unwrap();
+    let json = read_json(&path);
+    assert_eq!(json["openSessions"], serde_json::json!([]));
+    assert_eq!(json["shownSession"], Value::Null);
+}
+
+#[test]
+fn a_state_file_from_before_open_sessions_still_loads() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = state_path(&dir);
+    // What ACP Desk wrote before the sidebar was kept: no `openSessions`, no `shownSession`.
+    std::fs::write(
+        &path,
+        r#"{"version": 1, "recentFolders": ["/a"], "theme": "dark", "zoom": 1.25}"#,
+    )
+    .unwrap();
+    let (file, warning) = StateFile::open(&path);
+    assert!(warning.is_none(), "{warning:?}");
+    let s = file.state();
+    assert_eq!(s.recent_folders, [PathBuf::from("/a")]);
+    assert_eq!(s.theme, Theme::Dark);
+    assert!(s.open_sessions.is_empty());
+    assert_eq!(s.shown_session, None);
+    assert!(s.shown().is_none());
+
+    // Open sessions without history ids or a shown one (the first shape of the field).
+    std::fs::write(
+        &path,
+        r#"{"version": 1, "openSessions": [{"folder": "/a", "agent": "demo"}]}"#,
+    )
+    .unwrap();
+    let (file, warning) = StateFile::open(&path);
+    assert!(warning.is_none(), "{warning:?}");
+    assert_eq!(file.state().open_sessions, [OpenSession::new("/a", "demo")]);
+    assert_eq!(file.state().shown_session, None);
+}
+
+#[test]
+fn a_shown_session_past_the_list_is_none_and_unknown_fields_of_a_session_survive_a_rewrite() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = state_path(&dir);
+    std::fs::write(
+        &path,
+        r#"{"version": 1, "shownSession": 4,
+            "openSessions": [{"folder": "/a", "agent": "demo", "sessionId": "s1", "pinned": true}]}"#,
+    )
+    .unwrap();
+    let (mut file, warning) = StateFile::open(&path);
+    assert!(warning.is_none());
+    assert_eq!(
+        file.state().shown_session,
+        None,
+        "a hand-edited index past the list"
+    );
+    file.update(|s| {
+        s.set_open_sessions(
+            vec![
+                OpenSession::new("/b", "demo").with_session_id("s2"),
+                OpenSession::new("/a", "demo").with_session_id("s1"),
+            ],
+            Some(0),
+        )
+    })
+    .unwrap();
+    let json = read_json(&path);
+    assert_eq!(
+        json["openSessions"][1]["pinned"], true,
+        "a newer ACP Desk's field"
+    );
+    assert!(json["openSessions"][0].get("pinned").is_none());
+    assert_eq!(json["shownSession"], 0);
+}

@@ -706,7 +706,11 @@ export type CommandName =
   | 'history_continue'
   | 'history_send_context'
   | 'history_agent_sessions'
-  | 'history_import';
+  | 'history_import'
+  | 'restored_sessions'
+  | 'set_open_sessions'
+  | 'save_draft'
+  | 'continue_session';
 /**
  * How a session is exported.
  *
@@ -840,6 +844,8 @@ export interface IpcTypes {
   historyEvents: HistoryEvents;
   exportFormat: ExportFormat;
   agentSession: AgentSession;
+  restoredSidebar: RestoredSidebar;
+  openSessionEntry: OpenSessionEntry;
 }
 /**
  * What the window needs to start: the agents to offer and the folder to open, if any.
@@ -2062,6 +2068,79 @@ export interface AgentSession {
   updatedAt?: string | null;
 }
 /**
+ * What `restored_sessions` gives the window at its start: the sidebar as the last run left it.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "RestoredSidebar".
+ */
+export interface RestoredSidebar {
+  /**
+   * In sidebar order, each with its stored transcript and draft.
+   */
+  sessions: RestoredSession[];
+  /**
+   * The index of the one that was shown.
+   */
+  shown?: number | null;
+  /**
+   * The settings file's `restored_sessions_start` is `at_once`: start every agent now,
+   * rather than when the user returns to its session.
+   */
+  startAtOnce: boolean;
+}
+/**
+ * One session the window had open, as it comes back.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "RestoredSession".
+ */
+export interface RestoredSession {
+  /**
+   * Its id in the history (ACP Desk's session id); `None` for one never recorded (its agent
+   * never started): it comes back without a transcript.
+   */
+  sessionId?: string | null;
+  folder: string;
+  /**
+   * The agent's launch name, to start it again with.
+   */
+  agent: string;
+  /**
+   * Its title in the history (the agent's, else the first prompt's first line).
+   */
+  title?: string | null;
+  /**
+   * The unsent text of its composer ("" for none).
+   */
+  draft: string;
+  /**
+   * Its stored transcript, as a snapshot holds it.
+   */
+  events: StreamEvent[];
+  /**
+   * Why it cannot continue in its folder (gone, a file, unreadable), naming the folder.
+   */
+  folderProblem?: string | null;
+  /**
+   * Why its transcript or draft could not be read from the history.
+   */
+  historyProblem?: string | null;
+}
+/**
+ * One session of the sidebar, as `set_open_sessions` saves it.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "OpenSessionEntry".
+ */
+export interface OpenSessionEntry {
+  /**
+   * Its history id (`null` until its agent said it, or if it never started).
+   */
+  sessionId?: string | null;
+  folder: string;
+  agent: string;
+}
+/**
  * Text-based resource contents.
  *
  * This interface was referenced by `IpcTypes`'s JSON-Schema
@@ -2150,4 +2229,8 @@ export const COMMAND_NAMES = [
   'history_send_context',
   'history_agent_sessions',
   'history_import',
+  'restored_sessions',
+  'set_open_sessions',
+  'save_draft',
+  'continue_session',
 ] as const satisfies readonly CommandName[];
