@@ -909,7 +909,9 @@ async fn the_windows_sessions_are_recorded_listed_searched_exported_and_deleted(
         (listed[0].id.as_str(), listed[0].open),
         (stored_id.as_str(), true)
     );
-    let err = history.deletable(sessions.registry(), &stored_id).unwrap_err();
+    let err = history
+        .deletable(sessions.registry(), &stored_id)
+        .unwrap_err();
     assert!(
         matches!(err, IpcError::InvalidInput(ref m) if m.contains("close it first")),
         "{err:?}"
