@@ -386,7 +386,9 @@ impl History {
                 "this session is open in the sidebar: close it first, then delete it".into(),
             ));
         }
-        self.with_store(|s| s.session(id))
+        let record = self.with_store(|s| s.session(id))?;
+        self.with_store(|s| s.check_not_in_use(&record.id))?;
+        Ok(record)
     }
 
     /// Removes a stored session from the store (after [`History::deletable`], and the agent's
@@ -424,6 +426,7 @@ impl History {
                 "this session is already open in the sidebar".into(),
             ));
         }
+        self.with_store(|s| s.check_not_in_use(&record.id))?;
         Ok(acp_desk_app::continue_request(
             &record,
             acp_desk_core::ContinueVia::Auto,
@@ -528,6 +531,7 @@ pub fn store_error(e: StoreError) -> IpcError {
     let message = e.to_string();
     match e {
         StoreError::NotFound(_) | StoreError::Ambiguous { .. } => IpcError::SessionUnknown(message),
+        StoreError::InUse { .. } => IpcError::InvalidInput(message),
         StoreError::Locked { .. }
         | StoreError::Open { .. }
         | StoreError::Corrupt { .. }

@@ -120,6 +120,9 @@ pub async fn continue_session(
     let request = tauri::async_runtime::spawn_blocking(move || {
         let (store, _) = Store::open_default().map_err(history_error)?;
         let record = store.session(&session_id).map_err(history_error)?;
+        store
+            .check_not_in_use(&record.id)
+            .map_err(crate::history::store_error)?;
         Ok::<_, IpcError>(acp_desk_app::continue_request(
             &record,
             acp_desk_core::ContinueVia::Auto,

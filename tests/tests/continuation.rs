@@ -265,6 +265,55 @@ fn a_stored_folder_that_is_gone_is_named() {
     );
 }
 
+/// Two writers of one session would overwrite each other's rows: while one run continues a
+/// session, a second `run --continue` and `history delete` of it are refused, saying where it
+/// is open, and what it stored is intact; once that run is gone (even killed), both work.
+#[test]
+fn a_session_open_in_another_run_is_neither_continued_nor_deleted() {
+    let cli = Cli::new();
+    let id = cli.first_turn("--session-methods resume");
+    let mut first = Command::new(bin("acp-desk-cli"))
+        .args(["run", "--continue", &id, "slow"])
+        .current_dir(cli.dir.path())
+        .env("ACP_DESK_CONFIG_DIR", cli.dir.path().join("config"))
+        .env("ACP_DESK_DATA_DIR", cli.dir.path().join("data"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Recording by the time its prompt is stored (commits come every COMMIT_INTERVAL).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !prompts(&cli.stored(&id)).iter().any(|p| p == "slow") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the continuing run stored nothing"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let second = cli.run(&["run", "--continue", &id, "hello"]);
+    let delete = cli.run(&["history", "delete", &id]);
+    first.kill().unwrap();
+    first.wait().unwrap();
+    for (what, o) in [("continue", &second), ("delete", &delete)] {
+        assert_ne!(o.code, Some(0), "{what}: {}", o.stderr);
+        assert!(
+            o.stderr.contains(&id) && o.stderr.contains("open in another ACP Desk"),
+            "{what}: {}",
+            o.stderr
+        );
+    }
+    let prompts_now = prompts(&cli.stored(&id));
+    assert_eq!(
+        prompts_now.first().map(String::as_str),
+        Some("remember the word aubergine")
+    );
+    assert_eq!(prompts_now, ["remember the word aubergine", "slow"]);
+    // Killed, its claim is gone with it.
+    let out = cli.run(&["history", "delete", &id]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+}
+
 #[test]
 fn an_unknown_id_is_a_usage_error() {
     let cli = Cli::new();

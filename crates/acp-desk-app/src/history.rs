@@ -17,7 +17,9 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use acp_desk_core::StreamEvent;
-use acp_desk_store::{Recorder, RecorderOptions, SessionMeta, StoreError, StoreWarning};
+use acp_desk_store::{
+    Recorder, RecorderOptions, SessionClaim, SessionMeta, StoreError, StoreWarning,
+};
 
 use crate::observer::{Observer, SessionStatus};
 use crate::registry::{SessionInfo, lock};
@@ -32,6 +34,9 @@ struct Tracked {
     history_id: Option<String>,
     /// Its events until then.
     waiting: Vec<StreamEvent>,
+    /// Held while the session is open, so that no other ACP Desk continues or deletes it
+    /// meanwhile (`acp_desk_store::SessionClaim`).
+    claim: Option<SessionClaim>,
 }
 
 /// Records every session of the registry it is added to (`Registry::add_observer`).
@@ -87,6 +92,19 @@ impl HistoryRecorder {
         self.recorder.finish()
     }
 
+    /// Claims a session this registry records. Front ends check before they continue a stored
+    /// session (`Store::check_not_in_use`), so a claim held elsewhere here means two began in
+    /// the same instant: said, and recorded anyway (refusing would lose this side's events).
+    fn claim(&self, id: &str) -> Option<SessionClaim> {
+        match SessionClaim::acquire(self.recorder.path(), id) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                tracing::warn!(session = %id, "{e}");
+                None
+            }
+        }
+    }
+
     /// An id of the engine's shape for a session the engine never named.
     fn made_id(&self) -> String {
         let ms = std::time::SystemTime::now()
@@ -129,6 +147,7 @@ impl Observer for HistoryRecorder {
                         self.made_id()
                     }
                 };
+                t.claim = self.claim(&id);
                 self.recorder.begin(&id, t.meta.clone());
                 let waiting = std::mem::take(&mut t.waiting);
                 self.recorder.events(&id, &waiting);
@@ -143,7 +162,7 @@ impl Observer for HistoryRecorder {
 
     fn own_files(&self) -> Vec<PathBuf> {
         let file = self.recorder.path();
-        let mut files = vec![file.to_owned()];
+        let mut files = vec![file.to_owned(), acp_desk_store::claims_dir(file)];
         for suffix in ["-wal", "-shm", "-journal"] {
             let mut name = file.as_os_str().to_owned();
             name.push(suffix);
@@ -164,6 +183,7 @@ impl Observer for HistoryRecorder {
                     meta,
                     history_id: None,
                     waiting: Vec::new(),
+                    claim: None,
                 };
                 if lock(&self.sessions)
                     .insert(info.id.clone(), tracked)

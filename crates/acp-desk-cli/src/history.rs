@@ -238,6 +238,7 @@ fn delete(
     runtime: &tokio::runtime::Runtime,
 ) -> Result<ExitCode, StoreError> {
     let session = store.session(id)?;
+    store.check_not_in_use(&session.id)?;
     if store.read_only() {
         // A newer ACP Desk's file: `delete` refuses it, saying so, before the agent is asked,
         // so that nothing is deleted anywhere.

@@ -326,6 +326,7 @@ fn continuation(id: &str, via: Via) -> anyhow::Result<acp_desk_app::OpenRequest>
         eprintln!("acp-desk-cli: {w}");
     }
     let record = store.session(id)?;
+    store.check_not_in_use(&record.id)?;
     let via = match via {
         Via::Auto => acp_desk_core::ContinueVia::Auto,
         Via::Load => acp_desk_core::ContinueVia::Load,

@@ -50,6 +50,13 @@ pub enum StoreError {
         prefix: String,
         matches: Vec<String>,
     },
+    /// Another ACP Desk (a window, a CLI) is recording this session now: continuing or
+    /// deleting it meanwhile would lose one side's rows ([`crate::SessionClaim`]).
+    #[error(
+        "the stored session `{id}` is open in another ACP Desk (a window or `acp-desk-cli run`) \
+         right now; close it there, or wait for that run to end, then try again"
+    )]
+    InUse { id: String },
     /// The writer thread could not be started.
     #[error("could not start the history writer: {0}")]
     Spawn(std::io::Error),

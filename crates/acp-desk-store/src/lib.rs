@@ -20,6 +20,7 @@
 //!   session: the event path never waits for SQLite and nothing is dropped (`recorder.rs`).
 //! - Export as Markdown or StreamEvent JSON lines (`export.rs`).
 
+mod claim;
 mod error;
 pub mod export;
 pub mod launch;
@@ -30,6 +31,7 @@ mod schema;
 pub mod search;
 mod store;
 
+pub use claim::{SessionClaim, claims_dir};
 pub use error::{StoreError, StoreWarning};
 pub use launch::{LaunchOrigin, StoredLaunch};
 pub use open::{FILE_NAME, OpenOptions, default_path};

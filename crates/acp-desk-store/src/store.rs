@@ -325,11 +325,19 @@ impl Store {
         hits.collect::<Result<_, _>>().map_err(|e| self.err(e))
     }
 
-    /// Removes a session, its rows, their index entries and its draft. A session still being
-    /// recorded elsewhere (open in another ACP Desk) gets its row back with its next events:
-    /// close it first.
+    /// Whether another process records session `id` now ([`StoreError::InUse`]): continuing
+    /// or deleting it meanwhile would lose rows. The process that records it holds its
+    /// [`crate::SessionClaim`]; so does this one for the sessions it records.
+    pub fn check_not_in_use(&self, id: &str) -> Result<(), StoreError> {
+        crate::SessionClaim::check_free(&self.db.path, id)
+    }
+
+    /// Removes a session, its rows, their index entries and its draft. A session being
+    /// recorded now (open in another ACP Desk, or in this process) is refused with
+    /// [`StoreError::InUse`]: it would get its row back with its next events.
     pub fn delete(&mut self, id: &str) -> Result<(), StoreError> {
         self.writable()?;
+        self.check_not_in_use(id)?;
         let path = self.db.path.clone();
         let fail = |e: rusqlite::Error| {
             note_damage(&path, &e);
