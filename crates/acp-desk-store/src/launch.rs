@@ -148,7 +148,28 @@ fn redact_one(arg: &str) -> Option<String> {
     {
         return Some(format!("{name}={REDACTED}"));
     }
+    // An HTTP header given as an argument (`--header "Authorization: Bearer …"`): the name
+    // says it is a secret, or the value is an auth scheme's credentials.
+    if let Some((name, value)) = arg.split_once(':')
+        && !value.trim().is_empty()
+        && !name.contains(char::is_whitespace)
+        && (secret_name(name) || auth_scheme(value.trim()))
+    {
+        return Some(format!("{name}: {REDACTED}"));
+    }
+    if auth_scheme(arg) {
+        return Some(REDACTED.to_string());
+    }
     looks_like_token(arg).then(|| REDACTED.to_string())
+}
+
+/// `Bearer …`, `Basic …`, `Token …`: credentials whatever their length.
+fn auth_scheme(s: &str) -> bool {
+    let Some((scheme, rest)) = s.split_once(' ') else {
+        return false;
+    };
+    ["bearer", "basic", "token", "digest"].contains(&scheme.to_ascii_lowercase().as_str())
+        && !rest.trim().is_empty()
 }
 
 /// The arguments with each secret-looking one replaced by [`REDACTED`] (see the module docs),
@@ -187,6 +208,32 @@ mod tests {
 
     fn redact(args: &[&str]) -> (Vec<String>, bool) {
         redact_args(&args.iter().map(|a| a.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn credentials_in_headers_are_redacted() {
+        let (out, any) = redact(&[
+            "--header",
+            "Authorization: Bearer shorttok99",
+            "-H",
+            "X-Api-Key: abc",
+            "Bearer short",
+            "Accept: text/html",
+            "https://example.com:8080/path",
+        ]);
+        assert!(any);
+        assert_eq!(
+            out,
+            [
+                "--header",
+                "Authorization: <redacted>",
+                "-H",
+                "X-Api-Key: <redacted>",
+                "<redacted>",
+                "Accept: text/html",
+                "https://example.com:8080/path",
+            ]
+        );
     }
 
     #[test]
