@@ -314,6 +314,26 @@ fn a_session_open_in_another_run_is_neither_continued_nor_deleted() {
     assert_eq!(out.code, Some(0), "{}", out.stderr);
 }
 
+/// The agent can be named again for a stored session (one whose command line held secrets
+/// cannot be restarted from what was stored): `--continue ID --agent-command ...`.
+#[test]
+fn a_stored_session_continues_with_an_agent_named_again() {
+    let cli = Cli::new();
+    let id = cli.first_turn("--session-methods resume");
+    let agent = cli.agent("--session-methods resume");
+    let out = cli.run(&[
+        "run",
+        "--continue",
+        &id,
+        "--agent-command",
+        &agent,
+        "what did I say first?",
+    ]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(out.stderr.contains("resumed"), "{}", out.stderr);
+    assert!(out.stdout.contains("aubergine"), "{}", out.stdout);
+}
+
 #[test]
 fn an_unknown_id_is_a_usage_error() {
     let cli = Cli::new();

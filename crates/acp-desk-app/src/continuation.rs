@@ -32,7 +32,7 @@ use crate::registry::{ENGINE_QUEUE, OpenRequest, Registry, check_folder, lock, r
 pub fn stored_launch_spec(record: &SessionRecord) -> Result<LaunchSpec, AppError> {
     let Some(launch) = &record.launch else {
         return Err(AppError::InvalidInput(format!(
-            "the stored session {} does not say how its agent `{}` was started: choose the agent to continue it with",
+            "the stored session {} does not say how its agent `{}` was started: choose the agent to continue it with (acp-desk-cli: `run --continue ID --agent NAME`, or `--agent-command`)",
             record.id, record.agent
         )));
     };
@@ -40,7 +40,7 @@ pub fn stored_launch_spec(record: &SessionRecord) -> Result<LaunchSpec, AppError
         LaunchOrigin::Named => resolve_agent(&record.agent),
         LaunchOrigin::CommandLine if !launch.relaunchable_from_args() => {
             Err(AppError::InvalidInput(format!(
-                "the stored session {} was started with the command line `{}`, some of whose arguments looked like secrets and were not stored: it cannot be restarted from it. Choose the agent to continue it with (or give its command line again).",
+                "the stored session {} was started with the command line `{}`, some of whose arguments looked like secrets and were not stored: it cannot be restarted from it. Choose the agent to continue it with (acp-desk-cli: `run --continue ID --agent NAME`, or `--agent-command` with the command line again).",
                 record.id, launch.program
             )))
         }
@@ -78,9 +78,23 @@ pub fn stored_folder(record: &SessionRecord) -> Result<PathBuf, AppError> {
 /// [`Registry::open`]; it must keep `options.cwd` and `options.opening`.
 pub fn continue_request(record: &SessionRecord, via: ContinueVia) -> Result<OpenRequest, AppError> {
     let spec = stored_launch_spec(record)?;
+    let origin = record.launch.as_ref().map(|l| l.origin).unwrap_or_default();
+    continue_request_with(record, via, record.agent.clone(), spec, origin)
+}
+
+/// [`continue_request`] with an agent the user chose instead of the stored launch (one whose
+/// command line was redacted, an agent renamed since): the stored session goes on under its
+/// id; the agent resumes or loads it if it knows it, else it starts afresh and says so.
+pub fn continue_request_with(
+    record: &SessionRecord,
+    via: ContinueVia,
+    agent: String,
+    spec: LaunchSpec,
+    origin: LaunchOrigin,
+) -> Result<OpenRequest, AppError> {
     let folder = stored_folder(record)?;
-    let mut request = OpenRequest::new(folder, record.agent.clone(), spec);
-    request.origin = record.launch.as_ref().map(|l| l.origin).unwrap_or_default();
+    let mut request = OpenRequest::new(folder, agent, spec);
+    request.origin = origin;
     request.options.opening = Opening::Continue {
         session_id: record.id.clone(),
         acp_session_id: record.acp_session_id.clone(),

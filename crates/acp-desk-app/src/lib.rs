@@ -32,7 +32,9 @@ pub mod restore;
 pub mod state;
 
 pub use at_agent::AgentDeletion;
-pub use continuation::{continue_request, import_request, stored_folder, stored_launch_spec};
+pub use continuation::{
+    continue_request, continue_request_with, import_request, stored_folder, stored_launch_spec,
+};
 pub use error::AppError;
 pub use history::HistoryRecorder;
 pub use observer::{Observer, SessionStatus};

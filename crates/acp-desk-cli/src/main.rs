@@ -106,8 +106,9 @@ struct RunArgs {
     /// list`) with its stored agent, in its stored folder: `session/resume` when the agent
     /// offers it, else `session/load`, else a new session in the same folder (the agent then
     /// has none of the old conversation). Which one is said on stderr. The turns are added to
-    /// the stored session.
-    #[arg(long = "continue", value_name = "ID", conflicts_with_all = ["agent", "agent_command", "cwd"])]
+    /// the stored session. With --agent or --agent-command, that agent instead of the stored
+    /// one (for a session whose command line held secrets, which the history never keeps).
+    #[arg(long = "continue", value_name = "ID", conflicts_with = "cwd")]
     continue_id: Option<String>,
     /// With --continue: `load` uses `session/load` even when the agent also offers
     /// `session/resume` (to test the load path); `auto` prefers resume.
@@ -320,7 +321,11 @@ struct Checked {
 }
 
 /// `--continue ID`: the stored session, its agent, folder and how to continue it.
-fn continuation(id: &str, via: Via) -> anyhow::Result<acp_desk_app::OpenRequest> {
+fn continuation(
+    id: &str,
+    via: Via,
+    chosen: Option<(String, agents::LaunchSpec, acp_desk_store::LaunchOrigin)>,
+) -> anyhow::Result<acp_desk_app::OpenRequest> {
     let (store, warnings) = acp_desk_store::Store::open_default()?;
     for w in &warnings {
         eprintln!("acp-desk-cli: {w}");
@@ -331,21 +336,34 @@ fn continuation(id: &str, via: Via) -> anyhow::Result<acp_desk_app::OpenRequest>
         Via::Auto => acp_desk_core::ContinueVia::Auto,
         Via::Load => acp_desk_core::ContinueVia::Load,
     };
-    Ok(acp_desk_app::continue_request(&record, via)?)
+    Ok(match chosen {
+        Some((agent, spec, origin)) => {
+            acp_desk_app::continue_request_with(&record, via, agent, spec, origin)?
+        }
+        None => acp_desk_app::continue_request(&record, via)?,
+    })
 }
 
 /// Checks the arguments; an error here is a usage error (exit 2), nothing has started yet.
 fn check(args: &RunArgs) -> anyhow::Result<Checked> {
-    let continued = args
-        .continue_id
-        .as_deref()
-        .map(|id| continuation(id, args.continue_via))
-        .transpose()?;
-    let spec = match (&continued, &args.agent, &args.agent_command) {
-        (Some(c), _, _) => c.spec.clone(),
-        (None, _, Some(line)) => agents::from_command_line(line)?,
-        (None, Some(name), None) => agents::resolve(name)?,
-        (None, None, None) => agents::resolve("demo")?,
+    // The agent the user named (with --continue: instead of the stored one).
+    let chosen = match (&args.agent, &args.agent_command) {
+        (_, Some(line)) => Some((
+            agents::from_command_line(line)?,
+            acp_desk_store::LaunchOrigin::CommandLine,
+        )),
+        (Some(name), None) => Some((agents::resolve(name)?, acp_desk_store::LaunchOrigin::Named)),
+        (None, None) => None,
+    }
+    .map(|(spec, origin)| (spec.name.clone(), spec, origin));
+    let continued = match args.continue_id.as_deref() {
+        Some(id) => Some(continuation(id, args.continue_via, chosen.clone())?),
+        None => None,
+    };
+    let spec = match (&continued, chosen) {
+        (Some(c), _) => c.spec.clone(),
+        (None, Some((_, spec, _))) => spec,
+        (None, None) => agents::resolve("demo")?,
     };
     let cwd = match &continued {
         Some(c) => c.options.cwd.clone(),

@@ -241,6 +241,12 @@ fn open_read_only(path: &Path, opts: &OpenOptions, version: u32) -> rusqlite::Re
 /// Runs the steps the file lacks, in one transaction with the version bump. Returns the
 /// version the file has now (greater than ours: a newer ACP Desk's file, left as it was).
 fn migrate(conn: &mut Connection) -> rusqlite::Result<u32> {
+    // Read without a lock first: a file already at this version (nearly always) then opens
+    // while another program holds the write lock, as WAL lets readers.
+    let found: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if u32::try_from(found).unwrap_or(u32::MAX) >= SCHEMA_VERSION {
+        return Ok(u32::try_from(found).unwrap_or(u32::MAX));
+    }
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let found: i64 = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
     let found = u32::try_from(found).unwrap_or(u32::MAX);
