@@ -74,7 +74,8 @@ for (const { group, path } of transcripts) {
     const status = headerStatus(want);
     if (status) await expect(page.locator(sel.status)).toHaveAttribute('data-status', status);
     if (want.status === 'dead')
-      await expect(page.getByText('The session has ended.')).toBeVisible();
+      // The dead session's card (its headline says how, by kind: "The agent exited.").
+      await expect(page.locator('[data-dead], [data-start-failed]').first()).toBeVisible();
 
     const first = want.pending[0];
     if (first) {
