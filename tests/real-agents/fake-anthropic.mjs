@@ -120,11 +120,11 @@ function latestPrompt(messages) {
   return { index: -1, text: "" };
 }
 
-/** Every user text block of the request (reminders left out), in order: what a continued
- * session's request must carry of the earlier turns. */
-function userTexts(messages) {
+/** Every text block of the request's messages of `role` (reminders left out), in order: what
+ * a continued session's request must carry of the earlier turns (prompts and answers). */
+function texts(messages, role) {
   return messages
-    .filter((m) => m.role === "user")
+    .filter((m) => m.role === role)
     .flatMap((m) => (typeof m.content === "string" ? [{ type: "text", text: m.content }] : m.content || []))
     .filter((b) => b.type === "text" && !/^\s*<(system-reminder|command-|local-command)/.test(b.text))
     .map((b) => b.text.trim().slice(0, 200))
@@ -323,7 +323,8 @@ const server = http.createServer((req, res) => {
           tools: d.toolNames,
           system: d.kind === "side" ? systemText(body).slice(0, 200) : undefined,
           prompt: latestPrompt(body.messages || []).text.slice(0, 200),
-          userTexts: userTexts(body.messages || []),
+          userTexts: texts(body.messages || [], "user"),
+          assistantTexts: texts(body.messages || [], "assistant"),
           answer: d.blocks.map((b) => (b.type === "text" ? { text: b.text.slice(0, 300) } : { tool_use: b.name, input: b.input })),
         });
         log(entry);

@@ -92,6 +92,15 @@ switch (cmd) {
     process.exitCode = hit ? 0 : 1;
     break;
   }
+  case "carries-answer": {
+    // The request for `prompt` holds an earlier answer of the model's containing `text`.
+    const [prompt, text] = rest;
+    const hit = lines().some(
+      (e) => e.kind === "main" && e.prompt === prompt && (e.assistantTexts || []).some((t) => t.includes(text)),
+    );
+    process.exitCode = hit ? 0 : 1;
+    break;
+  }
   case "count":
     out(String(lines().filter((e) => e.kind === rest[0]).length));
     break;

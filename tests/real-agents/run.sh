@@ -267,6 +267,9 @@ for sc in "auto:resumed" "load:loaded"; do
   check "continue/$via: the continued turn ended end_turn" test "$RC:$(stop_reason "$CONT/$via.jsonl")" = "0:end_turn"
   check "continue/$via: stderr says it was $outcome" grep -q "continuing $SID: $outcome" "$CONT/$via.err"
   check "continue/$via: the model's request carries the first turn's prompt" q carries "$WORK/requests.jsonl" "$prompt" "$FIRST"
+  # The scripted model answered the first prompt "No scripted scenario for: <prompt>".
+  check "continue/$via: the model's request carries the first turn's answer" \
+    q carries-answer "$WORK/requests.jsonl" "$prompt" "No scripted scenario for: $FIRST"
   check "continue/$via: no agent process outlived the CLI" no_leftovers
   if [[ $RC != 0 ]]; then
     echo "# last stderr lines:" && tail -n 15 "$CONT/$via.err" | sed 's/^/#   /'
