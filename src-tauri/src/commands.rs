@@ -434,6 +434,22 @@ pub async fn history_send_context<R: Runtime>(
     Ok(outcome.into())
 }
 
+/// The agent `agent` resolved and `folder` checked, on the blocking pool (both read the disk).
+async fn agent_in_folder(
+    agent: &str,
+    folder: String,
+) -> Result<(acp_desk_core::agents::LaunchSpec, std::path::PathBuf), IpcError> {
+    let name = agent.to_owned();
+    tauri::async_runtime::spawn_blocking(move || {
+        Ok::<_, IpcError>((
+            acp_desk_app::resolve_agent(&name)?,
+            acp_desk_app::check_folder(&folder)?,
+        ))
+    })
+    .await
+    .map_err(|e| IpcError::task_failed("check the folder", &e))?
+}
+
 /// The agent's own sessions in `folder` (`session/list`): a running session of that agent is
 /// asked; else the agent is started for the question and ended (none is started at app start).
 #[tauri::command]
@@ -442,15 +458,7 @@ pub async fn history_agent_sessions(
     agent: String,
     folder: String,
 ) -> Result<Vec<crate::history::AgentSession>, IpcError> {
-    let name = agent.clone();
-    let (spec, folder) = tauri::async_runtime::spawn_blocking(move || {
-        Ok::<_, IpcError>((
-            acp_desk_app::resolve_agent(&name)?,
-            acp_desk_app::check_folder(&folder)?,
-        ))
-    })
-    .await
-    .map_err(|e| IpcError::task_failed("check the folder", &e))??;
+    let (spec, folder) = agent_in_folder(&agent, folder).await?;
     let listed = state
         .sessions
         .registry()
@@ -476,15 +484,7 @@ pub async fn history_import(
     folder: String,
     acp_session_id: String,
 ) -> Result<SessionInfo, IpcError> {
-    let name = agent.clone();
-    let (spec, folder) = tauri::async_runtime::spawn_blocking(move || {
-        Ok::<_, IpcError>((
-            acp_desk_app::resolve_agent(&name)?,
-            acp_desk_app::check_folder(&folder)?,
-        ))
-    })
-    .await
-    .map_err(|e| IpcError::task_failed("check the folder", &e))??;
+    let (spec, folder) = agent_in_folder(&agent, folder).await?;
     let request = acp_desk_app::import_request(agent, spec, folder, acp_session_id);
     Ok(state.sessions.registry().open(request).into())
 }

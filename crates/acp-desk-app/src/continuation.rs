@@ -15,14 +15,12 @@
 use std::path::{Path, PathBuf};
 
 use acp_desk_core::agents::LaunchSpec;
-use acp_desk_core::audit::AuditKind;
 use acp_desk_core::schema::v1 as acp;
-use acp_desk_core::{ContinueVia, Opening, SessionOptions};
+use acp_desk_core::{ContinueVia, Opening};
 use acp_desk_store::{LaunchOrigin, SessionRecord};
-use tokio::sync::mpsc;
 
 use crate::error::AppError;
-use crate::registry::{ENGINE_QUEUE, OpenRequest, Registry, check_folder, lock, resolve_agent};
+use crate::registry::{OpenRequest, Registry, check_folder, resolve_agent};
 
 /// How to start a stored session's agent again: by its name when it was chosen by name (the
 /// settings and the catalog say how today), else from its stored command line.
@@ -130,34 +128,11 @@ impl Registry {
         spec: LaunchSpec,
         folder: &Path,
     ) -> Result<Vec<acp::SessionInfo>, AppError> {
-        let running = lock(&self.open)
-            .values()
-            .filter(|s| s.info.agent == agent)
-            .find_map(|s| s.handle().ok());
-        if let Some(handle) = running {
-            return Ok(handle.list_all_sessions(Some(folder.to_path_buf())).await?);
-        }
-        let mut opts = SessionOptions::new(folder);
-        opts.opening = Opening::ListOnly;
-        opts.audit = AuditKind::Off;
-        opts.watch_roots = false;
-        opts.rules_file = None;
-        let (events, mut rx) = mpsc::channel(ENGINE_QUEUE);
-        // Nobody shows this agent's events (its status only); they are taken so it never waits.
-        let drain = self
-            .runtime
-            .spawn(async move { while rx.recv().await.is_some() {} });
-        let handle = match acp_desk_core::start(spec, opts, events).await {
-            Ok(h) => h,
-            Err(e) => {
-                let _ = drain.await;
-                return Err(e.into());
-            }
-        };
-        let listed = handle.list_all_sessions(Some(folder.to_path_buf())).await;
-        handle.close().await;
-        drop(handle);
-        let _ = drain.await;
-        Ok(listed?)
+        let cwd = folder.to_path_buf();
+        self.with_agent(agent, spec, folder, |h| {
+            let cwd = cwd.clone();
+            async move { h.list_all_sessions(Some(cwd)).await }
+        })
+        .await
     }
 }
