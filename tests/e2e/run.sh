@@ -30,7 +30,8 @@ exec 3>"$work/display"
 Xvfb -displayfd 3 -screen 0 1280x800x24 -nolisten tcp >"$work/xvfb.log" 2>&1 &
 pids+=($!)
 exec 3>&-
-for _ in $(seq 100); do [ -s "$work/display" ] && break; sleep 0.05; done
+# Up to 20 s: on a loaded machine (CI with 2 cores) Xvfb has taken longer than 5 s to start.
+for _ in $(seq 400); do [ -s "$work/display" ] && break; sleep 0.05; done
 display=":$(head -1 "$work/display" 2>/dev/null)"
 [ "$display" != ":" ] || { echo "e2e: Xvfb did not start"; cat "$work/xvfb.log"; exit 2; }
 for _ in $(seq 50); do xdpyinfo -display "$display" >/dev/null 2>&1 && break; sleep 0.1; done
