@@ -644,8 +644,23 @@ describe('bad input gets a clear message, and the window stays usable', () => {
       'dead',
     );
     await browser.saveScreenshot(join(shots, 'agent-crashed.png'));
-    // The window stays usable: a new session in the same folder, in the ended one's place.
-    await (await browser.$('.ended button')).click();
+    // Reconnect: a new agent process for the same session, its thread kept (the built-in demo
+    // offers neither resume nor load: it goes on as a new agent session, saying so).
+    const before = (await allEntries()).length;
+    await (await browser.$('.ended [data-reconnect]')).click();
+    await statusIs('ready');
+    const kept = await allEntries();
+    assert.ok(kept.length >= before, `the thread is kept (${kept.length} < ${before})`);
+    assert.ok(
+      kept.some((e) => e.type === 'user' && /crash/.test(e.text)),
+      'the crashed turn is still shown',
+    );
+    assert.equal((await browser.$$('[data-session-list] li')).length, 1, 'in its place');
+    // It dies again; the window stays usable: a new session in the same folder, in the ended
+    // one's place.
+    await prompt('crash');
+    await statusIs('dead');
+    await (await browser.$('.ended button.secondary')).click();
     await statusIs('ready');
     assert.equal((await lastEntry()).count, 0, 'the new session starts clean');
     assert.equal(
