@@ -14,10 +14,9 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { remote } from 'webdriverio';
+import { app, launchApp } from '../tests/e2e/lib.mjs';
 
 const repo = resolve(import.meta.dirname, '..');
-const app = process.env.ACP_DESK_APP ?? join(repo, 'target', 'debug', 'acp-desk');
 const bench = process.env.TRANSCRIPT_BENCH ?? join(repo, 'target', 'release', 'transcript-bench');
 const data = process.env.ACP_DESK_DATA_DIR ?? '';
 const rounds = Number(process.env.ROUNDS ?? 3);
@@ -77,16 +76,7 @@ function treePss() {
 const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms));
 
 for (let round = 1; round <= rounds; round++) {
-  const browser = await remote({
-    hostname: '127.0.0.1',
-    port: Number(process.env.TAURI_DRIVER_PORT ?? 4444),
-    logLevel: 'warn',
-    capabilities: {
-      browserName: 'wry',
-      'wdio:enforceWebDriverClassic': true,
-      'tauri:options': { application: app, args: [] },
-    },
-  });
+  const browser = await launchApp([]);
   try {
     const history = await browser.$('button=History');
     await history.waitForClickable({ timeout: 20000 });

@@ -7,19 +7,16 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
-  readlinkSync,
   realpathSync,
   rmSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { execFileSync } from 'node:child_process';
-import { basename, join, resolve } from 'node:path';
+import { basename, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { remote } from 'webdriverio';
+import { app, launchApp, processesIn } from './lib.mjs';
 
-const repo = resolve(import.meta.dirname, '..', '..');
-const app = process.env.ACP_DESK_APP ?? join(repo, 'target', 'debug', 'acp-desk');
 const shots = process.env.E2E_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), 'acp-desk-shots-'));
 const project = realpathSync(mkdtempSync(join(tmpdir(), 'acp-desk-e2e-')));
 writeFileSync(join(project, 'README.md'), '# A project for the end-to-end test\n');
@@ -27,37 +24,13 @@ mkdirSync(join(project, 'src'));
 writeFileSync(join(project, 'src', 'main.rs'), 'fn main() {}\n');
 mkdirSync(shots, { recursive: true });
 
-/** Live processes (not zombies) whose working folder is `dir`. */
-function processesIn(dir) {
-  const found = [];
-  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
-    try {
-      if (readlinkSync(`/proc/${pid}/cwd`) !== dir) continue;
-      // PID 1 here does not reap orphans: a zombie is not a live process.
-      if (!/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'))) found.push(pid);
-    } catch {
-      // gone, or not ours to read
-    }
-  }
-  return found;
-}
-
 let browser;
 
 /** Starts the app with these arguments in a new WebDriver session. Each starts with no sidebar
  * to restore (restart.test.mjs tests that): these tests each expect only what they open. */
 function launch(args) {
   rmSync(join(process.env.ACP_DESK_DATA_DIR ?? '', 'state.json'), { force: true });
-  return remote({
-    hostname: '127.0.0.1',
-    port: Number(process.env.TAURI_DRIVER_PORT ?? 4444),
-    logLevel: 'warn',
-    capabilities: {
-      browserName: 'wry',
-      'wdio:enforceWebDriverClassic': true,
-      'tauri:options': { application: app, args },
-    },
-  });
+  return launchApp(args);
 }
 
 // textContent, not WebDriver's getText: WebKitWebDriver answers '' for some visible elements

@@ -13,12 +13,10 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { remote } from 'webdriverio';
+import { app, entries as entriesOf, launchApp as launch, turn as turnIn } from './lib.mjs';
 
-const repo = resolve(import.meta.dirname, '..', '..');
-const app = process.env.ACP_DESK_APP ?? join(repo, 'target', 'debug', 'acp-desk');
 const shots = process.env.E2E_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), 'acp-desk-shots-'));
 const data = process.env.ACP_DESK_DATA_DIR ?? '';
 const config = process.env.ACP_DESK_CONFIG_DIR ?? '';
@@ -28,29 +26,6 @@ mkdirSync(shots, { recursive: true });
 
 let browser;
 
-function launch(args) {
-  return remote({
-    hostname: '127.0.0.1',
-    port: Number(process.env.TAURI_DRIVER_PORT ?? 4444),
-    logLevel: 'warn',
-    capabilities: {
-      browserName: 'wry',
-      'wdio:enforceWebDriverClassic': true,
-      'tauri:options': { application: app, args },
-    },
-  });
-}
-
-/** The thread's entries in the page, as shown (short threads are all in the page). */
-async function entries() {
-  return browser.execute(() =>
-    [...document.querySelectorAll('.thread-view [data-entry]')].map((e) => ({
-      type: e.getAttribute('data-entry'),
-      text: e.textContent ?? '',
-    })),
-  );
-}
-
 async function ready() {
   await browser.waitUntil(
     async () =>
@@ -58,17 +33,6 @@ async function ready() {
         document.querySelector('.session-header .status')?.getAttribute('data-status'),
       )) === 'ready',
     { timeout: 20000, timeoutMsg: 'the session never became ready' },
-  );
-}
-
-async function turn(words) {
-  await (await browser.$('#composer')).waitForEnabled({ timeout: 20000 });
-  const before = (await entries()).filter((e) => e.type === 'turn-end').length;
-  await (await browser.$('#composer')).setValue(words);
-  await (await browser.$('#send')).click();
-  await browser.waitUntil(
-    async () => (await entries()).filter((e) => e.type === 'turn-end').length > before,
-    { timeout: 30000, timeoutMsg: `the turn for “${words}” did not end` },
   );
 }
 
@@ -114,7 +78,7 @@ describe('the History view with a real agent', () => {
     );
     browser = await launch(['--agent', 'demo-history', folder]);
     await ready();
-    await turn('remember the word aubergine');
+    await turnIn(browser, 'remember the word aubergine');
     await closeShownSession();
 
     // Found by search, the hit marked.
@@ -134,19 +98,19 @@ describe('the History view with a real agent', () => {
     const id = await past.getAttribute('data-past-session');
     await (await browser.$('.item[data-hit]')).waitForExist({ timeout: 10000 });
     assert.equal(await (await browser.$('#composer')).isExisting(), false, 'read-only');
-    const stored = await entries();
+    const stored = await entriesOf(browser);
     assert.ok(stored.some((e) => e.type === 'user' && /aubergine/.test(e.text)));
 
     // Continued: a live session with the stored thread above, the agent has the conversation.
     await (await browser.$('[data-continue]')).click();
     await ready();
-    const live = await entries();
+    const live = await entriesOf(browser);
     assert.ok(
       live.some((e) => e.type === 'user' && /aubergine/.test(e.text)),
       'stored turn kept',
     );
-    await turn('what did I say first?');
-    const after = await entries();
+    await turnIn(browser, 'what did I say first?');
+    const after = await entriesOf(browser);
     assert.match(after.at(-2)?.text ?? '', /You first said: .remember the word aubergine/);
     await browser.saveScreenshot(join(shots, 'history-real-continued.png'));
     await closeShownSession();

@@ -2,24 +2,19 @@
 // shown), a draft, and a stored transcript come back, and a restored session goes on when the
 // user returns to it. Run by run.sh after app.test.mjs, with the same data folder.
 import assert from 'node:assert/strict';
-import {
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  readlinkSync,
-  realpathSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { execFileSync } from 'node:child_process';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { remote } from 'webdriverio';
+import {
+  app,
+  entries as entriesOf,
+  launchApp as launch,
+  processesIn,
+  turn as turnIn,
+} from './lib.mjs';
 
-const repo = resolve(import.meta.dirname, '..', '..');
-const app = process.env.ACP_DESK_APP ?? join(repo, 'target', 'debug', 'acp-desk');
 const shots = process.env.E2E_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), 'acp-desk-shots-'));
 const data = process.env.ACP_DESK_DATA_DIR ?? '';
 const first = realpathSync(mkdtempSync(join(tmpdir(), 'acp-desk-restart-ledger-')));
@@ -30,33 +25,6 @@ mkdirSync(shots, { recursive: true });
 const DRAFT_SAVE_MS = 500;
 
 let browser;
-
-function launch(args) {
-  return remote({
-    hostname: '127.0.0.1',
-    port: Number(process.env.TAURI_DRIVER_PORT ?? 4444),
-    logLevel: 'warn',
-    capabilities: {
-      browserName: 'wry',
-      'wdio:enforceWebDriverClassic': true,
-      'tauri:options': { application: app, args },
-    },
-  });
-}
-
-/** Live processes (not zombies) whose working folder is `dir`. */
-function processesIn(dir) {
-  const found = [];
-  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
-    try {
-      if (readlinkSync(`/proc/${pid}/cwd`) !== dir) continue;
-      if (!/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'))) found.push(pid);
-    } catch {
-      // gone, or not ours to read
-    }
-  }
-  return found;
-}
 
 function windowId() {
   return execFileSync('xdotool', ['search', '--name', 'ACP Desk$'], { encoding: 'utf8' })
@@ -104,27 +72,6 @@ async function sidebar() {
   );
 }
 
-/** The thread's entries in the page, as shown (short threads are all in the page). */
-async function entries() {
-  return browser.execute(() =>
-    [...document.querySelectorAll('.thread-view [data-entry]')].map((e) => ({
-      type: e.getAttribute('data-entry'),
-      text: e.textContent ?? '',
-    })),
-  );
-}
-
-async function turn(words) {
-  await (await browser.$('#composer')).waitForEnabled({ timeout: 20000 });
-  const before = (await entries()).filter((e) => e.type === 'turn-end').length;
-  await (await browser.$('#composer')).setValue(words);
-  await (await browser.$('#send')).click();
-  await browser.waitUntil(
-    async () => (await entries()).filter((e) => e.type === 'turn-end').length > before,
-    { timeout: 30000, timeoutMsg: `the turn for “${words}” did not end` },
-  );
-}
-
 describe('the sidebar across a restart of the app', () => {
   after(async () => {
     await browser?.deleteSession().catch(() => undefined);
@@ -155,8 +102,8 @@ describe('the sidebar across a restart of the app', () => {
     // A demo session in the first folder, with one turn.
     browser = await launch(['--agent', 'demo-resume', first]);
     await headerStatus('ready');
-    await turn('hello');
-    const answered = (await entries()).find((e) => e.type === 'agent')?.text ?? '';
+    await turnIn(browser, 'hello');
+    const answered = (await entriesOf(browser)).find((e) => e.type === 'agent')?.text ?? '';
     assert.ok(answered.length > 0, 'the demo agent answered');
     await quit();
 
@@ -219,7 +166,7 @@ describe('the sidebar across a restart of the app', () => {
     // Returning to the first: its stored transcript at once, then its agent starts.
     await (await browser.$$('[data-session-list] .session-select'))[0].click();
     let shown = [];
-    await browser.waitUntil(async () => (shown = await entries()).length > 0, {
+    await browser.waitUntil(async () => (shown = await entriesOf(browser)).length > 0, {
       timeout: 5000,
       timeoutMsg: 'the first session showed no transcript',
     });
@@ -233,8 +180,8 @@ describe('the sidebar across a restart of the app', () => {
     assert.ok(processesIn(first).length > 0, 'its agent runs now');
     assert.deepEqual(processesIn(second), [], 'the other one still waits for the user');
     // The agent has the stored conversation: it was continued, not started afresh.
-    await turn('what did I say first?');
-    const after = await entries();
+    await turnIn(browser, 'what did I say first?');
+    const after = await entriesOf(browser);
     assert.match(after.at(-2)?.text ?? '', /You first said: .hello/);
     assert.ok(
       after.filter((e) => e.type === 'turn-end').length >= 2,
