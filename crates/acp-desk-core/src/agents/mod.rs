@@ -8,6 +8,9 @@ use crate::paths;
 use crate::process::sibling_executable;
 use crate::settings::{self, Settings, SettingsError};
 
+pub mod problem;
+pub use problem::{CapabilityDifference, ConfigProblem, ProblemSeverity};
+
 /// Where `agent_servers` entries are defined; re-exported because front ends name it here.
 pub use crate::settings::AgentServer;
 
