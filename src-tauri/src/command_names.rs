@@ -42,6 +42,14 @@ macro_rules! with_command_names {
             set_open_sessions,
             save_draft,
             continue_session,
+            agents_list,
+            agent_check,
+            agent_install,
+            agents_use_for_new_sessions,
+            agents_open_settings,
+            agents_open_manifest,
+            agents_import_registry,
+            agents_copy_install_command,
         }
     };
 }

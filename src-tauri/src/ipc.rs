@@ -121,9 +121,10 @@ pub struct AppInfo {
     /// The folder given on the command line, opened at start.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub initial_folder: Option<String>,
-    /// An agent named on the command line (`--agent NAME`), else the listing's default.
-    pub initial_agent: String,
-    pub agents: AgentListing,
+    /// An agent named on the command line (`--agent NAME`); without one, new sessions use
+    /// the default of the listing (`agents_list`, asked once the window is up).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub initial_agent: Option<String>,
     pub config_dir: String,
     pub data_dir: String,
     /// The theme chosen with View → Theme (saved in the app's state file); later changes arrive
@@ -360,6 +361,9 @@ pub struct IpcTypes {
     agent_session: crate::history::AgentSession,
     restored_sidebar: RestoredSidebar,
     open_session_entry: OpenSessionEntry,
+    agent_listing: AgentListing,
+    check_report: acp_desk_core::agents::CheckReport,
+    install_progress: crate::agents::InstallProgress,
 }
 
 /// The JSON Schema the TypeScript types are generated from, as committed in

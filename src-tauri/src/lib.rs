@@ -2,6 +2,7 @@
 //! request/response, a channel per attached view for each session's events, the menu, the
 //! folder dialog and native drag-drop. Nothing here decides what the engine does.
 
+pub mod agents;
 pub mod commands;
 pub mod files;
 pub mod help;
@@ -94,18 +95,13 @@ impl AppState {
     }
 }
 
-/// What the window needs to start (reads the settings and looks agents up on PATH).
+/// What the window needs to start. No agent detection here: the window asks for the listing
+/// once it is up (`agents_list`), so a slow PATH or npm lookup never holds up its start.
 pub fn app_info(launch: &Launch, theme: crate::ipc::Theme) -> AppInfo {
-    let cwd = std::env::current_dir().unwrap_or_default();
-    let agents = acp_desk_core::agents::listing(&cwd);
     AppInfo {
         version: env!("CARGO_PKG_VERSION").to_string(),
         initial_folder: launch.folder.clone(),
-        initial_agent: launch
-            .agent
-            .clone()
-            .unwrap_or_else(|| agents.default_agent.clone()),
-        agents,
+        initial_agent: launch.agent.clone(),
         config_dir: acp_desk_core::paths::config_dir().display().to_string(),
         data_dir: acp_desk_core::paths::data_dir().display().to_string(),
         theme,

@@ -33,7 +33,7 @@ describe('App', () => {
     expect(await screen.findByText('Drop a folder here, or File → Open Folder')).toBeTruthy();
     const select = (await screen.findByLabelText('Agent')) as HTMLSelectElement;
     expect(select.value).toBe('demo');
-    expect(screen.getByText(/gemini \(not installed\)/)).toBeTruthy();
+    expect(screen.getByText(/Gemini CLI \(not installed\)/)).toBeTruthy();
     await fireEvent.click(screen.getAllByText('Open Folder…')[1] as HTMLElement);
     expect(backend.called('pickFolder')).toHaveLength(1);
   });

@@ -5,7 +5,7 @@ import { tick } from 'svelte';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import App from './App.svelte';
 import type { AgentPromptEvent, StreamEvent } from './lib/generated/ipc';
-import { FakeBackend, appInfo } from './test/fake-backend';
+import { FakeBackend, agentListing, appInfo } from './test/fake-backend';
 
 const now = (fn: () => void) => fn();
 const live = (...events: StreamEvent[]) => ({ snapshot: false, events });
@@ -213,13 +213,9 @@ describe('drops', () => {
 
   it('starts the ended session again with its own agent, in its place', async () => {
     const backend = new FakeBackend();
-    backend.info = appInfo({
-      initialFolder: '/proj',
-      agents: {
-        ...appInfo().agents,
-        agents: appInfo().agents.agents.map((a) => ({ ...a, available: true })),
-      },
-    });
+    backend.info = appInfo({ initialFolder: '/proj' });
+    backend.listing = agentListing();
+    backend.listing.agents = backend.listing.agents.map((a) => ({ ...a, status: 'found' }));
     render(App, { backend, schedule: now });
     await waitFor(() => expect(backend.called('attach')).toEqual([['s1']]));
     backend.frame('s1', live(ready({})));

@@ -6,7 +6,7 @@ import type { AgentPromptEvent, StreamEvent } from '../lib/generated/ipc';
 import { codeSpans } from '../lib/inline-code';
 import { SessionStore, type Entry, type ToolEntry } from '../lib/session-store';
 import App from '../App.svelte';
-import { FakeBackend, appInfo } from '../test/fake-backend';
+import { FakeBackend, agentListing, appInfo } from '../test/fake-backend';
 import PermissionDialog from './PermissionDialog.svelte';
 import ThreadEntry from './thread/ThreadEntry.svelte';
 import { transcript } from '../test/transcripts';
@@ -156,9 +156,10 @@ describe('an agent that cannot start', () => {
   const missing =
     'the agent command `gemini` was not found on PATH. Install the agent, or give its full path.';
 
-  async function failed(agent: string, info = appInfo()): Promise<FakeBackend> {
+  async function failed(agent: string, listing = agentListing()): Promise<FakeBackend> {
     const backend = new FakeBackend();
-    backend.info = { ...info, initialFolder: '/proj', initialAgent: agent };
+    backend.info = { ...appInfo(), initialFolder: '/proj', initialAgent: agent };
+    backend.listing = listing;
     render(App, { backend, schedule: (fn: () => void) => fn() });
     await waitFor(() => expect(backend.called('attach')).toEqual([['s1']]));
     backend.frame('s1', {
@@ -194,14 +195,19 @@ describe('an agent that cannot start', () => {
   });
 
   it('of the settings file says to fix its entry there', async () => {
-    const info = appInfo();
-    info.agents.agents.push({
+    const listing = agentListing();
+    listing.agents.push({
       id: 'mine',
+      name: 'mine',
       command: '/opt/mine',
       source: 'settings',
-      available: false,
+      alsoDefinedIn: [],
+      envNames: [],
+      status: 'missing',
+      installable: false,
+      problems: [],
     });
-    await failed('mine', info);
+    await failed('mine', listing);
     const card = document.querySelector('[data-start-failed]') as HTMLElement;
     expect(card.textContent).toContain(
       'Fix its entry (mine under agent_servers) in the settings file',

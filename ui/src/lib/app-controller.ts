@@ -14,8 +14,8 @@ import type {
   Unsubscribe,
 } from './backend-types';
 import { toUiError } from './backend-types';
+import { AgentsController, type AgentListing } from './agents';
 import type {
-  AgentListing,
   AgentPromptEvent,
   PermissionResolution,
   SessionInfo,
@@ -28,9 +28,13 @@ import { closeNeedsConfirm, sentence } from './status';
 
 export interface AppView {
   ready: boolean;
+  /** Every agent the shell lists; null until the first listing arrives (after the window is
+   * up: detection never holds up its start). */
   agents: AgentListing | null;
   /** The agent new sessions start with. */
   agent: string;
+  /** Why that one ("default_agent in settings", "--agent on the command line", ...). */
+  agentReason: string;
   /** Open sessions, in the order they were opened (the sidebar's order). */
   sessions: SessionInfo[];
   /** The session shown, if any. */
@@ -96,6 +100,7 @@ export class AppController {
     ready: false,
     agents: null,
     agent: 'demo',
+    agentReason: '',
     sessions: [],
     active: null,
     error: null,
@@ -137,6 +142,14 @@ export class AppController {
   /** The sidebar is saved only once the last run's is restored (else it would be erased). */
   private sidebarRestored = false;
   private savedSidebar = '';
+  /** `--agent NAME` from the command line: new sessions use it until the user chooses. */
+  private argvAgent: string | null = null;
+  /** Settles once the agent for new sessions is known (the command line's, or the first
+   * listing's default): a folder opened before that waits for it. */
+  private agentKnown: Promise<void>;
+  private knowAgent: () => void = () => undefined;
+  /** The Agents view's logic; its listings feed `agents` and the new-session agent. */
+  readonly agentsView: AgentsController;
 
   constructor(
     private backend: Backend,
@@ -144,7 +157,25 @@ export class AppController {
     /** Whether a point (CSS pixels) is over the composer: files dropped there are attachments. */
     private overComposer: (x: number, y: number) => boolean = () => false,
     private edit: Edit = editInDocument,
-  ) {}
+  ) {
+    this.agentKnown = new Promise((resolve) => (this.knowAgent = resolve));
+    this.agentsView = new AgentsController(backend, (l) => this.onListing(l));
+  }
+
+  /** A new listing: the picker shows it, and new sessions follow its default (unless the
+   * command line named an agent). `null`: the first listing could not be read. */
+  private onListing(listing: AgentListing | null): void {
+    if (listing) {
+      this.set({
+        agents: listing,
+        agent: this.argvAgent ?? listing.defaultAgent,
+        agentReason: this.argvAgent ? '--agent on the command line' : listing.defaultReason,
+      });
+    } else if (!this.argvAgent) {
+      this.set({ agent: 'demo', agentReason: 'the agents could not be listed' });
+    }
+    this.knowAgent();
+  }
 
   get state(): AppView {
     return this.view;
@@ -190,9 +221,16 @@ export class AppController {
       await this.backend.onDragHover((e) => this.set({ dragging: e.active })),
       await this.backend.onMenuAction((e) => this.onMenu(e)),
     );
+    // Not awaited: the window works while the agents are detected.
+    void this.agentsView.refresh();
     try {
       const info = await this.backend.appInfo();
-      this.set({ ready: true, agents: info.agents, agent: info.initialAgent, theme: info.theme });
+      this.argvAgent = info.initialAgent ?? null;
+      if (this.argvAgent) {
+        this.set({ agent: this.argvAgent, agentReason: '--agent on the command line' });
+        this.knowAgent();
+      }
+      this.set({ ready: true, theme: info.theme });
       await this.restore();
       if (info.initialFolder) await this.openFolder(info.initialFolder);
     } catch (e) {
@@ -243,8 +281,12 @@ export class AppController {
     if (close && id) void this.close(id);
   }
 
+  /** The picker's choice: remembered (the state file) for new sessions, in this run and the
+   * next. */
   chooseAgent(id: string): void {
-    this.set({ agent: id });
+    this.argvAgent = null;
+    this.set({ agent: id, agentReason: 'chosen in this window' });
+    void this.agentsView.useForNewSessions(id);
   }
 
   dismissError(): void {
@@ -324,6 +366,7 @@ export class AppController {
       return;
     }
     this.set({ opening: true, error: null });
+    if (!agent) await this.agentKnown;
     await this.openInto(folder, agent ?? this.view.agent, replacing, false, true);
   }
 

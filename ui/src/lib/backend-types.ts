@@ -18,6 +18,8 @@ import type {
   TurnEnd,
 } from './generated/ipc';
 
+import type { AgentsBackend } from './agents';
+
 export type Unsubscribe = () => void;
 
 // Generated from the Rust types (src-tauri/src/ipc.rs): one piece of a prompt as the composer
@@ -37,7 +39,8 @@ export type {
  * (Tauri's own failures, a broken answer) is `internal` too: ACP Desk failed, not the user. */
 export type UiError = IpcError;
 
-export interface Backend {
+/** The agents' commands (`AgentsBackend`) are the Agents view's, and the picker's. */
+export interface Backend extends AgentsBackend {
   appInfo(): Promise<AppInfo>;
   openSession(folder: string, agent: string): Promise<SessionInfo>;
   /** Frames arrive in order: first the thread so far (`snapshot: true`), then live ones. */

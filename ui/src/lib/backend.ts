@@ -4,6 +4,7 @@ import { listen } from '@tauri-apps/api/event';
 import { getCurrentWindow } from '@tauri-apps/api/window';
 import type { Backend } from './backend-types';
 import type { HistoryBackend } from './history';
+import type { AgentListing, CheckReport, InstallProgress } from './agents';
 import { toUiError } from './backend-types';
 import type {
   AgentSession,
@@ -84,6 +85,18 @@ export function tauriBackend(): Backend {
     setOpenSessions: (sessions, shown) => run('set_open_sessions', { sessions, shown }),
     saveDraft: (sessionId, text) => run('save_draft', { sessionId, text }),
     continueSession: (sessionId) => call<SessionInfo>('continue_session', { sessionId }),
+    agentsList: () => call<AgentListing>('agents_list'),
+    agentCheck: (id) => call<CheckReport>('agent_check', { id }),
+    agentInstall: (id, onProgress) => {
+      const channel = new Channel<InstallProgress>();
+      channel.onmessage = onProgress;
+      return call<AgentListing>('agent_install', { id, onProgress: channel });
+    },
+    agentsUseForNewSessions: (id) => call<AgentListing>('agents_use_for_new_sessions', { id }),
+    agentsOpenSettings: () => run('agents_open_settings'),
+    agentsOpenManifest: (id) => run('agents_open_manifest', { id }),
+    agentsImportRegistry: () => call<AgentListing | null>('agents_import_registry'),
+    agentsCopyInstallCommand: (id) => run('agents_copy_install_command', { id }),
   };
 }
 

@@ -1,6 +1,7 @@
 // A Backend for tests: records calls, lets the test push frames and app events, and answers
 // commands with what the test set up.
 import type { Backend, ProjectFiles, PromptPart, Unsubscribe } from '../lib/backend-types';
+import type { AgentListing, CheckReport, InstallProgress } from '../lib/agents';
 import type {
   AppInfo,
   DragHover,
@@ -18,24 +19,75 @@ import type {
 
 export const appInfo = (over: Partial<AppInfo> = {}): AppInfo => ({
   version: '0.1.0',
-  initialAgent: 'demo',
-  agents: {
-    agents: [
-      { id: 'demo', command: '/x/acp-desk-demo-agent', source: 'builtin', available: true },
-      {
-        id: 'gemini',
-        command: 'gemini --acp',
-        source: 'catalog',
-        available: false,
-        hint: 'Install Gemini CLI with `npm install -g @google/gemini-cli`.',
-      },
-    ],
-    defaultAgent: 'demo',
-    settingsFile: '/cfg/settings.json',
-  },
+  initialAgent: null,
   configDir: '/cfg',
   dataDir: '/data',
   theme: 'system',
+  ...over,
+});
+
+/** A listing like the shell's: the demo agent, a built-in one missing, registry agents. */
+export const agentListing = (over: Partial<AgentListing> = {}): AgentListing => ({
+  agents: [
+    {
+      id: 'demo',
+      name: 'ACP Desk demo agent',
+      description: 'Scripted, no model: say “hello” to see what it can show.',
+      source: 'builtin',
+      alsoDefinedIn: [],
+      command: '/x/acp-desk-demo-agent',
+      envNames: [],
+      status: 'found',
+      installable: false,
+      problems: [],
+    },
+    {
+      id: 'gemini',
+      name: 'Gemini CLI',
+      source: 'builtin',
+      alsoDefinedIn: [],
+      command: 'gemini --acp',
+      envNames: [],
+      status: 'missing',
+      hint: 'Install Gemini CLI with `npm install -g @google/gemini-cli`.',
+      installCommand: 'npm install -g @google/gemini-cli',
+      installable: false,
+      problems: [],
+    },
+    {
+      id: 'fast-agent',
+      name: 'fast-agent',
+      description: 'Define, prompt and test MCP enabled agents.',
+      version: '0.3.1',
+      source: 'registry',
+      alsoDefinedIn: [],
+      origin: 'ACP registry snapshot 2026-11-20 (abc1234)',
+      command: 'uvx fast-agent-acp',
+      envNames: [],
+      status: 'downloads',
+      installable: false,
+      problems: [],
+    },
+    {
+      id: 'kimi',
+      name: 'Kimi CLI',
+      description: "Moonshot AI's coding agent.",
+      version: '1.2.0',
+      source: 'registry',
+      alsoDefinedIn: [],
+      origin: 'ACP registry snapshot 2026-11-20 (abc1234)',
+      command: 'kimi acp',
+      envNames: [],
+      status: 'not-installed',
+      installable: true,
+      problems: [],
+    },
+  ],
+  defaultAgent: 'demo',
+  defaultReason: 'the demo agent: nothing else is installed',
+  settingsFile: '/cfg/settings.json',
+  problems: [],
+  registry: { kind: 'snapshot', commit: 'abc1234', date: '2026-11-20', agents: 2 },
   ...over,
 });
 
@@ -102,6 +154,82 @@ export class FakeBackend implements Backend {
   }
   async openSettingsFile(): Promise<void> {
     this.calls.push(['openSettingsFile']);
+  }
+
+  /** What agentsList answers (or rejects with). */
+  listing: AgentListing = agentListing();
+  listError: IpcError | null = null;
+  async agentsList(): Promise<AgentListing> {
+    this.calls.push(['agentsList']);
+    if (this.listError) throw this.listError;
+    return this.listing;
+  }
+  /** What agentCheck answers per agent id (an IpcError rejects); default: a passed check. */
+  checks = new Map<string, CheckReport | IpcError>();
+  async agentCheck(id: string): Promise<CheckReport> {
+    this.calls.push(['agentCheck', id]);
+    const r = this.checks.get(id);
+    if (r && 'code' in r) throw r;
+    return (
+      r ?? {
+        agent: id,
+        ok: true,
+        steps: [
+          { name: 'start', millis: 4, ok: true },
+          { name: 'initialize', millis: 31, ok: true },
+        ],
+        agentName: 'acp-desk-demo',
+        agentTitle: 'ACP Desk Demo',
+        agentVersion: '0.1.0',
+        protocolVersion: 1,
+        capabilities: { loadSession: true, promptCapabilities: { image: true, audio: false } },
+        authMethods: [],
+        differences: [],
+      }
+    );
+  }
+  /** The progress agentInstall reports, then its failure if set. */
+  installSteps: InstallProgress[] = [
+    { stage: 'download', bytes: 500_000, total: 1_000_000 },
+    { stage: 'verify', bytes: 0 },
+  ];
+  installError: IpcError | null = null;
+  async agentInstall(id: string, onProgress: (p: InstallProgress) => void): Promise<AgentListing> {
+    this.calls.push(['agentInstall', id]);
+    for (const p of this.installSteps) onProgress(p);
+    if (this.installError) throw this.installError;
+    this.listing = {
+      ...this.listing,
+      agents: this.listing.agents.map((a) =>
+        a.id === id ? { ...a, status: 'found', installable: false } : a,
+      ),
+    };
+    return this.listing;
+  }
+  async agentsUseForNewSessions(id: string): Promise<AgentListing> {
+    this.calls.push(['agentsUseForNewSessions', id]);
+    this.listing = {
+      ...this.listing,
+      defaultAgent: id,
+      defaultReason: 'last chosen in the window',
+    };
+    return this.listing;
+  }
+  async agentsOpenSettings(): Promise<void> {
+    this.calls.push(['agentsOpenSettings']);
+  }
+  async agentsOpenManifest(id: string): Promise<void> {
+    this.calls.push(['agentsOpenManifest', id]);
+  }
+  /** What the import's file dialog gives: a listing, or null (cancelled). */
+  imported: AgentListing | null = null;
+  async agentsImportRegistry(): Promise<AgentListing | null> {
+    this.calls.push(['agentsImportRegistry']);
+    if (this.imported) this.listing = this.imported;
+    return this.imported;
+  }
+  async agentsCopyInstallCommand(id: string): Promise<void> {
+    this.calls.push(['agentsCopyInstallCommand', id]);
   }
   async cancel(session: string): Promise<void> {
     this.calls.push(['cancel', session]);
