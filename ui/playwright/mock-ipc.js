@@ -63,6 +63,8 @@ import { readFileSync } from 'node:fs';
  *   start: `session-status` starting ... ready); without it, reconnecting replays nothing.
  * @property {{ sessions: any[], shown: number | null, startAtOnce: boolean }} [restored]
  *   What `restored_sessions` answers (the last run's sidebar, RestoredSidebar); default none.
+ * @property {MockAgents} [agents] The Agents view's commands (`agents_*`, `agent_*`): the
+ *   listing, Check's reports, Install's progress; without it, the demo agent and Gemini CLI.
  * @property {boolean} [keepClose] Keep the CLI's closing `session-status: dead` ("Session
  *   closed.", the CLI ending the session as it exits) at the end of a recording. By default it
  *   is dropped: in the app the session stays open after its turns.
@@ -80,6 +82,21 @@ import { readFileSync } from 'node:fs';
  *   (AgentSession: the agent's own sessions, session/list).
  * @property {string | null} [exportTo] The file the save dialog "chooses" (default
  *   /home/demo/exported.<ext>); null: the user cancelled.
+ */
+
+/**
+ * The agents the mock lists and what their commands answer.
+ * @typedef {object} MockAgents
+ * @property {Record<string, any>} [listing] What `agents_list` answers (AgentListing).
+ * @property {Record<string, any>} [checks] `agent_check`'s report per agent id; an object with
+ *   `code` and `message` rejects with it. Default: a passed check naming the agent.
+ * @property {number} [checkMs] How long a Check takes (default 0).
+ * @property {Record<string, any>[]} [installSteps] The progress `agent_install` sends
+ *   (InstallProgress), `installStepMs` apart (default 150).
+ * @property {number} [installStepMs]
+ * @property {Record<string, { code: string, message: string }>} [installErrors] Per agent id:
+ *   the install fails with it after its progress.
+ * @property {Record<string, any> | null} [imported] What `agents_import_registry` answers.
  */
 
 /**
@@ -222,6 +239,58 @@ export function installMockIpc(setup) {
   const own = (e) => ({ ...e, sessionId });
 
   const history = options.history ?? { sessions: [], transcripts: {} };
+
+  const agentsMock = options.agents ?? {};
+  /** @type {any} */
+  let listing = agentsMock.listing ?? {
+    agents: [
+      {
+        id: agent,
+        name: 'ACP Desk demo agent',
+        description: 'The built-in demo agent (mocked).',
+        source: 'builtin',
+        alsoDefinedIn: [],
+        command: 'acp-desk-demo-agent',
+        envNames: [],
+        status: 'found',
+        installable: false,
+        problems: [],
+      },
+      {
+        id: 'gemini',
+        name: 'Gemini CLI',
+        source: 'builtin',
+        alsoDefinedIn: [],
+        command: 'gemini --acp',
+        envNames: [],
+        status: 'missing',
+        hint: 'Install Gemini CLI with `npm install -g @google/gemini-cli`.',
+        installCommand: 'npm install -g @google/gemini-cli',
+        installable: false,
+        problems: [],
+      },
+    ],
+    defaultAgent: agent,
+    defaultReason: 'the demo agent: nothing else is installed',
+    settingsFile: '/home/demo/.config/acp-desk/settings.json',
+    problems: [],
+    registry: null,
+  };
+  /** @param {unknown} ch @param {{ index: number }} at @param {unknown} message */
+  const sendOn = (ch, at, message) => {
+    const id =
+      typeof ch === 'string'
+        ? Number(ch.replace('__CHANNEL__:', ''))
+        : Number(/** @type {any} */ (ch)?.id);
+    callbacks.get(id)?.({ index: at.index++, message });
+  };
+  /** @param {string} id */
+  const listed = (id) => {
+    const a = listing.agents.find((/** @type {any} */ x) => x.id === id);
+    if (!a) throw { code: 'agent-unknown', message: `there is no agent \`${id}\`` };
+    return a;
+  };
+  const wait = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms));
   /** @param {StreamEvent} e */
   const bodyOf = (e) => {
     if (e.kind === 'text-delta' || e.kind === 'thought') return String(e.text ?? '');
@@ -275,27 +344,8 @@ export function installMockIpc(setup) {
         return {
           version: '0.0.0-mock',
           initialFolder: folder,
-          initialAgent: agent,
-          agents: {
-            agents: [
-              {
-                id: agent,
-                command: 'acp-desk-demo-agent',
-                source: 'builtin',
-                available: true,
-                hint: 'The built-in demo agent (mocked).',
-              },
-              {
-                id: 'gemini',
-                command: 'gemini --experimental-acp',
-                source: 'catalog',
-                available: false,
-                hint: 'npm install -g @google/gemini-cli',
-              },
-            ],
-            defaultAgent: agent,
-            settingsFile: '/home/demo/.config/acp-desk/settings.json',
-          },
+          // As with `--agent NAME` when a folder is opened at start; else the listing's default.
+          initialAgent: folder ? agent : undefined,
           configDir: '/home/demo/.config/acp-desk',
           dataDir: '/home/demo/.local/share/acp-desk',
           theme: 'system',
@@ -482,6 +532,74 @@ export function installMockIpc(setup) {
       case 'history_send_context':
         stored(String(args.stored));
         return { reason: 'completed', stopReason: 'end_turn' };
+      case 'agents_list':
+        return listing;
+      case 'agent_check': {
+        const a = listed(String(args.id));
+        if (agentsMock.checkMs) await wait(agentsMock.checkMs);
+        const r = agentsMock.checks?.[a.id];
+        if (r && 'code' in r && 'message' in r && !('steps' in r)) throw r;
+        return (
+          r ?? {
+            agent: a.id,
+            ok: true,
+            steps: [
+              { name: 'start', millis: 6, ok: true },
+              { name: 'initialize', millis: 48, ok: true },
+            ],
+            agentName: 'acp-desk-demo',
+            agentTitle: 'ACP Desk Demo',
+            agentVersion: '0.1.0',
+            protocolVersion: 1,
+            capabilities: {
+              loadSession: true,
+              promptCapabilities: { image: true, audio: false, embeddedContext: true },
+            },
+            authMethods: [],
+            differences: [],
+          }
+        );
+      }
+      case 'agent_install': {
+        const a = listed(String(args.id));
+        const at = { index: 0 };
+        for (const step of agentsMock.installSteps ?? [
+          { stage: 'download', bytes: 2_100_000, total: 8_400_000 },
+          { stage: 'download', bytes: 6_300_000, total: 8_400_000 },
+          { stage: 'verify', bytes: 0 },
+          { stage: 'extract', bytes: 0 },
+        ]) {
+          await wait(agentsMock.installStepMs ?? 150);
+          sendOn(args.onProgress, at, step);
+        }
+        const failed = agentsMock.installErrors?.[a.id];
+        if (failed) throw failed;
+        sendOn(args.onProgress, at, { stage: 'done', bytes: 0 });
+        listing = {
+          ...listing,
+          agents: listing.agents.map((/** @type {any} */ x) =>
+            x.id === a.id ? { ...x, status: 'found', installable: false } : x,
+          ),
+        };
+        return listing;
+      }
+      case 'agents_use_for_new_sessions':
+        listed(String(args.id));
+        listing = {
+          ...listing,
+          defaultAgent: args.id,
+          defaultReason: 'the agent last chosen in the window',
+        };
+        return listing;
+      case 'agents_import_registry':
+        if (agentsMock.imported) listing = agentsMock.imported;
+        return agentsMock.imported ?? null;
+      case 'agents_open_manifest':
+      case 'agents_copy_install_command':
+        listed(String(args.id));
+        return null;
+      case 'agents_open_settings':
+      case 'open_settings_file':
       case 'close_session':
       case 'open_path':
       case 'reveal_path':
