@@ -8,7 +8,11 @@ use crate::paths;
 use crate::process::sibling_executable;
 use crate::settings::{self, Settings, SettingsError};
 
+pub mod check;
 pub mod problem;
+pub use check::{
+    AuthMethodInfo, CheckFailure, CheckFailureKind, CheckLimits, CheckReport, CheckStep, check,
+};
 pub use problem::{CapabilityDifference, ConfigProblem, ProblemSeverity};
 
 /// Where `agent_servers` entries are defined; re-exported because front ends name it here.
