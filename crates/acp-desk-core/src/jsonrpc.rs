@@ -556,10 +556,16 @@ fn trim_ascii(mut s: &[u8]) -> &[u8] {
     s
 }
 
+/// Characters of a skipped line kept to show the user (a notice, Check's report): enough to
+/// recognise a shell profile's greeting or a stack trace, never a whole flood.
+pub const PREVIEW_CHARS: usize = 200;
+
 fn preview(raw: &[u8]) -> String {
-    let cut = &raw[..raw.len().min(120)];
-    let mut s = String::from_utf8_lossy(cut).into_owned();
-    if raw.len() > cut.len() {
+    // Never more than this many bytes are decoded: the line may be megabytes long.
+    let head = &raw[..raw.len().min(PREVIEW_CHARS * 4)];
+    let text = String::from_utf8_lossy(head);
+    let mut s: String = text.chars().take(PREVIEW_CHARS).collect();
+    if s.len() < text.len() || head.len() < raw.len() {
         s.push('…');
     }
     s

@@ -17,9 +17,13 @@ use crate::paths;
 use crate::process::sibling_executable;
 
 pub mod catalog;
+pub mod check;
 pub mod detect;
 pub mod problem;
 pub mod resolve;
+pub use check::{
+    AuthMethodInfo, CheckFailure, CheckFailureKind, CheckLimits, CheckReport, CheckStep, check,
+};
 pub use problem::{CapabilityDifference, ConfigProblem, ProblemSeverity};
 pub use resolve::{Resolved, default_for_new_sessions, listing, resolve_in};
 
