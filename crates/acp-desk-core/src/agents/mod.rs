@@ -8,7 +8,9 @@ use crate::paths;
 use crate::process::sibling_executable;
 use crate::settings::{self, Settings, SettingsError};
 
+pub mod install;
 pub mod problem;
+pub mod registry;
 pub use problem::{CapabilityDifference, ConfigProblem, ProblemSeverity};
 
 /// Where `agent_servers` entries are defined; re-exported because front ends name it here.
