@@ -267,6 +267,8 @@ pub struct ParsedRegistry {
     pub agents: Vec<RegistryAgent>,
     /// Skipped agents and parts (errors), ignored parts (warnings).
     pub problems: Vec<ConfigProblem>,
+    /// How many entries the file's `agents` list has (usable or not).
+    pub listed: usize,
     /// `_source.commit` and `_source.date`, written by our snapshot builder.
     pub built_from: Option<(String, String)>,
 }
@@ -299,6 +301,7 @@ pub fn snapshot() -> RegistryIndex {
                         version: String::new(),
                         agents: Vec::new(),
                         problems: Vec::new(),
+                        listed: 0,
                         built_from: None,
                     }
                 }
@@ -353,7 +356,7 @@ pub fn load(data_dir: &Path) -> (RegistryIndex, Vec<ConfigProblem>) {
         }
         other => {
             let why = match other {
-                Ok(parsed) => no_usable_agent(&copy_name, parsed.problems),
+                Ok(parsed) => no_usable_agent(&copy_name, parsed.listed, parsed.problems),
                 Err(e) => e,
             };
             let snap = snapshot();
@@ -379,7 +382,7 @@ pub fn import(
     let text = read_limited(file)?;
     let parsed = parse(&name, &text)?;
     if parsed.agents.is_empty() {
-        return Err(no_usable_agent(&name, parsed.problems));
+        return Err(no_usable_agent(&name, parsed.listed, parsed.problems));
     }
     let copy = imported_file(data_dir);
     let write_err = |target: &Path, e: std::io::Error| RegistryError::Write {
@@ -411,13 +414,7 @@ pub fn import(
     ))
 }
 
-fn no_usable_agent(file: &str, problems: Vec<ConfigProblem>) -> RegistryError {
-    let count = problems
-        .iter()
-        .filter(|p| p.severity == ProblemSeverity::Error)
-        .filter_map(|p| p.field.as_deref())
-        .filter(|f| f.matches('.').count() <= 1)
-        .count();
+fn no_usable_agent(file: &str, count: usize, problems: Vec<ConfigProblem>) -> RegistryError {
     RegistryError::NoUsableAgent {
         file: file.into(),
         count,
@@ -809,6 +806,7 @@ pub fn parse(file: &str, text: &str) -> Result<ParsedRegistry, RegistryError> {
     }
     Ok(ParsedRegistry {
         version,
+        listed: agents.as_array().map_or(0, Vec::len),
         agents: out,
         problems: checker.problems,
         built_from,
