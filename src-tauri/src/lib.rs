@@ -97,7 +97,8 @@ impl AppState {
 /// What the window needs to start (reads the settings and looks agents up on PATH).
 pub fn app_info(launch: &Launch, theme: crate::ipc::Theme) -> AppInfo {
     let cwd = std::env::current_dir().unwrap_or_default();
-    let agents = acp_desk_core::agents::listing(&cwd);
+    let agents =
+        acp_desk_core::agents::listing(&acp_desk_core::agents::Sources::default_for_user(), &cwd);
     AppInfo {
         version: env!("CARGO_PKG_VERSION").to_string(),
         initial_folder: launch.folder.clone(),

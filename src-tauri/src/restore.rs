@@ -36,14 +36,10 @@ pub async fn restored_sessions(state: &AppState) -> Result<RestoredSidebar, IpcE
             .unwrap_or_default();
         let store = Store::open_default().map(|(s, _)| s);
         let restored = acp_desk_app::restore::restored_sessions(&app_state, store.as_ref());
-        let start_at_once = match settings::load() {
-            Ok(s) => s.restored_sessions_start == RestoredStart::AtOnce,
-            // Said where the settings are used for agents; here the default is the safe one.
-            Err(e) => {
-                tracing::warn!("{e}");
-                false
-            }
-        };
+        // The settings' problems are shown with the agents' listing; a field that could not
+        // be read is its default here, the safe one.
+        let start_at_once =
+            settings::load().settings.restored_sessions_start == RestoredStart::AtOnce;
         RestoredSidebar {
             sessions: restored.sessions,
             shown: restored.shown,

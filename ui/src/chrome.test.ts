@@ -217,7 +217,7 @@ describe('drops', () => {
       initialFolder: '/proj',
       agents: {
         ...appInfo().agents,
-        agents: appInfo().agents.agents.map((a) => ({ ...a, available: true })),
+        agents: appInfo().agents.agents.map((a) => ({ ...a, status: 'found' as const })),
       },
     });
     render(App, { backend, schedule: now });

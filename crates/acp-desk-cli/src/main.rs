@@ -9,6 +9,7 @@
 //!
 //! Other tools script this contract; change it only additively.
 
+mod agents;
 mod history;
 mod render;
 
@@ -18,8 +19,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use acp_desk_app::{OpenRequest, Registry};
+use acp_desk_core::agents as core_agents;
 use acp_desk_core::events::{AgentPromptEvent, TurnEndReason};
-use acp_desk_core::{PermissionPolicy, SessionOptions, agents};
+use acp_desk_core::{PermissionPolicy, SessionOptions};
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand, ValueEnum};
 use tokio::sync::mpsc;
@@ -56,8 +58,9 @@ enum Cmd {
     /// tokens, max turn requests, refusal, cancelled by the agent, watchdog); 130 after Ctrl-C;
     /// 141 when stdout was closed. When turns differ: 130, then 1, then 3.
     Run(RunArgs),
-    /// List the agents `--agent` knows.
-    Agents,
+    /// The agents `--agent` knows, from every source (settings, manifests, registry, built
+    /// in): list them, check one, install one.
+    Agents(agents::AgentsArgs),
     /// List or revoke remembered permission answers ("always allow" / "always reject").
     Rules(RulesArgs),
     /// The stored sessions: list, show, search, export, delete (`run` records them).
@@ -95,8 +98,10 @@ enum RulesAction {
 
 #[derive(clap::Args)]
 struct RunArgs {
-    /// An agent by name: `demo` (built in), `claude`, `codex`, `gemini`, `goose`, `opencode`, or
-    /// a name from `agent_servers` in the settings file. Default: demo.
+    /// An agent by id, from any source `acp-desk-cli agents` lists: `demo` (built in), a name
+    /// from `agent_servers` in the settings file, a manifest, the registry, or a built-in
+    /// (`claude`, `codex`, `gemini`, `goose`, `opencode`, `copilot`, ...). Settings first, then
+    /// manifests, registry, built-in. Default: demo.
     #[arg(long, conflicts_with = "agent_command")]
     agent: Option<String>,
     /// The agent's command line, split into words like a shell would (no shell runs).
@@ -184,15 +189,30 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Cmd::Run(args) => {
             // Opened and finished outside the runtime: both are blocking file IO.
-            let history = history::RunHistory::start(!args.no_history);
+            // Read once here for the history switch; the agent is resolved (reading it again)
+            // in `check`. Errors skip part of the file: say so, then go on with the rest.
+            let settings = acp_desk_core::settings::load();
+            agents::print_problems(
+                &settings
+                    .problems
+                    .iter()
+                    .filter(|p| p.severity == core_agents::ProblemSeverity::Error)
+                    .cloned()
+                    .collect::<Vec<_>>(),
+            );
+            let history_off = !settings.settings.history.enabled;
+            if history_off && !args.no_history {
+                eprintln!(
+                    "acp-desk-cli: this session is not recorded: `history.enabled` is false in {}",
+                    acp_desk_core::paths::settings_file().display()
+                );
+            }
+            let history = history::RunHistory::start(!args.no_history && !history_off);
             let r = runtime.block_on(run(args, &history));
             drop(history);
             r
         }
-        Cmd::Agents => {
-            list_agents();
-            Ok(ExitCode::SUCCESS)
-        }
+        Cmd::Agents(args) => Ok(agents::agents(args, &runtime)),
         Cmd::Rules(args) => Ok(rules(args)),
         Cmd::History(args) => Ok(history::history(args, &runtime)),
     };
@@ -216,38 +236,6 @@ fn init_logging() {
         .with_ansi(std::io::stderr().is_terminal())
         .with_target(false)
         .init();
-}
-
-fn list_agents() {
-    println!(
-        "demo\t(built in) {}",
-        match agents::demo_agent_path() {
-            Some(p) => p.display().to_string(),
-            None => "not found next to this program".into(),
-        }
-    );
-    let here = std::env::current_dir().unwrap_or_default();
-    for (name, cmd, args) in agents::CATALOG {
-        let state = match acp_desk_core::process::resolve_command(cmd, &here) {
-            Ok(_) if *cmd == "npx" => "npx found; the package downloads on first use",
-            Ok(_) => "installed",
-            Err(_) => "not installed",
-        };
-        println!("{name}\t{cmd} {}\t({state})", args.join(" "));
-    }
-    match agents::configured() {
-        Ok(servers) => {
-            for (name, s) in servers {
-                println!("{name}\t{} {}\t(settings)", s.command, s.args.join(" "));
-            }
-        }
-        Err(e) => eprintln!("acp-desk-cli: {e}"),
-    }
-    let settings = acp_desk_core::paths::settings_file();
-    println!(
-        "(add agents under `agent_servers` in {})",
-        settings.display()
-    );
 }
 
 /// `rules [list]` and `rules revoke`: the same file the app and `run` use.
@@ -312,7 +300,7 @@ fn list_rules(store: &acp_desk_core::rules::RuleStore, filter: &RulesFilter) -> 
 
 /// What `run` was asked to do, checked before anything starts.
 struct Checked {
-    spec: agents::LaunchSpec,
+    spec: core_agents::LaunchSpec,
     opts: SessionOptions,
     ask: bool,
     /// The agent's name as the user chose it.
@@ -324,7 +312,11 @@ struct Checked {
 fn continuation(
     id: &str,
     via: Via,
-    chosen: Option<(String, agents::LaunchSpec, acp_desk_store::LaunchOrigin)>,
+    chosen: Option<(
+        String,
+        core_agents::LaunchSpec,
+        acp_desk_store::LaunchOrigin,
+    )>,
 ) -> anyhow::Result<acp_desk_app::OpenRequest> {
     let (store, warnings) = acp_desk_store::Store::open_default()?;
     for w in &warnings {
@@ -349,10 +341,13 @@ fn check(args: &RunArgs) -> anyhow::Result<Checked> {
     // The agent the user named (with --continue: instead of the stored one).
     let chosen = match (&args.agent, &args.agent_command) {
         (_, Some(line)) => Some((
-            agents::from_command_line(line)?,
+            core_agents::from_command_line(line)?,
             acp_desk_store::LaunchOrigin::CommandLine,
         )),
-        (Some(name), None) => Some((agents::resolve(name)?, acp_desk_store::LaunchOrigin::Named)),
+        (Some(name), None) => Some((
+            core_agents::resolve(name)?,
+            acp_desk_store::LaunchOrigin::Named,
+        )),
         (None, None) => None,
     }
     .map(|(spec, origin)| (spec.name.clone(), spec, origin));
@@ -363,7 +358,7 @@ fn check(args: &RunArgs) -> anyhow::Result<Checked> {
     let spec = match (&continued, chosen) {
         (Some(c), _) => c.spec.clone(),
         (None, Some((_, spec, _))) => spec,
-        (None, None) => agents::resolve("demo")?,
+        (None, None) => core_agents::resolve("demo")?,
     };
     let cwd = match &continued {
         Some(c) => c.options.cwd.clone(),

@@ -3,10 +3,18 @@
 //! One JSON file, [`crate::paths::settings_file`], written by the user (by hand or by their
 //! editor), shared by the CLI and the app. It is Zed-style JSON: comments (`//`, `/* */`) and
 //! trailing commas are accepted, because Zed's own settings files have them and a user who
-//! annotates the file must not be told it is broken. Nothing looser than that is accepted
-//! (no missing commas, bare keys or single quotes): those are typos, and guessing what they
-//! meant would hide them. Keys we do not know are ignored, so a file shared with Zed or with a
-//! newer ACP Desk still loads.
+//! pastes an entry from there must not be told it is broken. Nothing looser than that is
+//! accepted (no missing commas, bare keys or single quotes): those are typos, and guessing what
+//! they meant would hide them.
+//!
+//! **Reading never fails.** The file is checked field by field on its syntax tree, so every
+//! problem names the file, the line and column, and the dotted field (`agent_servers.mine.args`)
+//! ([`ConfigProblem`]); the valid part is still used, and only the entry or field concerned is
+//! skipped (an `agent_servers` entry with any bad launch field is skipped whole: starting it
+//! with half its arguments would be worse). A syntax error is one problem and the defaults; an
+//! unreadable file too. Keys we do not know are kept in `ignored` and reported as warnings, so a
+//! file shared with Zed or with a newer ACP Desk still loads and the user sees what is unused.
+//! This is what lets `--agent demo` and the window start whatever the file holds.
 //!
 //! **This module never writes the file**, and has no function that could: the file is the
 //! user's, comments and layout included, and a program rewriting it would lose them. What the
@@ -17,100 +25,212 @@
 //!
 //! # Adding a setting
 //!
-//! New settings are fields of [`Settings`], each with a default (`#[serde(default)]`, or a
-//! `default = "..."` function when the default is not the type's own), so that a file without
-//! the key, and a missing file, mean the default. Document each field with its JSON key, its
-//! default and who reads it.
+//! New settings are fields of [`Settings`], each with its default in `Settings::default()`, so
+//! that a file without the key, and a missing file, mean the default; read it in
+//! [`Reader::settings`] with a problem for every wrong shape. Document each field with its JSON
+//! key, its default and who reads it.
 
 use std::collections::BTreeMap;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use serde::Deserialize;
+use jsonc_parser::ast::{Object, Value};
+use jsonc_parser::common::Ranged;
+
+use crate::agents::problem::{ConfigProblem, ProblemSeverity};
 
 /// Everything ACP Desk reads from the settings file. `Settings::default()` is what a missing
 /// file means.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(default)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
-    /// `agent_servers` (Zed's shape): agents the user added, by the name `--agent` takes. An
-    /// entry overrides the built-in agent of the same name. Default: none.
-    pub agent_servers: BTreeMap<String, AgentServer>,
+    /// `agent_servers` (Zed's shape), in the file's order: agents the user added, by the name
+    /// `--agent` takes. An entry overrides every other source's agent of the same name. The
+    /// first one is the default agent when `default_agent` is not set. Default: none.
+    pub agent_servers: Vec<(String, AgentServer)>,
+    /// `default_agent`: the agent new sessions use when the window has no last choice. Read by
+    /// `agents::resolve` (the default rule). Default: none.
+    pub default_agent: Option<String>,
+    /// `notifications`: which events may raise a desktop notification. Read by the shell
+    /// (issue 15). Default: all on.
+    pub notifications: Notifications,
+    /// `history`: whether sessions are recorded in the history. Read by the shell and the CLI.
+    /// Default: on.
+    pub history: HistorySettings,
+    /// `mcp_servers` (the shape of Zed's `context_servers`), in the file's order: MCP servers
+    /// for every agent's sessions. Validated here; **nothing reads it yet** (issue 17 passes
+    /// them in `session/new`). Default: none.
+    pub mcp_servers: Vec<(String, McpServer)>,
     /// `restored_sessions_start`: when the agents of the sessions the window restores at its
     /// start (the sidebar as it was) are started. Read by the desktop shell. Default
     /// `"on_return"`.
     pub restored_sessions_start: RestoredStart,
+    /// Top-level keys ACP Desk does not read (a file shared with Zed has many).
+    pub ignored: Vec<String>,
 }
 
-/// When a restored session's agent starts. A value not listed here makes the file malformed
-/// (named with its line), like any other typo: guessing would hide it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            agent_servers: Vec::new(),
+            default_agent: None,
+            notifications: Notifications::default(),
+            history: HistorySettings::default(),
+            mcp_servers: Vec::new(),
+            restored_sessions_start: RestoredStart::default(),
+            ignored: Vec::new(),
+        }
+    }
+}
+
+impl Settings {
+    /// The `agent_servers` entry `name`.
+    pub fn agent_server(&self, name: &str) -> Option<&AgentServer> {
+        self.agent_servers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, s)| s)
+    }
+}
+
+/// When a restored session's agent starts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum RestoredStart {
-    /// When the user returns to the session (shows it, or types in it): the transcript is
-    /// shown from the history at once, and no agent runs for a session nobody looks at.
+    /// `"on_return"`: when the user returns to the session (shows it, or types in it): the
+    /// transcript is shown from the history at once, and no agent runs for a session nobody
+    /// looks at.
     #[default]
     OnReturn,
-    /// Every restored session's agent starts with the window.
+    /// `"at_once"`: every restored session's agent starts with the window.
     AtOnce,
 }
 
-/// Zed-style settings entry: `{"agent_servers": {"Name": {"command", "args", "env"}}}`.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct AgentServer {
-    pub command: String,
-    #[serde(default)]
-    pub args: Vec<String>,
-    #[serde(default)]
-    pub env: BTreeMap<String, String>,
+/// `notifications: {"permission_requests": bool, "turn_end": bool}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Notifications {
+    /// An agent asks for permission while the window is not in front. Default true.
+    pub permission_requests: bool,
+    /// A turn ended while the window is not in front. Default true.
+    pub turn_end: bool,
 }
 
-/// The settings file could not be used. Both variants read "could not read the settings file
-/// PATH: REASON", the message front ends have always shown.
-#[derive(Debug, thiserror::Error)]
-pub enum SettingsError {
-    /// The file exists but could not be read (permissions, a folder in its place, ...).
-    #[error("could not read the settings file {}: {source}", path.display())]
-    Read { path: PathBuf, source: io::Error },
-    /// The file is not valid JSON (with comments) or does not have the settings' shape.
-    #[error("could not read the settings file {}: {reason}", path.display())]
-    Malformed { path: PathBuf, reason: String },
-}
-
-impl SettingsError {
-    /// The settings file concerned.
-    pub fn path(&self) -> &Path {
-        match self {
-            SettingsError::Read { path, .. } | SettingsError::Malformed { path, .. } => path,
+impl Default for Notifications {
+    fn default() -> Self {
+        Notifications {
+            permission_requests: true,
+            turn_end: true,
         }
     }
+}
 
-    /// Why, without the file's name (for messages that name the file themselves).
-    pub fn reason(&self) -> String {
-        match self {
-            SettingsError::Read { source, .. } => source.to_string(),
-            SettingsError::Malformed { reason, .. } => reason.clone(),
-        }
+/// `history: {"enabled": bool}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HistorySettings {
+    /// false: neither the window nor the CLI records sessions. Default true.
+    pub enabled: bool,
+}
+
+impl Default for HistorySettings {
+    fn default() -> Self {
+        HistorySettings { enabled: true }
+    }
+}
+
+/// Zed-style settings entry: `{"agent_servers": {"Name": {"command", "args", "env"}}}`.
+/// Env values may be secrets: this type is never serialized or logged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentServer {
+    pub command: String,
+    pub args: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    /// `manifest`: the name of an AIP-44 manifest (`agents/<name>/ACP.md` in the config
+    /// folder) describing this agent; the launch stays this entry's.
+    pub manifest: Option<String>,
+    /// Keys of the entry ACP Desk does not read (Zed's `default_mode`, ...).
+    pub ignored: Vec<String>,
+}
+
+/// One `mcp_servers` entry, the shape of Zed's `context_servers`: a program
+/// (`{"command", "args", "env"}`) or a URL (`{"url", "headers"}`, `"type": "sse"` for the SSE
+/// transport; http otherwise). Values may be secrets: never serialized or logged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpServer {
+    pub transport: McpTransport,
+    /// `credential_ref`: a keychain entry whose secret becomes headers (issue 17); http and sse
+    /// only.
+    pub credential_ref: Option<String>,
+    pub ignored: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum McpTransport {
+    Stdio {
+        command: String,
+        args: Vec<String>,
+        env: BTreeMap<String, String>,
+    },
+    Http {
+        url: String,
+        headers: BTreeMap<String, String>,
+    },
+    Sse {
+        url: String,
+        headers: BTreeMap<String, String>,
+    },
+}
+
+/// What reading the file gave: the settings (the valid part), and what was wrong.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Loaded {
+    pub settings: Settings,
+    pub problems: Vec<ConfigProblem>,
+    /// `agent_servers` names whose entry was skipped for errors: `--agent NAME` must say so
+    /// rather than start another source's agent of that name.
+    pub invalid_agents: Vec<String>,
+}
+
+impl Loaded {
+    /// The problems of one `agent_servers` entry.
+    pub fn agent_problems(&self, name: &str) -> Vec<ConfigProblem> {
+        let prefix = format!("agent_servers.{name}");
+        self.problems
+            .iter()
+            .filter(|p| {
+                p.field.as_deref().is_some_and(|f| {
+                    f == prefix
+                        || f.strip_prefix(&prefix)
+                            .is_some_and(|rest| rest.starts_with(['.', '[']))
+                })
+            })
+            .cloned()
+            .collect()
     }
 }
 
 /// Reads [`crate::paths::settings_file`]. Blocking.
-pub fn load() -> Result<Settings, SettingsError> {
+pub fn load() -> Loaded {
     load_from(&crate::paths::settings_file())
 }
 
-/// Reads the settings file at `path`: a missing file is [`Settings::default`]. Blocking.
-pub fn load_from(path: &Path) -> Result<Settings, SettingsError> {
+/// Reads the settings file at `path`: a missing file is [`Settings::default`]; an unreadable
+/// one is the defaults and one problem. Blocking.
+pub fn load_from(path: &Path) -> Loaded {
+    let file = path.display().to_string();
     match std::fs::read_to_string(path) {
-        Ok(text) => parse(&text).map_err(|reason| SettingsError::Malformed {
-            path: path.to_owned(),
-            reason,
-        }),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Settings::default()),
-        Err(source) => Err(SettingsError::Read {
-            path: path.to_owned(),
-            source,
-        }),
+        Ok(text) => parse(&file, &text),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Loaded::default(),
+        Err(e) => Loaded {
+            problems: vec![ConfigProblem {
+                file,
+                line: None,
+                column: None,
+                field: None,
+                message: format!(
+                    "could not read the settings file ({e}); the defaults are used until it can be read"
+                ),
+                severity: ProblemSeverity::Error,
+            }],
+            ..Loaded::default()
+        },
     }
 }
 
@@ -130,13 +250,527 @@ fn parse_options() -> jsonc_parser::ParseOptions {
     }
 }
 
-/// The reason is the parser's message, with the line and column.
-fn parse(text: &str) -> Result<Settings, String> {
-    // A file holding nothing but comments or whitespace (everything commented out) is the
-    // defaults, as a missing file is; so is a top-level `null`.
-    jsonc_parser::parse_to_serde_value::<Option<Settings>>(text, &parse_options())
-        .map(Option::unwrap_or_default)
-        .map_err(|e| e.to_string())
+/// Reads settings from `text`; `file` names it in problems.
+pub fn parse(file: &str, text: &str) -> Loaded {
+    let mut r = Reader {
+        file,
+        text,
+        problems: Vec::new(),
+        invalid_agents: Vec::new(),
+    };
+    let ast = match jsonc_parser::parse_to_ast(text, &Default::default(), &parse_options()) {
+        Ok(ast) => ast,
+        Err(e) => {
+            r.problems.push(ConfigProblem {
+                file: file.into(),
+                line: u32::try_from(e.line_display()).ok(),
+                column: u32::try_from(e.column_display()).ok(),
+                field: None,
+                message: format!(
+                    "not valid JSON: {} (comments and trailing commas are fine); nothing in the file is used until this is fixed",
+                    e.kind()
+                ),
+                severity: ProblemSeverity::Error,
+            });
+            return r.finish(Settings::default());
+        }
+    };
+    let settings = match &ast.value {
+        // A file holding nothing but comments or whitespace (everything commented out) is the
+        // defaults, as a missing file is; so is a top-level `null`.
+        None | Some(Value::NullKeyword(_)) => Settings::default(),
+        Some(Value::Object(o)) => r.settings(o),
+        Some(v) => {
+            r.error(
+                v,
+                None,
+                format!(
+                    "the settings file must hold one JSON object ({{ ... }}), found {}; nothing in it is used",
+                    kind(v)
+                ),
+            );
+            Settings::default()
+        }
+    };
+    r.finish(settings)
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::StringLit(_) => "a string",
+        Value::NumberLit(_) => "a number",
+        Value::BooleanLit(_) => "true/false",
+        Value::Object(_) => "an object",
+        Value::Array(_) => "a list",
+        Value::NullKeyword(_) => "null",
+    }
+}
+
+/// Walks the syntax tree, collecting problems with their places.
+struct Reader<'t> {
+    file: &'t str,
+    text: &'t str,
+    problems: Vec<ConfigProblem>,
+    invalid_agents: Vec<String>,
+}
+
+impl Reader<'_> {
+    fn finish(self, settings: Settings) -> Loaded {
+        Loaded {
+            settings,
+            problems: self.problems,
+            invalid_agents: self.invalid_agents,
+        }
+    }
+
+    /// 1-based line and column (in characters) of byte `offset`.
+    fn place(&self, offset: usize) -> (u32, u32) {
+        let before = self.text.get(..offset).unwrap_or(self.text);
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        (
+            u32::try_from(line).unwrap_or(u32::MAX),
+            u32::try_from(column).unwrap_or(u32::MAX),
+        )
+    }
+
+    fn push(
+        &mut self,
+        at: &dyn Ranged,
+        field: Option<&str>,
+        message: String,
+        severity: ProblemSeverity,
+    ) {
+        let (line, column) = self.place(at.start());
+        self.problems.push(ConfigProblem {
+            file: self.file.into(),
+            line: Some(line),
+            column: Some(column),
+            field: field.map(str::to_owned),
+            message,
+            severity,
+        });
+    }
+
+    fn error(&mut self, at: &dyn Ranged, field: Option<&str>, message: String) {
+        self.push(at, field, message, ProblemSeverity::Error);
+    }
+
+    fn ignored(&mut self, at: &dyn Ranged, field: &str) {
+        self.push(
+            at,
+            Some(field),
+            "not a setting ACP Desk reads: ignored (check its spelling if you meant one)".into(),
+            ProblemSeverity::Warning,
+        );
+    }
+
+    fn settings(&mut self, top: &Object) -> Settings {
+        let mut s = Settings::default();
+        for prop in &top.properties {
+            let key = prop.name.as_str();
+            let v = &prop.value;
+            match key {
+                "agent_servers" => s.agent_servers = self.agent_servers(v),
+                "default_agent" => {
+                    s.default_agent = self
+                        .string(v, "default_agent")
+                        .filter(|name| self.non_empty(v, "default_agent", name))
+                }
+                "notifications" => {
+                    if let Some(o) = self.object(v, "notifications") {
+                        for p in &o.properties {
+                            let field = format!("notifications.{}", p.name.as_str());
+                            match p.name.as_str() {
+                                "permission_requests" => {
+                                    if let Some(b) = self.boolean(&p.value, &field) {
+                                        s.notifications.permission_requests = b;
+                                    }
+                                }
+                                "turn_end" => {
+                                    if let Some(b) = self.boolean(&p.value, &field) {
+                                        s.notifications.turn_end = b;
+                                    }
+                                }
+                                _ => self.ignored(&p.name, &field),
+                            }
+                        }
+                    }
+                }
+                "history" => {
+                    if let Some(o) = self.object(v, "history") {
+                        for p in &o.properties {
+                            let field = format!("history.{}", p.name.as_str());
+                            match p.name.as_str() {
+                                "enabled" => {
+                                    if let Some(b) = self.boolean(&p.value, &field) {
+                                        s.history.enabled = b;
+                                    }
+                                }
+                                _ => self.ignored(&p.name, &field),
+                            }
+                        }
+                    }
+                }
+                "mcp_servers" => s.mcp_servers = self.mcp_servers(v),
+                "restored_sessions_start" => {
+                    if let Some(text) = self.string(v, key) {
+                        match text.as_str() {
+                            "on_return" => s.restored_sessions_start = RestoredStart::OnReturn,
+                            "at_once" => s.restored_sessions_start = RestoredStart::AtOnce,
+                            other => self.error(
+                                v,
+                                Some(key),
+                                format!(
+                                    "`{other}` is not one of \"on_return\", \"at_once\"; \"on_return\" is used"
+                                ),
+                            ),
+                        }
+                    }
+                }
+                _ => {
+                    self.ignored(&prop.name, key);
+                    s.ignored.push(key.to_owned());
+                }
+            }
+        }
+        s
+    }
+
+    fn agent_servers(&mut self, v: &Value) -> Vec<(String, AgentServer)> {
+        let mut out: Vec<(String, AgentServer)> = Vec::new();
+        let mut seen: Vec<(String, u32)> = Vec::new();
+        let Some(o) = self.object(v, "agent_servers") else {
+            return out;
+        };
+        for prop in &o.properties {
+            let name = prop.name.as_str().to_owned();
+            let field = format!("agent_servers.{name}");
+            if name.trim().is_empty() {
+                self.error(
+                    &prop.name,
+                    Some(&field),
+                    "an agent needs a name (the key is empty); this entry is skipped".into(),
+                );
+                continue;
+            }
+            if let Some((_, line)) = seen.iter().find(|(n, _)| *n == name) {
+                self.error(
+                    &prop.name,
+                    Some(&field),
+                    format!(
+                        "`{name}` is defined twice (first on line {line}); the first one is used, rename or remove this one"
+                    ),
+                );
+                continue;
+            }
+            seen.push((name.clone(), self.place(prop.name.start()).0));
+            match self.agent_server(&prop.value, &field) {
+                Some(server) => out.push((name, server)),
+                None => self.invalid_agents.push(name),
+            }
+        }
+        out
+    }
+
+    /// `None` (with problems) when any launch field is wrong.
+    fn agent_server(&mut self, v: &Value, field: &str) -> Option<AgentServer> {
+        let Some(o) = self.object(v, field) else {
+            self.invalid_note(field);
+            return None;
+        };
+        let errors_before = self.errors();
+        let mut command = None;
+        let mut server = AgentServer {
+            command: String::new(),
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            manifest: None,
+            ignored: Vec::new(),
+        };
+        for p in &o.properties {
+            let key = p.name.as_str();
+            let f = format!("{field}.{key}");
+            match key {
+                "command" => {
+                    command = self
+                        .string(&p.value, &f)
+                        .filter(|c| self.non_empty(&p.value, &f, c))
+                }
+                "args" => server.args = self.strings(&p.value, &f).unwrap_or_default(),
+                "env" => server.env = self.string_map(&p.value, &f).unwrap_or_default(),
+                "manifest" => server.manifest = self.string(&p.value, &f),
+                // Zed writes `"type": "custom"` on the entries it adds; it means what an entry
+                // with a command means here.
+                "type" if matches!(&p.value, Value::StringLit(s) if s.value == "custom") => {}
+                _ => {
+                    self.ignored(&p.name, &f);
+                    server.ignored.push(key.to_owned());
+                }
+            }
+        }
+        match command {
+            Some(c) => server.command = c,
+            None if !o.properties.iter().any(|p| p.name.as_str() == "command") => self.error(
+                v,
+                Some(&format!("{field}.command")),
+                "missing: an agent_servers entry needs `command`, the program to run (Zed's entries for its own built-in agents have none: remove the entry to use ACP Desk's built-in agent of that name)".into(),
+            ),
+            None => {}
+        }
+        if self.errors() > errors_before {
+            self.invalid_note(field);
+            return None;
+        }
+        Some(server)
+    }
+
+    fn errors(&self) -> usize {
+        self.problems
+            .iter()
+            .filter(|p| p.severity == ProblemSeverity::Error)
+            .count()
+    }
+
+    /// Says, on the entry's last problem, that the entry is not used at all.
+    fn invalid_note(&mut self, field: &str) {
+        if let Some(p) = self.problems.last_mut()
+            && p.field.as_deref().is_some_and(|f| f.starts_with(field))
+        {
+            p.message
+                .push_str(&format!(" (so `{field}` is skipped until this is fixed)"));
+        }
+    }
+
+    fn mcp_servers(&mut self, v: &Value) -> Vec<(String, McpServer)> {
+        let mut out: Vec<(String, McpServer)> = Vec::new();
+        let Some(o) = self.object(v, "mcp_servers") else {
+            return out;
+        };
+        for prop in &o.properties {
+            let name = prop.name.as_str().to_owned();
+            let field = format!("mcp_servers.{name}");
+            if out.iter().any(|(n, _)| *n == name) {
+                self.error(
+                    &prop.name,
+                    Some(&field),
+                    format!("`{name}` is defined twice; the first one is used"),
+                );
+                continue;
+            }
+            if let Some(server) = self.mcp_server(&prop.value, &field) {
+                out.push((name, server));
+            }
+        }
+        out
+    }
+
+    fn mcp_server(&mut self, v: &Value, field: &str) -> Option<McpServer> {
+        let o = self.object(v, field)?;
+        let errors_before = self.errors();
+        let (mut command, mut args, mut env) = (None, Vec::new(), BTreeMap::new());
+        let (mut url, mut headers, mut sse) = (None, BTreeMap::new(), false);
+        let mut credential_ref = None;
+        let mut ignored = Vec::new();
+        for p in &o.properties {
+            let key = p.name.as_str();
+            let f = format!("{field}.{key}");
+            match key {
+                "command" => {
+                    command = self
+                        .string(&p.value, &f)
+                        .filter(|c| self.non_empty(&p.value, &f, c))
+                }
+                "args" => args = self.strings(&p.value, &f).unwrap_or_default(),
+                "env" => env = self.string_map(&p.value, &f).unwrap_or_default(),
+                "url" => {
+                    if let Some(u) = self.string(&p.value, &f) {
+                        match url::Url::parse(&u) {
+                            Ok(parsed) if matches!(parsed.scheme(), "http" | "https") => {
+                                url = Some(u)
+                            }
+                            Ok(parsed) => self.error(
+                                &p.value,
+                                Some(&f),
+                                format!(
+                                    "an MCP server's URL must be http or https, not {}:",
+                                    parsed.scheme()
+                                ),
+                            ),
+                            Err(e) => self.error(&p.value, Some(&f), format!("not a URL ({e})")),
+                        }
+                    }
+                }
+                "headers" => headers = self.string_map(&p.value, &f).unwrap_or_default(),
+                "type" => match self.string(&p.value, &f).as_deref() {
+                    Some("http" | "stdio") | None => {}
+                    Some("sse") => sse = true,
+                    Some(other) => self.error(
+                        &p.value,
+                        Some(&f),
+                        format!("`{other}` is not one of \"stdio\", \"http\", \"sse\""),
+                    ),
+                },
+                "credential_ref" => credential_ref = self.string(&p.value, &f),
+                _ => {
+                    self.ignored(&p.name, &f);
+                    ignored.push(key.to_owned());
+                }
+            }
+        }
+        let transport = match (command, url) {
+            (Some(_), Some(_)) => {
+                self.error(
+                    v,
+                    Some(field),
+                    "has both `command` and `url`: a server is either a program (command, args, env) or a URL (url, headers); it is skipped".into(),
+                );
+                return None;
+            }
+            (Some(command), None) => McpTransport::Stdio { command, args, env },
+            (None, Some(url)) if sse => McpTransport::Sse { url, headers },
+            (None, Some(url)) => McpTransport::Http { url, headers },
+            (None, None) => {
+                if self.errors() == errors_before {
+                    self.error(
+                        v,
+                        Some(field),
+                        "needs `command` (a program) or `url` (an http or sse server); it is skipped".into(),
+                    );
+                }
+                return None;
+            }
+        };
+        if self.errors() > errors_before {
+            return None;
+        }
+        if matches!(transport, McpTransport::Stdio { .. }) && credential_ref.is_some() {
+            let at = o
+                .properties
+                .iter()
+                .find(|p| p.name.as_str() == "credential_ref")
+                .map_or(v.range(), |p| p.name.range());
+            self.push(
+                &at,
+                Some(&format!("{field}.credential_ref")),
+                "only http and sse servers use a credential; ignored on a program (put secrets in its env)".into(),
+                ProblemSeverity::Warning,
+            );
+            credential_ref = None;
+        }
+        Some(McpServer {
+            transport,
+            credential_ref,
+            ignored,
+        })
+    }
+
+    fn object<'v, 'a>(&mut self, v: &'v Value<'a>, field: &str) -> Option<&'v Object<'a>> {
+        match v {
+            Value::Object(o) => Some(o),
+            other => {
+                self.error(
+                    other,
+                    Some(field),
+                    format!("expected an object ({{ ... }}), found {}", kind(other)),
+                );
+                None
+            }
+        }
+    }
+
+    fn string(&mut self, v: &Value, field: &str) -> Option<String> {
+        match v {
+            Value::StringLit(s) => Some(s.value.to_string()),
+            other => {
+                self.error(
+                    other,
+                    Some(field),
+                    format!("expected a string, found {}", kind(other)),
+                );
+                None
+            }
+        }
+    }
+
+    fn non_empty(&mut self, v: &Value, field: &str, text: &str) -> bool {
+        if text.trim().is_empty() {
+            self.error(v, Some(field), "is empty".into());
+            return false;
+        }
+        true
+    }
+
+    fn boolean(&mut self, v: &Value, field: &str) -> Option<bool> {
+        match v {
+            Value::BooleanLit(b) => Some(b.value),
+            other => {
+                self.error(
+                    other,
+                    Some(field),
+                    format!(
+                        "expected true or false, found {}; the default is used",
+                        kind(other)
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    fn strings(&mut self, v: &Value, field: &str) -> Option<Vec<String>> {
+        let Value::Array(a) = v else {
+            self.error(
+                v,
+                Some(field),
+                format!("expected a list of strings, found {}", kind(v)),
+            );
+            return None;
+        };
+        let mut out = Vec::new();
+        let mut ok = true;
+        for (i, e) in a.elements.iter().enumerate() {
+            match e {
+                Value::StringLit(s) => out.push(s.value.to_string()),
+                other => {
+                    ok = false;
+                    self.error(
+                        other,
+                        Some(&format!("{field}[{i}]")),
+                        format!(
+                            "expected a string, found {} (quote it: arguments are strings)",
+                            kind(other)
+                        ),
+                    );
+                }
+            }
+        }
+        ok.then_some(out)
+    }
+
+    /// An object of strings (env, headers). Problems name the key, never the value: values
+    /// may be secrets.
+    fn string_map(&mut self, v: &Value, field: &str) -> Option<BTreeMap<String, String>> {
+        let o = self.object(v, field)?;
+        let mut out = BTreeMap::new();
+        let mut ok = true;
+        for p in &o.properties {
+            match &p.value {
+                Value::StringLit(s) => {
+                    out.insert(p.name.as_str().to_owned(), s.value.to_string());
+                }
+                other => {
+                    ok = false;
+                    self.error(
+                        other,
+                        Some(&format!("{field}.{}", p.name.as_str())),
+                        format!("expected a string, found {}", kind(other)),
+                    );
+                }
+            }
+        }
+        ok.then_some(out)
+    }
 }
 
 #[cfg(test)]
@@ -145,14 +779,18 @@ mod tests {
 
     use super::*;
 
-    fn write(dir: &tempfile::TempDir, text: &str) -> PathBuf {
+    fn write(dir: &tempfile::TempDir, text: &str) -> std::path::PathBuf {
         let file = dir.path().join("settings.json");
         std::fs::write(&file, text).unwrap();
         file
     }
 
+    fn names(s: &Settings) -> Vec<&str> {
+        s.agent_servers.iter().map(|(n, _)| n.as_str()).collect()
+    }
+
     #[test]
-    fn comments_and_trailing_commas_are_accepted() {
+    fn comments_trailing_commas_and_the_file_order_are_kept() {
         let dir = tempfile::tempdir().unwrap();
         let file = write(
             &dir,
@@ -160,109 +798,298 @@ mod tests {
             {
                 /* my agents */
                 "agent_servers": {
-                    "mine": {
+                    "zeta": {
                         "command": "/bin/my-agent", // the wrapper
                         "args": ["--acp",],
                         "env": {"A": "1",},
                     },
+                    "alpha": {"type": "custom", "command": "alpha"},
+                    "mid": {"command": "mid", "manifest": "mid-agent"},
                 },
+                "default_agent": "mid",
+                "notifications": {"turn_end": false},
+                "history": {"enabled": false},
             }
             "#,
         );
         let before = std::fs::read(&file).unwrap();
-        let s = load_from(&file).unwrap();
+        let l = load_from(&file);
         // Read, never rewritten: the user's comments stay.
         assert_eq!(std::fs::read(&file).unwrap(), before);
-        let mine = &s.agent_servers["mine"];
-        assert_eq!(mine.command, "/bin/my-agent");
-        assert_eq!(mine.args, vec!["--acp"]);
-        assert_eq!(mine.env["A"], "1");
+        assert_eq!(l.problems, vec![]);
+        let s = l.settings;
+        assert_eq!(names(&s), vec!["zeta", "alpha", "mid"], "the file's order");
+        let zeta = s.agent_server("zeta").unwrap();
+        assert_eq!(zeta.command, "/bin/my-agent");
+        assert_eq!(zeta.args, vec!["--acp"]);
+        assert_eq!(zeta.env["A"], "1");
+        assert_eq!(
+            s.agent_server("mid").unwrap().manifest.as_deref(),
+            Some("mid-agent")
+        );
+        assert_eq!(s.default_agent.as_deref(), Some("mid"));
+        assert_eq!(
+            s.notifications,
+            Notifications {
+                permission_requests: true,
+                turn_end: false
+            }
+        );
+        assert!(!s.history.enabled);
     }
 
     #[test]
-    fn unknown_keys_are_ignored() {
+    fn unknown_keys_are_listed_as_ignored_warnings() {
         let dir = tempfile::tempdir().unwrap();
         let file = write(
             &dir,
-            r#"{"theme": "One Dark", "agent_servers": {"a": {"command": "x", "future": 1}},
-                "vim_mode": true}"#,
+            "{\"theme\": \"One Dark\",\n \"agent_servers\": {\"a\": {\"command\": \"x\",\n   \"future\": 1}},\n \"history\": {\"enabeld\": false}}",
         );
-        let s = load_from(&file).unwrap();
-        assert_eq!(s.agent_servers["a"].command, "x");
+        let l = load_from(&file);
+        assert_eq!(l.settings.agent_server("a").unwrap().command, "x");
+        assert_eq!(
+            l.settings.agent_server("a").unwrap().ignored,
+            vec!["future"]
+        );
+        assert_eq!(l.settings.ignored, vec!["theme"]);
+        assert!(l.settings.history.enabled, "a typo leaves the default");
+        let shown: Vec<String> = l.problems.iter().map(ToString::to_string).collect();
+        let f = file.display();
+        assert_eq!(
+            shown,
+            vec![
+                format!(
+                    "{f}:1:2: theme: not a setting ACP Desk reads: ignored (check its spelling if you meant one)"
+                ),
+                format!(
+                    "{f}:3:4: agent_servers.a.future: not a setting ACP Desk reads: ignored (check its spelling if you meant one)"
+                ),
+                format!(
+                    "{f}:4:14: history.enabeld: not a setting ACP Desk reads: ignored (check its spelling if you meant one)"
+                ),
+            ]
+        );
+        assert!(
+            l.problems
+                .iter()
+                .all(|p| p.severity == ProblemSeverity::Warning)
+        );
+        assert!(l.invalid_agents.is_empty());
     }
 
     #[test]
-    fn restored_sessions_start_on_return_unless_the_file_says_at_once() {
+    fn bad_types_are_named_with_line_and_field_and_the_valid_part_is_kept() {
         let dir = tempfile::tempdir().unwrap();
-        let none = write(&dir, r#"{"agent_servers": {}}"#);
-        assert_eq!(
-            load_from(&none).unwrap().restored_sessions_start,
-            RestoredStart::OnReturn
+        let file = write(
+            &dir,
+            r#"{
+  "agent_servers": {
+    "good": {"command": "good-agent", "args": ["--acp"]},
+    "bad-args": {"command": "x", "args": ["--port", 8080]},
+    "no-command": {"args": []},
+    "secret-env": {"command": "y", "env": {"TOKEN": 12345}},
+    "not-an-object": "z",
+    "good": {"command": "again"},
+    "last": {"command": "last-agent"}
+  },
+  "default_agent": 3,
+  "history": {"enabled": "no"},
+  "restored_sessions_start": "at-once"
+}"#,
         );
-        let at_once = write(&dir, r#"{"restored_sessions_start": "at_once"}"#);
+        let l = load_from(&file);
+        assert_eq!(names(&l.settings), vec!["good", "last"]);
         assert_eq!(
-            load_from(&at_once).unwrap().restored_sessions_start,
-            RestoredStart::AtOnce
+            l.settings.agent_server("good").unwrap().command,
+            "good-agent"
         );
-        let typo = write(&dir, r#"{"restored_sessions_start": "at-once"}"#);
-        let e = load_from(&typo).unwrap_err();
-        assert!(e.to_string().contains("at-once"), "{e}");
+        assert_eq!(
+            l.invalid_agents,
+            vec!["bad-args", "no-command", "secret-env", "not-an-object"]
+        );
+        assert_eq!(l.settings.default_agent, None);
+        assert!(l.settings.history.enabled);
+        assert_eq!(l.settings.restored_sessions_start, RestoredStart::OnReturn);
+        let got: Vec<(Option<u32>, Option<&str>, &str)> = l
+            .problems
+            .iter()
+            .map(|p| (p.line, p.field.as_deref(), p.message.as_str()))
+            .collect();
+        let expected: Vec<(Option<u32>, Option<&str>, &str)> = vec![
+            (
+                Some(4),
+                Some("agent_servers.bad-args.args[1]"),
+                "expected a string, found a number (quote it: arguments are strings) (so `agent_servers.bad-args` is skipped until this is fixed)",
+            ),
+            (
+                Some(5),
+                Some("agent_servers.no-command.command"),
+                "missing: an agent_servers entry needs `command`, the program to run (Zed's entries for its own built-in agents have none: remove the entry to use ACP Desk's built-in agent of that name) (so `agent_servers.no-command` is skipped until this is fixed)",
+            ),
+            (
+                Some(6),
+                Some("agent_servers.secret-env.env.TOKEN"),
+                "expected a string, found a number (so `agent_servers.secret-env` is skipped until this is fixed)",
+            ),
+            (
+                Some(7),
+                Some("agent_servers.not-an-object"),
+                "expected an object ({ ... }), found a string (so `agent_servers.not-an-object` is skipped until this is fixed)",
+            ),
+            (
+                Some(8),
+                Some("agent_servers.good"),
+                "`good` is defined twice (first on line 3); the first one is used, rename or remove this one",
+            ),
+            (
+                Some(11),
+                Some("default_agent"),
+                "expected a string, found a number",
+            ),
+            (
+                Some(12),
+                Some("history.enabled"),
+                "expected true or false, found a string; the default is used",
+            ),
+            (
+                Some(13),
+                Some("restored_sessions_start"),
+                "`at-once` is not one of \"on_return\", \"at_once\"; \"on_return\" is used",
+            ),
+        ];
+        assert_eq!(got, expected);
+        // The value of an env variable (maybe a secret) is never quoted.
+        assert!(l.problems.iter().all(|p| !p.message.contains("12345")));
+        assert!(
+            l.problems
+                .iter()
+                .all(|p| p.severity == ProblemSeverity::Error)
+        );
+        assert_eq!(l.agent_problems("bad-args").len(), 1);
+        assert_eq!(l.agent_problems("bad").len(), 0, "bad-args is not bad");
+        // Column: where the value starts.
+        assert_eq!(l.problems[0].column, Some(53));
+    }
+
+    #[test]
+    fn a_syntax_error_is_one_problem_and_the_defaults() {
+        let dir = tempfile::tempdir().unwrap();
+        for (text, line) in [
+            ("{nope", 1),
+            // Looser than Zed's dialect: typos, not accepted.
+            (
+                "{\"agent_servers\": {\n  \"a\": {\"command\": \"x\"} \"b\": {\"command\": \"y\"}}}",
+                2,
+            ),
+            ("{agent_servers: {}}", 1),
+            ("{\"agent_servers\": {\"a\": {\"command\": 'x'}}}", 1),
+        ] {
+            let file = write(&dir, text);
+            let l = load_from(&file);
+            assert_eq!(l.settings, Settings::default(), "{text}");
+            assert_eq!(l.problems.len(), 1, "{text}");
+            let p = &l.problems[0];
+            assert_eq!((p.line, p.field.as_deref()), (Some(line), None), "{text}");
+            assert!(p.message.starts_with("not valid JSON: "), "{}", p.message);
+            assert!(
+                p.to_string()
+                    .starts_with(&format!("{}:{line}:", file.display()))
+            );
+        }
+        for text in [r#""agents""#, "5", "[]"] {
+            let l = load_from(&write(&dir, text));
+            assert_eq!(l.settings, Settings::default(), "{text}");
+            assert_eq!(l.problems.len(), 1, "{text}");
+            assert!(
+                l.problems[0].message.contains("must hold one JSON object"),
+                "{text}"
+            );
+        }
     }
 
     #[test]
     fn a_missing_or_commented_out_file_is_the_defaults() {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(
-            load_from(&dir.path().join("missing.json")).unwrap(),
-            Settings::default()
+            load_from(&dir.path().join("missing.json")),
+            Loaded::default()
         );
         for text in ["", "  \n", "// {\"agent_servers\": {}}\n", "{}", "null"] {
             let file = write(&dir, text);
-            assert_eq!(load_from(&file).unwrap(), Settings::default(), "{text:?}");
+            assert_eq!(load_from(&file), Loaded::default(), "{text:?}");
         }
     }
 
     #[test]
-    fn a_malformed_file_names_the_file_and_the_place() {
-        let dir = tempfile::tempdir().unwrap();
-        for text in [
-            "{nope",
-            // Looser than Zed's dialect: typos, not accepted.
-            r#"{"agent_servers": {"a": {"command": "x"} "b": {"command": "y"}}}"#,
-            r#"{agent_servers: {}}"#,
-            r#"{"agent_servers": {"a": {"command": 'x'}}}"#,
-            // Valid JSON, wrong shape.
-            r#"{"agent_servers": {"a": {"args": []}}}"#,
-            r#""agents""#,
-            "5",
-        ] {
-            let file = write(&dir, text);
-            let err = load_from(&file).unwrap_err();
-            assert!(matches!(err, SettingsError::Malformed { .. }), "{text}");
-            assert_eq!(err.path(), file);
-            let msg = err.to_string();
-            assert!(
-                msg.starts_with(&format!(
-                    "could not read the settings file {}: ",
-                    file.display()
-                )),
-                "{msg}"
-            );
-            assert!(msg.ends_with(&err.reason()), "{msg}");
-        }
-        let file = write(&dir, "{\n  \"agent_servers\": {\n    \"a\": 1\n  }\n}");
-        let reason = load_from(&file).unwrap_err().reason();
-        assert!(reason.contains("line 3"), "{reason}");
-    }
-
-    #[test]
-    fn an_unreadable_file_is_an_error() {
+    fn an_unreadable_file_is_one_problem() {
         let dir = tempfile::tempdir().unwrap();
         // A folder where the file should be: unreadable even for root.
         let file = dir.path().join("settings.json");
         std::fs::create_dir(&file).unwrap();
-        let err = load_from(&file).unwrap_err();
-        assert!(matches!(err, SettingsError::Read { .. }), "{err}");
-        assert!(err.to_string().contains("settings.json"));
+        let l = load_from(&file);
+        assert_eq!(l.settings, Settings::default());
+        assert_eq!(l.problems.len(), 1);
+        assert!(l.problems[0].to_string().contains("settings.json"));
+        assert!(l.problems[0].message.contains("could not read"));
+    }
+
+    #[test]
+    fn mcp_servers_take_zeds_context_servers_shape() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = write(
+            &dir,
+            r#"{"mcp_servers": {
+  "files": {"command": "mcp-files", "args": ["--root", "."], "env": {"K": "v"}},
+  "web": {"url": "https://mcp.example.com/mcp", "headers": {"X-Team": "a"}, "credential_ref": "web"},
+  "events": {"type": "sse", "url": "http://localhost:9000/sse"},
+  "both": {"command": "x", "url": "https://x"},
+  "neither": {"args": []},
+  "ftp": {"url": "ftp://x"},
+  "stdio-cred": {"command": "y", "credential_ref": "nope"}
+}}"#,
+        );
+        let l = load_from(&file);
+        let got: Vec<&str> = l
+            .settings
+            .mcp_servers
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .collect();
+        assert_eq!(got, vec!["files", "web", "events", "stdio-cred"]);
+        let (_, files) = &l.settings.mcp_servers[0];
+        assert_eq!(
+            files.transport,
+            McpTransport::Stdio {
+                command: "mcp-files".into(),
+                args: vec!["--root".into(), ".".into()],
+                env: BTreeMap::from([("K".into(), "v".into())]),
+            }
+        );
+        let (_, web) = &l.settings.mcp_servers[1];
+        assert!(matches!(&web.transport, McpTransport::Http { url, headers }
+            if url == "https://mcp.example.com/mcp" && headers["X-Team"] == "a"));
+        assert_eq!(web.credential_ref.as_deref(), Some("web"));
+        assert!(matches!(
+            &l.settings.mcp_servers[2].1.transport,
+            McpTransport::Sse { .. }
+        ));
+        assert_eq!(l.settings.mcp_servers[3].1.credential_ref, None);
+        let fields: Vec<(Option<&str>, ProblemSeverity)> = l
+            .problems
+            .iter()
+            .map(|p| (p.field.as_deref(), p.severity))
+            .collect();
+        assert_eq!(
+            fields,
+            vec![
+                (Some("mcp_servers.both"), ProblemSeverity::Error),
+                (Some("mcp_servers.neither"), ProblemSeverity::Error),
+                (Some("mcp_servers.ftp.url"), ProblemSeverity::Error),
+                (
+                    Some("mcp_servers.stdio-cred.credential_ref"),
+                    ProblemSeverity::Warning
+                ),
+            ]
+        );
     }
 }

@@ -6,7 +6,7 @@ import type { AgentPromptEvent, StreamEvent } from '../lib/generated/ipc';
 import { codeSpans } from '../lib/inline-code';
 import { SessionStore, type Entry, type ToolEntry } from '../lib/session-store';
 import App from '../App.svelte';
-import { FakeBackend, appInfo } from '../test/fake-backend';
+import { FakeBackend, agentEntry, appInfo } from '../test/fake-backend';
 import PermissionDialog from './PermissionDialog.svelte';
 import ThreadEntry from './thread/ThreadEntry.svelte';
 import { transcript } from '../test/transcripts';
@@ -195,12 +195,9 @@ describe('an agent that cannot start', () => {
 
   it('of the settings file says to fix its entry there', async () => {
     const info = appInfo();
-    info.agents.agents.push({
-      id: 'mine',
-      command: '/opt/mine',
-      source: 'settings',
-      available: false,
-    });
+    info.agents.agents.push(
+      agentEntry({ id: 'mine', command: '/opt/mine', source: 'settings', status: 'missing' }),
+    );
     await failed('mine', info);
     const card = document.querySelector('[data-start-failed]') as HTMLElement;
     expect(card.textContent).toContain(

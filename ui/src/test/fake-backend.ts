@@ -2,6 +2,7 @@
 // commands with what the test set up.
 import type { Backend, ProjectFiles, PromptPart, Unsubscribe } from '../lib/backend-types';
 import type {
+  AgentEntry,
   AppInfo,
   DragHover,
   FolderChosen,
@@ -16,22 +17,37 @@ import type {
   TurnEnd,
 } from '../lib/generated/ipc';
 
+export const agentEntry = (over: Partial<AgentEntry> & { id: string }): AgentEntry => ({
+  name: over.id,
+  source: 'builtin',
+  alsoDefinedIn: [],
+  command: over.id,
+  envNames: [],
+  status: 'found',
+  installable: false,
+  problems: [],
+  ...over,
+});
+
 export const appInfo = (over: Partial<AppInfo> = {}): AppInfo => ({
   version: '0.1.0',
   initialAgent: 'demo',
   agents: {
     agents: [
-      { id: 'demo', command: '/x/acp-desk-demo-agent', source: 'builtin', available: true },
-      {
+      agentEntry({ id: 'demo', command: '/x/acp-desk-demo-agent', status: 'found' }),
+      agentEntry({
         id: 'gemini',
+        name: 'Gemini CLI',
         command: 'gemini --acp',
-        source: 'catalog',
-        available: false,
+        status: 'missing',
         hint: 'Install Gemini CLI with `npm install -g @google/gemini-cli`.',
-      },
+        installCommand: 'npm install -g @google/gemini-cli',
+      }),
     ],
     defaultAgent: 'demo',
+    defaultReason: 'the demo agent: nothing else is installed',
     settingsFile: '/cfg/settings.json',
+    problems: [],
   },
   configDir: '/cfg',
   dataDir: '/data',

@@ -1,17 +1,29 @@
-//! Agent definitions resolved to launch specs: the demo agent, a small built-in catalog, the
-//! user's `agent_servers` settings (Zed's shape), and ad-hoc command lines.
+//! Agents: every place one can be defined, and how to start it.
+//!
+//! - [`catalog`]: the built-in agents, one table row each (launch, detection, install).
+//! - [`detect`]: whether a program is installed (PATH, an npm global package, a known install
+//!   folder), cached by program path and mtime.
+//! - the user's settings (`agent_servers`, [`crate::settings`]).
+//! - [`resolve`]: every source joined, with precedence (settings, then manifests, then the
+//!   registry, then the built-ins), the listing a front end shows and the default-agent rule.
+//!
+//! Nothing here blocks an async thread by itself: the functions that read files or look
+//! programs up say "Blocking", and the shell runs them on the blocking pool.
 
-use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 use crate::paths;
 use crate::process::sibling_executable;
-use crate::settings::{self, Settings, SettingsError};
 
+pub mod catalog;
+pub mod detect;
 pub mod install;
 pub mod problem;
 pub mod registry;
+pub mod resolve;
 pub use problem::{CapabilityDifference, ConfigProblem, ProblemSeverity};
+pub use resolve::{Resolved, default_for_new_sessions, listing, resolve_in};
 
 /// Where `agent_servers` entries are defined; re-exported because front ends name it here.
 pub use crate::settings::AgentServer;
@@ -43,156 +55,158 @@ pub enum AgentError {
     BadCommand(String, String),
     #[error("the agent command is empty")]
     EmptyCommand,
-    #[error("could not read the settings file {0}: {1}")]
-    Settings(String, String),
+    /// The agent is defined, but its definition has errors: the first is named (all of them
+    /// are in the listing).
+    #[error("the agent `{name}` cannot be started: {problem}")]
+    Invalid {
+        name: String,
+        problem: Box<ConfigProblem>,
+    },
+    /// The agent is known but cannot be started as it is (not installed, no build for this
+    /// platform, a transport we do not speak): `reason` says what to do.
+    #[error("the agent `{name}` cannot be started: {reason}")]
+    Unavailable { name: String, reason: String },
 }
-
-/// Built-in agents, launched as their projects document (shared/notes/real-agents.md).
-pub const CATALOG: &[(&str, &str, &[&str])] = &[
-    (
-        "claude",
-        "npx",
-        &["-y", "@agentclientprotocol/claude-agent-acp"],
-    ),
-    ("codex", "npx", &["-y", "@agentclientprotocol/codex-acp"]),
-    ("gemini", "gemini", &["--acp"]),
-    ("goose", "goose", &["acp"]),
-    ("opencode", "opencode", &["acp"]),
-];
-
-/// How to get each catalog agent, for people who have not installed it yet.
-pub const INSTALL_HINTS: &[(&str, &str)] = &[
-    (
-        "claude",
-        "Needs Node.js: npx downloads @agentclientprotocol/claude-agent-acp on first use. Sign in once with `claude` (Claude Code) or set ANTHROPIC_API_KEY.",
-    ),
-    (
-        "codex",
-        "Needs Node.js: npx downloads @agentclientprotocol/codex-acp on first use. Sign in once with `codex login` or set OPENAI_API_KEY.",
-    ),
-    (
-        "gemini",
-        "Install Gemini CLI with `npm install -g @google/gemini-cli`, then sign in once by running `gemini`.",
-    ),
-    (
-        "goose",
-        "Install goose (see its documentation for your system), then run `goose configure` once.",
-    ),
-    (
-        "opencode",
-        "Install opencode with `npm install -g opencode-ai`, then run `opencode auth login` once.",
-    ),
-];
 
 /// Where an agent definition came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum AgentSource {
-    /// The demo agent shipped with ACP Desk.
+    /// The demo agent and the built-in catalog ([`catalog::BUILTIN`]).
     Builtin,
-    /// A well-known agent ACP Desk knows how to launch.
-    Catalog,
+    /// The public ACP registry (the shipped snapshot, or a file the user imported).
+    Registry,
     /// The user's `agent_servers` settings.
     Settings,
+    /// An AIP-44 `ACP.md` under the config folder's `agents/`.
+    Manifest,
 }
 
-/// One agent a front end can offer.
+/// Whether an agent can be started, and if not, why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum AgentStatus {
+    /// Its program was found.
+    Found,
+    /// Its runner (npx, uvx) was found; the package is fetched on first use.
+    Downloads,
+    /// Its program was not found: `install_command` / `hint` say how to get it.
+    Missing,
+    /// A registry binary for this platform, installable with Install.
+    NotInstalled,
+    /// No build for this platform.
+    Unavailable,
+    /// A manifest agent we cannot drive (websocket only, a `client` manifest).
+    Unsupported,
+    /// Its definition has errors: see `problems`.
+    Invalid,
+}
+
+/// One agent a front end can offer. Env VALUES are never here (they may be secrets): names only.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentEntry {
-    /// The name [`resolve`] takes.
+    /// The name `--agent` and [`resolve`] take.
     pub id: String,
-    /// The command line, for display.
-    pub command: String,
+    /// For display.
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// The source [`resolve`] uses for this id.
     pub source: AgentSource,
-    /// Whether its program was found (for `npx` agents: whether npx was).
-    pub available: bool,
+    /// Other sources that define the same id (the listing shows one entry per id).
+    pub also_defined_in: Vec<AgentSource>,
+    /// The settings or manifest file, or "ACP registry snapshot <date> (<commit>)".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
+    /// The command line, for display (program and arguments).
+    pub command: String,
+    /// The names of the variables its launch sets (never their values).
+    pub env_names: Vec<String>,
+    pub status: AgentStatus,
     /// What to do to make it work, or what to expect on first use.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
+    /// A command to copy that installs it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub install_command: Option<String>,
+    /// A registry binary ACP Desk can download and install (the Install button).
+    pub installable: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub manifest_file: Option<String>,
+    /// What is wrong with its definition (errors make it `invalid`; warnings do not).
+    pub problems: Vec<ConfigProblem>,
 }
 
 /// Every agent a front end can offer, and which one to preselect.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentListing {
+    /// The demo agent first, then the settings entries in the file's order, then manifests,
+    /// then the built-ins, then the registry.
     pub agents: Vec<AgentEntry>,
-    /// The first agent of the settings, else an installed catalog agent that needs no download,
-    /// else the demo agent.
+    /// For new sessions when the window has no last choice ([`default_for_new_sessions`]).
     pub default_agent: String,
+    /// Why that one, in words ("default_agent in settings", "first agent_servers entry", ...).
+    pub default_reason: String,
     pub settings_file: String,
-    /// The settings file could not be read: why (its agents are missing from the list).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub settings_error: Option<String>,
+    /// Every problem of every source (settings, manifests, registry), to show where the user
+    /// looks; an agent's own problems are also in its entry.
+    pub problems: Vec<ConfigProblem>,
 }
 
-/// Lists the demo agent, the catalog (installed or not) and the user's `agent_servers`.
-/// `cwd` is where relative commands would be looked up.
-pub fn listing(cwd: &std::path::Path) -> AgentListing {
-    listing_in(cwd, &paths::settings_file())
+impl AgentListing {
+    pub fn get(&self, id: &str) -> Option<&AgentEntry> {
+        self.agents.iter().find(|a| a.id == id)
+    }
 }
 
-fn listing_in(cwd: &std::path::Path, settings_file: &std::path::Path) -> AgentListing {
-    let demo = demo_agent_path();
-    let mut agents = vec![AgentEntry {
-        id: "demo".into(),
-        command: demo
-            .as_ref()
-            .map_or_else(|| "acp-desk-demo-agent".into(), |p| p.display().to_string()),
-        source: AgentSource::Builtin,
-        available: demo.as_ref().is_some_and(|p| p.is_file()),
-        hint: Some(match demo {
-            Some(_) => "Scripted, no model: say “hello” to see what it can show.".into(),
-            None => AgentError::DemoMissing.to_string(),
-        }),
-    }];
-    let found = |cmd: &str| crate::process::resolve_command(cmd, cwd).is_ok();
-    let mut default_agent = None;
-    for (name, cmd, args) in CATALOG {
-        let available = found(cmd);
-        if available && *cmd != "npx" && default_agent.is_none() {
-            default_agent = Some((*name).to_string());
+/// Where agents are looked for. Tests point every part at temporary folders; nothing here reads
+/// the process environment once built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sources {
+    /// The settings file (`agent_servers`, `default_agent`).
+    pub settings_file: PathBuf,
+    /// The config folder (manifests under `agents/<name>/ACP.md`).
+    pub config_dir: PathBuf,
+    /// The data folder (an imported registry file, installed registry binaries).
+    pub data_dir: PathBuf,
+    /// The `PATH` programs are looked up on; `None`: the process's.
+    pub path: Option<OsString>,
+    /// The home folder, for known install folders (`~/.local/bin`, `~/.opencode/bin`); `None`:
+    /// the user's.
+    pub home: Option<PathBuf>,
+    /// The npm global `node_modules` folder (what `npm root -g` prints); `None`: asked of npm
+    /// once per PATH (cached), when npm is on the PATH.
+    pub npm_root: Option<PathBuf>,
+}
+
+impl Sources {
+    /// The user's own folders and the process's PATH.
+    pub fn default_for_user() -> Sources {
+        Sources {
+            settings_file: paths::settings_file(),
+            config_dir: paths::config_dir(),
+            data_dir: paths::data_dir(),
+            path: None,
+            home: None,
+            npm_root: None,
         }
-        agents.push(AgentEntry {
-            id: (*name).into(),
-            command: std::iter::once(*cmd)
-                .chain(args.iter().copied())
-                .collect::<Vec<_>>()
-                .join(" "),
-            source: AgentSource::Catalog,
-            available,
-            hint: INSTALL_HINTS
-                .iter()
-                .find(|(n, _)| n == name)
-                .map(|(_, h)| (*h).to_string()),
-        });
     }
-    let (servers, settings_error) = match read_settings(settings_file) {
-        Ok(s) => (s.agent_servers, None),
-        Err(e) => (BTreeMap::new(), Some(e.to_string())),
-    };
-    if let Some(first) = servers.keys().next() {
-        default_agent = Some(first.clone());
-    }
-    for (name, s) in servers {
-        // A settings entry overrides the catalog agent of the same name (as `resolve` does).
-        agents.retain(|a| a.id != name);
-        agents.push(AgentEntry {
-            available: found(&s.command),
-            command: std::iter::once(s.command.as_str())
-                .chain(s.args.iter().map(String::as_str))
-                .collect::<Vec<_>>()
-                .join(" "),
-            id: name,
-            source: AgentSource::Settings,
-            hint: None,
-        });
-    }
-    AgentListing {
-        agents,
-        default_agent: default_agent.unwrap_or_else(|| "demo".into()),
-        settings_file: settings_file.display().to_string(),
-        settings_error,
+
+    /// Everything under `root` (`config/settings.json`, `config/`, `data/`, `home/`,
+    /// `npm/`), with `path` as the PATH: a world of its own, for tests.
+    pub fn isolated(root: &std::path::Path, path: OsString) -> Sources {
+        Sources {
+            settings_file: root.join("config").join("settings.json"),
+            config_dir: root.join("config"),
+            data_dir: root.join("data"),
+            path: Some(path),
+            home: Some(root.join("home")),
+            npm_root: Some(root.join("npm")),
+        }
     }
 }
 
@@ -230,58 +244,10 @@ pub fn from_command_line(line: &str) -> Result<LaunchSpec, AgentError> {
     })
 }
 
-/// Resolves `--agent NAME`: user settings first (so a user can override a built-in), then
-/// `demo`, then the catalog.
+/// Resolves `--agent NAME` over every source of the user's folders (see [`resolve_in`]).
+/// Blocking (reads the settings, manifests and registry, looks programs up).
 pub fn resolve(name: &str) -> Result<LaunchSpec, AgentError> {
-    resolve_in(name, &paths::settings_file())
-}
-
-fn resolve_in(name: &str, settings_file: &std::path::Path) -> Result<LaunchSpec, AgentError> {
-    let settings = read_settings(settings_file)?;
-    if let Some(s) = settings.agent_servers.get(name) {
-        return Ok(LaunchSpec {
-            name: name.into(),
-            command: s.command.clone(),
-            args: s.args.clone(),
-            env: s.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-            cwd: None,
-        });
-    }
-    if name == "demo" {
-        return demo_agent();
-    }
-    if let Some((_, cmd, args)) = CATALOG.iter().find(|(n, _, _)| *n == name) {
-        return Ok(LaunchSpec {
-            name: name.into(),
-            command: (*cmd).into(),
-            args: args.iter().map(|a| (*a).into()).collect(),
-            env: Vec::new(),
-            cwd: None,
-        });
-    }
-    let mut known: Vec<&str> = vec!["demo"];
-    known.extend(CATALOG.iter().map(|(n, _, _)| *n));
-    known.extend(settings.agent_servers.keys().map(String::as_str));
-    Err(AgentError::Unknown(
-        name.into(),
-        known.join(", "),
-        settings_file.display().to_string(),
-    ))
-}
-
-/// The agents the user configured in the settings file (`agent_servers`), by name.
-pub fn configured() -> Result<BTreeMap<String, AgentServer>, AgentError> {
-    Ok(read_settings(&paths::settings_file())?.agent_servers)
-}
-
-fn read_settings(file: &std::path::Path) -> Result<Settings, AgentError> {
-    Ok(settings::load_from(file)?)
-}
-
-impl From<SettingsError> for AgentError {
-    fn from(e: SettingsError) -> Self {
-        AgentError::Settings(e.path().display().to_string(), e.reason())
-    }
+    resolve_in(&Sources::default_for_user(), name).map(|r| r.spec)
 }
 
 #[cfg(test)]
@@ -301,87 +267,5 @@ mod tests {
             from_command_line("   "),
             Err(AgentError::EmptyCommand)
         ));
-    }
-
-    #[test]
-    fn settings_override_and_unknown_names_list_the_known() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("settings.json");
-        std::fs::write(
-            &file,
-            r#"{"agent_servers": {
-                "claude": {"command": "/opt/my-claude", "args": ["--acp"], "env": {"A": "1"}},
-                "mine": {"command": "/bin/my-agent"}
-            }}"#,
-        )
-        .unwrap();
-        // A settings entry wins over the built-in of the same name.
-        let claude = resolve_in("claude", &file).unwrap();
-        assert_eq!(claude.command, "/opt/my-claude");
-        assert_eq!(claude.args, vec!["--acp"]);
-        assert_eq!(claude.env, vec![("A".to_string(), "1".to_string())]);
-        assert_eq!(resolve_in("mine", &file).unwrap().command, "/bin/my-agent");
-        // Built-ins still resolve.
-        let goose = resolve_in("goose", &file).unwrap();
-        assert_eq!(
-            (goose.command.as_str(), goose.args.as_slice()),
-            ("goose", &["acp".to_string()][..])
-        );
-        let Err(AgentError::Unknown(name, known, where_)) = resolve_in("nope", &file) else {
-            panic!("nope should be unknown")
-        };
-        assert_eq!(name, "nope");
-        for k in [
-            "demo", "claude", "codex", "gemini", "goose", "opencode", "mine",
-        ] {
-            assert!(known.contains(k), "{known} lacks {k}");
-        }
-        assert!(where_.contains("settings.json"));
-        std::fs::write(&file, "{nope").unwrap();
-        assert!(matches!(
-            resolve_in("claude", &file),
-            Err(AgentError::Settings(..))
-        ));
-        assert!(resolve_in("goose", &dir.path().join("missing.json")).is_ok());
-    }
-
-    #[test]
-    fn listing_prefers_settings_then_installed_agents_then_demo() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("settings.json");
-        // No settings, an empty PATH-free folder: nothing but npx-style agents could be found.
-        let l = listing_in(dir.path(), &file);
-        assert_eq!(l.agents[0].id, "demo");
-        assert!(l.settings_error.is_none());
-        for (name, _, _) in CATALOG {
-            let e = l.agents.iter().find(|a| a.id == *name).unwrap();
-            assert_eq!(e.source, AgentSource::Catalog);
-            assert!(e.hint.is_some(), "{name} has no install hint");
-        }
-        if !l.agents.iter().any(|a| {
-            a.source == AgentSource::Catalog && a.available && !a.command.starts_with("npx")
-        }) {
-            assert_eq!(l.default_agent, "demo");
-        }
-        std::fs::write(
-            &file,
-            r#"{"agent_servers": {"gemini": {"command": "/opt/gemini", "args": ["--acp"]}, "zz": {"command": "sh"}}}"#,
-        )
-        .unwrap();
-        let l = listing_in(dir.path(), &file);
-        assert_eq!(l.default_agent, "gemini");
-        let gemini: Vec<_> = l.agents.iter().filter(|a| a.id == "gemini").collect();
-        assert_eq!(
-            gemini.len(),
-            1,
-            "the settings entry replaces the catalog one"
-        );
-        assert_eq!(gemini[0].source, AgentSource::Settings);
-        assert_eq!(gemini[0].command, "/opt/gemini --acp");
-        assert!(!gemini[0].available);
-        assert!(l.agents.iter().any(|a| a.id == "zz" && a.available));
-        std::fs::write(&file, "{oops").unwrap();
-        let l = listing_in(dir.path(), &file);
-        assert!(l.settings_error.unwrap().contains("settings.json"));
     }
 }

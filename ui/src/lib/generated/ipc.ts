@@ -8,7 +8,15 @@
  * This interface was referenced by `IpcTypes`'s JSON-Schema
  * via the `definition` "AgentSource".
  */
-export type AgentSource = 'builtin' | 'catalog' | 'settings';
+export type AgentSource = 'builtin' | 'registry' | 'settings' | 'manifest';
+/**
+ * Whether an agent can be started, and if not, why.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "AgentStatus".
+ */
+export type AgentStatus =
+  'found' | 'downloads' | 'missing' | 'not-installed' | 'unavailable' | 'unsupported' | 'invalid';
 /**
  * This interface was referenced by `IpcTypes`'s JSON-Schema
  * via the `definition` "StreamEvent".
@@ -719,6 +727,11 @@ export type CommandName =
  */
 export type ExportFormat = 'markdown' | 'jsonl';
 /**
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "ProblemSeverity".
+ */
+export type ProblemSeverity = 'error' | 'warning';
+/**
  * Resource content that can be embedded in a message.
  *
  * This interface was referenced by `IpcTypes`'s JSON-Schema
@@ -879,42 +892,114 @@ export interface AppInfo {
  * via the `definition` "AgentListing".
  */
 export interface AgentListing {
+  /**
+   * The demo agent first, then the settings entries in the file's order, then manifests,
+   * then the built-ins, then the registry.
+   */
   agents: AgentEntry[];
   /**
-   * The first agent of the settings, else an installed catalog agent that needs no download,
-   * else the demo agent.
+   * For new sessions when the window has no last choice ([`default_for_new_sessions`]).
    */
   defaultAgent: string;
+  /**
+   * Why that one, in words ("default_agent in settings", "first agent_servers entry", ...).
+   */
+  defaultReason: string;
   settingsFile: string;
   /**
-   * The settings file could not be read: why (its agents are missing from the list).
+   * Every problem of every source (settings, manifests, registry), to show where the user
+   * looks; an agent's own problems are also in its entry.
    */
-  settingsError?: string | null;
+  problems: ConfigProblem[];
 }
 /**
- * One agent a front end can offer.
+ * One agent a front end can offer. Env VALUES are never here (they may be secrets): names only.
  *
  * This interface was referenced by `IpcTypes`'s JSON-Schema
  * via the `definition` "AgentEntry".
  */
 export interface AgentEntry {
   /**
-   * The name [`resolve`] takes.
+   * The name `--agent` and [`resolve`] take.
    */
   id: string;
   /**
-   * The command line, for display.
+   * For display.
+   */
+  name: string;
+  description?: string | null;
+  version?: string | null;
+  /**
+   * The source [`resolve`] uses for this id.
+   */
+  source: 'builtin' | 'registry' | 'settings' | 'manifest';
+  /**
+   * Other sources that define the same id (the listing shows one entry per id).
+   */
+  alsoDefinedIn: AgentSource[];
+  /**
+   * The settings or manifest file, or "ACP registry snapshot <date> (<commit>)".
+   */
+  origin?: string | null;
+  /**
+   * The command line, for display (program and arguments).
    */
   command: string;
-  source: AgentSource;
   /**
-   * Whether its program was found (for `npx` agents: whether npx was).
+   * The names of the variables its launch sets (never their values).
    */
-  available: boolean;
+  envNames: string[];
+  status: AgentStatus;
   /**
    * What to do to make it work, or what to expect on first use.
    */
   hint?: string | null;
+  /**
+   * A command to copy that installs it.
+   */
+  installCommand?: string | null;
+  /**
+   * A registry binary ACP Desk can download and install (the Install button).
+   */
+  installable: boolean;
+  manifestFile?: string | null;
+  /**
+   * What is wrong with its definition (errors make it `invalid`; warnings do not).
+   */
+  problems: ConfigProblem[];
+}
+/**
+ * One problem in one file. `Display`: `FILE:LINE:COLUMN: FIELD: MESSAGE` (the parts that are
+ * known), the shape editors and terminals turn into links.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "ConfigProblem".
+ */
+export interface ConfigProblem {
+  /**
+   * The file, as a path the user can open.
+   */
+  file: string;
+  /**
+   * 1-based line, when known.
+   */
+  line?: number | null;
+  /**
+   * 1-based column, when known.
+   */
+  column?: number | null;
+  /**
+   * The field, as a dotted path from the top of the file (`agent_servers.mine.args`).
+   */
+  field?: string | null;
+  /**
+   * What is wrong and what to do, in one sentence or two.
+   */
+  message: string;
+  /**
+   * Whether what the problem concerns was still used (`warning`) or skipped (`error`).
+   */
+  severity: 'error' | 'warning';
 }
 /**
  * This interface was referenced by `IpcTypes`'s JSON-Schema
