@@ -19,7 +19,9 @@ use crate::process::sibling_executable;
 pub mod catalog;
 pub mod check;
 pub mod detect;
+pub mod install;
 pub mod problem;
+pub mod registry;
 pub mod resolve;
 pub use check::{
     AuthMethodInfo, CheckFailure, CheckFailureKind, CheckLimits, CheckReport, CheckStep, check,
