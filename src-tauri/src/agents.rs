@@ -16,7 +16,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use acp_desk_core::agents::{self, AgentEntry, AgentListing, CheckLimits, CheckReport, Sources};
+use acp_desk_core::agents::install::InstallProgress;
+use acp_desk_core::agents::registry::RegistryInfo;
+use acp_desk_core::agents::{
+    self, AgentEntry, AgentListing, CheckLimits, CheckReport, ConfigProblem, Sources,
+};
 use schemars::JsonSchema;
 use serde::Serialize;
 use tauri::ipc::Channel;
@@ -43,25 +47,15 @@ pub const SETTINGS_TEMPLATE: &str = r#"// ACP Desk's settings. JSON with comment
 }
 "#;
 
-/// How far an install is, as the window shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+/// What importing a registry file did.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct InstallProgress {
-    pub stage: InstallStage,
-    /// Bytes downloaded so far (while downloading), else 0.
-    pub bytes: u64,
-    /// The archive's size, when the server said it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub total: Option<u64>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum InstallStage {
-    Download,
-    Verify,
-    Extract,
-    Done,
+pub struct RegistryImported {
+    /// The registry now in use (the imported file).
+    pub registry: RegistryInfo,
+    /// Its entries that cannot be used (they are left out; the others are listed).
+    pub problems: Vec<ConfigProblem>,
+    pub listing: AgentListing,
 }
 
 /// The sources of the user's agents (settings, manifests, registry, data folder).
@@ -122,7 +116,13 @@ pub async fn agents_list<R: Runtime>(app: AppHandle<R>) -> Result<AgentListing, 
 /// failed and what to do. Nothing is left running.
 #[tauri::command]
 pub async fn agent_check(id: String) -> Result<CheckReport, IpcError> {
-    Ok(agents::check_agent(&sources(), &id, &here(), CheckLimits::default()).await)
+    let name = id.clone();
+    let resolved =
+        tauri::async_runtime::spawn_blocking(move || agents::resolve_in(&sources(), &name))
+            .await
+            .map_err(|e| IpcError::task_failed("find the agent", &e))?
+            .map_err(|e| IpcError::AgentUnknown(e.to_string()))?;
+    Ok(agents::check(&resolved.spec, &here(), CheckLimits::default()).await)
 }
 
 /// Downloads a registry agent's binary for this computer into the data folder (checked
@@ -150,7 +150,7 @@ fn install(
     progress: &mut dyn FnMut(InstallProgress),
 ) -> Result<(), IpcError> {
     let (index, _problems) = agents::registry::load(&sources.data_dir);
-    let Some(agent) = index.agents.iter().find(|a| a.id == id) else {
+    let Some(agent) = index.find(id) else {
         return Err(IpcError::AgentUnknown(format!(
             "`{id}` is not in the ACP registry ACP Desk reads; only registry agents are installed with Install"
         )));
@@ -159,14 +159,9 @@ fn install(
         agent,
         agents::registry::current_platform(),
         &sources.data_dir,
-        &mut |p| progress(InstallProgress::from(p)),
+        progress,
     )
     .map_err(|e| IpcError::InvalidInput(e.to_string()))?;
-    progress(InstallProgress {
-        stage: InstallStage::Done,
-        bytes: 0,
-        total: None,
-    });
     Ok(())
 }
 
@@ -270,7 +265,7 @@ pub async fn agents_open_manifest<R: Runtime>(
 #[tauri::command]
 pub async fn agents_import_registry<R: Runtime>(
     app: AppHandle<R>,
-) -> Result<Option<AgentListing>, IpcError> {
+) -> Result<Option<RegistryImported>, IpcError> {
     blocking(app, "import the registry file", |app, s| {
         let chosen = app
             .dialog()
@@ -281,15 +276,20 @@ pub async fn agents_import_registry<R: Runtime>(
         let Some(chosen) = chosen else {
             return Ok(None);
         };
-        let file = chosen.into_path().map_err(|e| {
-            IpcError::InvalidInput(format!("the chosen file cannot be read: {e}"))
-        })?;
-        agents::registry::import(&file, &sources().data_dir).map_err(|e| {
-            IpcError::InvalidInput(format!(
-                "{e}; nothing was imported, the registry in use stays"
-            ))
-        })?;
-        Ok(Some(listing_for_window(s)))
+        let file = chosen
+            .into_path()
+            .map_err(|e| IpcError::InvalidInput(format!("the chosen file cannot be read: {e}")))?;
+        let (index, problems) =
+            agents::registry::import(&file, &sources().data_dir).map_err(|e| {
+                IpcError::InvalidInput(format!(
+                    "{e}; nothing was imported, the registry in use stays"
+                ))
+            })?;
+        Ok(Some(RegistryImported {
+            registry: index.info(),
+            problems,
+            listing: listing_for_window(s),
+        }))
     })
     .await
 }
@@ -317,6 +317,16 @@ pub async fn agents_copy_install_command<R: Runtime>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_template_is_a_settings_file_without_problems() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("settings.json");
+        std::fs::write(&file, SETTINGS_TEMPLATE).unwrap();
+        let loaded = acp_desk_core::settings::load_from(&file);
+        assert_eq!(loaded.problems, vec![]);
+        assert!(loaded.settings.agent_servers.is_empty());
+    }
 
     #[test]
     fn the_settings_file_is_made_once_and_never_written_over() {

@@ -524,11 +524,9 @@ pub async fn continue_session(
     crate::restore::continue_session(&state, session_id).await
 }
 
-// The Agents view's commands live in `agents.rs`; the handler finds them here.
-pub use crate::agents::{
-    agent_check, agent_install, agents_copy_install_command, agents_import_registry,
-    agents_list, agents_open_manifest, agents_open_settings, agents_use_for_new_sessions,
-};
+// The Agents view's commands live in `agents.rs`; the handler finds them (and the items
+// `#[tauri::command]` makes beside each) here.
+pub use crate::agents::*;
 
 // The one list of command names (the root build.rs includes it too, for the app manifest).
 include!("command_names.rs");

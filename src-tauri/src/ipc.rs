@@ -363,7 +363,8 @@ pub struct IpcTypes {
     open_session_entry: OpenSessionEntry,
     agent_listing: AgentListing,
     check_report: acp_desk_core::agents::CheckReport,
-    install_progress: crate::agents::InstallProgress,
+    install_progress: acp_desk_core::agents::install::InstallProgress,
+    registry_imported: crate::agents::RegistryImported,
 }
 
 /// The JSON Schema the TypeScript types are generated from, as committed in

@@ -95,9 +95,78 @@ fn app_info_names_the_folder_and_agent_from_the_command_line() {
     let info = invoke(&webview, "app_info", json!({})).unwrap();
     assert_eq!(info["initialFolder"], dir.path().display().to_string());
     assert_eq!(info["initialAgent"], "demo");
-    let agents = info["agents"]["agents"].as_array().unwrap();
+    // No listing at start: the window asks for it once it is up (detection never holds it).
+    assert!(info.get("agents").is_none(), "{info}");
+    let listing = invoke(&webview, "agents_list", json!({})).unwrap();
+    let agents = listing["agents"].as_array().unwrap();
     assert_eq!(agents[0]["id"], "demo");
     assert!(agents.iter().any(|a| a["id"] == "claude"));
+    // The test's settings file defines `broken`, from the settings.
+    let broken = agents.iter().find(|a| a["id"] == "broken").unwrap();
+    assert_eq!(broken["source"], "settings");
+    assert_eq!(broken["status"], "missing");
+}
+
+/// "Use for new sessions": remembered in the state file, so the next listing (this run's and
+/// the next's) names it with its reason; an id the listing does not have is refused.
+#[test]
+fn the_agent_for_new_sessions_is_remembered_and_an_unknown_one_refused() {
+    let (_app, webview) = mock_app(Launch::default());
+    let chosen = invoke(
+        &webview,
+        "agents_use_for_new_sessions",
+        json!({"id": "broken"}),
+    )
+    .unwrap();
+    assert_eq!(chosen["defaultAgent"], "broken");
+    assert_eq!(chosen["defaultReason"], "last chosen in the window");
+    // The state file's writer applies it on its thread: the listing says it once written.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let listing = invoke(&webview, "agents_list", json!({})).unwrap();
+        if listing["defaultAgent"] == "broken" {
+            assert_eq!(listing["defaultReason"], "last chosen in the window");
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{listing}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let err = invoke(
+        &webview,
+        "agents_use_for_new_sessions",
+        json!({"id": "no-such-agent"}),
+    )
+    .unwrap_err();
+    assert_eq!(err["code"], "agent-unknown", "{err}");
+    invoke(
+        &webview,
+        "agents_use_for_new_sessions",
+        json!({"id": "demo"}),
+    )
+    .unwrap();
+}
+
+/// Check of the demo agent through IPC: its name and version, each step timed; an unknown
+/// agent is refused with its code.
+#[test]
+fn check_reports_the_demo_agent_and_refuses_an_unknown_one() {
+    let (_app, webview) = mock_app(Launch::default());
+    let report = invoke(&webview, "agent_check", json!({"id": "demo"})).unwrap();
+    assert_eq!(report["ok"], true, "{report}");
+    assert!(
+        report["agentName"].as_str().unwrap().contains("demo"),
+        "{report}"
+    );
+    assert!(report["agentVersion"].is_string(), "{report}");
+    let steps: Vec<&str> = report["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(steps, ["start", "initialize"]);
+    let err = invoke(&webview, "agent_check", json!({"id": "no-such-agent"})).unwrap_err();
+    assert_eq!(err["code"], "agent-unknown", "{err}");
 }
 
 #[test]

@@ -48,7 +48,7 @@ for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && brea
   { echo "e2e: tauri-driver did not listen on $port"; cat "$work/tauri-driver.log"; exit 2; }
 
 rc=0
-TAURI_DRIVER_PORT=$port node --test --test-concurrency=1 ${E2E_TESTS:-tests/e2e/app.test.mjs tests/e2e/restart.test.mjs tests/e2e/history.test.mjs} || rc=$?
+TAURI_DRIVER_PORT=$port node --test --test-concurrency=1 ${E2E_TESTS:-tests/e2e/app.test.mjs tests/e2e/restart.test.mjs tests/e2e/history.test.mjs tests/e2e/agents.test.mjs} || rc=$?
 if [ "$rc" -ne 0 ]; then
   echo "--- tauri-driver log (last 40 lines)"; tail -40 "$work/tauri-driver.log" || true
 fi

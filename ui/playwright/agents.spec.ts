@@ -126,7 +126,6 @@ const listing = {
   defaultReason: 'the demo agent: nothing else is installed',
   settingsFile,
   problems: [] as Entry[],
-  registry: { kind: 'snapshot', commit: '7f3c2e1', date: '2026-11-20', agents: 9 },
 };
 
 const problems = [
@@ -154,6 +153,7 @@ const failedCheck = {
   steps: [{ name: 'start', millis: 1, ok: false }],
   authMethods: [],
   differences: [],
+  warnings: [],
   failure: {
     kind: 'not-installed',
     message: 'the agent command `gemini` was not found on PATH',
@@ -174,6 +174,7 @@ const manifestCheck = {
   capabilities: { loadSession: false, promptCapabilities: { image: false, embeddedContext: true } },
   authMethods: [{ id: 'token', name: 'API token', description: 'set REVIEWER_TOKEN' }],
   differences: [{ path: 'loadSession', declared: true, reported: false }],
+  warnings: [],
 };
 
 async function openAgents(page: Page, over: Record<string, unknown> = {}): Promise<void> {

@@ -96,7 +96,8 @@ import { readFileSync } from 'node:fs';
  * @property {number} [installStepMs]
  * @property {Record<string, { code: string, message: string }>} [installErrors] Per agent id:
  *   the install fails with it after its progress.
- * @property {Record<string, any> | null} [imported] What `agents_import_registry` answers.
+ * @property {Record<string, any> | null} [imported] What `agents_import_registry` answers
+ *   (RegistryImported: the registry, its problems, the listing).
  */
 
 /**
@@ -274,7 +275,6 @@ export function installMockIpc(setup) {
     defaultReason: 'the demo agent: nothing else is installed',
     settingsFile: '/home/demo/.config/acp-desk/settings.json',
     problems: [],
-    registry: null,
   };
   /** @param {unknown} ch @param {{ index: number }} at @param {unknown} message */
   const sendOn = (ch, at, message) => {
@@ -557,6 +557,7 @@ export function installMockIpc(setup) {
             },
             authMethods: [],
             differences: [],
+            warnings: [],
           }
         );
       }
@@ -564,17 +565,17 @@ export function installMockIpc(setup) {
         const a = listed(String(args.id));
         const at = { index: 0 };
         for (const step of agentsMock.installSteps ?? [
-          { stage: 'download', bytes: 2_100_000, total: 8_400_000 },
-          { stage: 'download', bytes: 6_300_000, total: 8_400_000 },
-          { stage: 'verify', bytes: 0 },
-          { stage: 'extract', bytes: 0 },
+          { phase: 'downloading', downloaded: 2_100_000, total: 8_400_000 },
+          { phase: 'downloading', downloaded: 6_300_000, total: 8_400_000 },
+          { phase: 'verifying', downloaded: 8_400_000, total: 8_400_000 },
+          { phase: 'extracting', downloaded: 8_400_000, total: 8_400_000 },
         ]) {
           await wait(agentsMock.installStepMs ?? 150);
-          sendOn(args.onProgress, at, step);
+          sendOn(args.onProgress, at, { agent: a.id, ...step });
         }
         const failed = agentsMock.installErrors?.[a.id];
         if (failed) throw failed;
-        sendOn(args.onProgress, at, { stage: 'done', bytes: 0 });
+        sendOn(args.onProgress, at, { agent: a.id, phase: 'installed', downloaded: 0 });
         listing = {
           ...listing,
           agents: listing.agents.map((/** @type {any} */ x) =>
@@ -592,7 +593,7 @@ export function installMockIpc(setup) {
         };
         return listing;
       case 'agents_import_registry':
-        if (agentsMock.imported) listing = agentsMock.imported;
+        if (agentsMock.imported) listing = agentsMock.imported.listing;
         return agentsMock.imported ?? null;
       case 'agents_open_manifest':
       case 'agents_copy_install_command':

@@ -17,6 +17,7 @@ import {
   type AgentListing,
   type AgentStatus,
   type CheckReport,
+  type InstallProgress,
 } from './agents';
 
 const agent = (over: Partial<AgentEntry>): AgentEntry => ({
@@ -99,6 +100,7 @@ describe('the words', () => {
       },
       authMethods: [],
       differences: [],
+      warnings: [],
     };
     expect(stepsText(r)).toBe('start 12 ms · initialize 1.5 s');
     expect(identityText(r)).toBe('ACP Desk Demo 0.1.0 (acp-desk-demo), protocol 1');
@@ -129,11 +131,12 @@ describe('the words', () => {
   });
 
   it('says how far an install is', () => {
-    expect(progressText({ stage: 'download', bytes: 1_200_000, total: 3_400_000 })).toBe(
-      'Downloading: 1.2 of 3.4 MB',
-    );
-    expect(progressText({ stage: 'download', bytes: 500_000 })).toBe('Downloading: 0.5 MB');
-    expect(progressText({ stage: 'verify', bytes: 0 })).toBe('Checking its sha256…');
+    const p = (phase: InstallProgress['phase'], downloaded: number, total?: number) =>
+      progressText({ agent: 'k', phase, downloaded, total: total ?? null });
+    expect(p('downloading', 1_200_000, 3_400_000)).toBe('Downloading: 1.2 of 3.4 MB');
+    expect(p('downloading', 500_000)).toBe('Downloading: 0.5 MB');
+    expect(p('verifying', 0)).toBe('Checking its sha256…');
+    expect(p('extracting', 0)).toBe('Unpacking…');
   });
 });
 
@@ -167,8 +170,8 @@ describe('filtering and grouping', () => {
     const listing: AgentListing = { ...agentListing(), agents };
     expect(pickerAgents(listing, 'demo').map((a) => a.id)).toEqual(['demo', 'mine', 'bee']);
     expect(pickerAgents(listing, 'zed').map((a) => a.id)).toEqual(['demo', 'mine', 'zed', 'bee']);
-    expect(pickerLabel(agents[1]!)).toBe('Mine (not installed)');
-    expect(pickerLabel(agents[2]!)).toBe('Zeta');
+    expect(pickerLabel(agents[1] as AgentEntry)).toBe('Mine (not installed)');
+    expect(pickerLabel(agents[2] as AgentEntry)).toBe('Zeta');
   });
 });
 
@@ -196,6 +199,7 @@ describe('AgentsController', () => {
       steps: [{ name: 'start', millis: 1, ok: false }],
       authMethods: [],
       differences: [],
+      warnings: [],
       failure: {
         kind: 'not-installed',
         message: 'gemini was not found on PATH',
@@ -238,10 +242,19 @@ describe('AgentsController', () => {
     const c = new AgentsController(b);
     await c.importRegistry();
     expect(c.state.said).toBeNull();
-    b.imported = agentListing({
-      registry: { kind: 'imported', file: '/home/me/registry.json', agents: 31 },
-    });
+    b.imported = {
+      registry: {
+        kind: 'imported',
+        label: 'ACP registry imported from /home/me/registry.json on 2026-12-01',
+        file: '/home/me/registry.json',
+        agents: 31,
+      },
+      problems: [{ file: '/home/me/registry.json', message: 'x', severity: 'warning' }],
+      listing: agentListing(),
+    };
     await c.importRegistry();
-    expect(c.state.said).toBe('Imported the registry file /home/me/registry.json: 31 agents.');
+    expect(c.state.said).toBe(
+      'ACP registry imported from /home/me/registry.json on 2026-12-01: 31 agents from it are listed (1 of its entries cannot be used).',
+    );
   });
 });

@@ -13,6 +13,7 @@ import type {
   CheckReport,
   ConfigProblem,
   InstallProgress,
+  RegistryImported,
 } from './agents-ipc';
 
 export type {
@@ -23,6 +24,7 @@ export type {
   CheckReport,
   ConfigProblem,
   InstallProgress,
+  RegistryImported,
 };
 
 /** What the Agents view needs from the shell (src-tauri/src/agents.rs; tests fake it). */
@@ -39,9 +41,9 @@ export interface AgentsBackend {
   agentsOpenSettings(): Promise<void>;
   /** An agent's ACP.md in the user's editor. */
   agentsOpenManifest(id: string): Promise<void>;
-  /** The file dialog, then the chosen registry file imported: the listing afterwards, or null
-   * when the user cancelled. */
-  agentsImportRegistry(): Promise<AgentListing | null>;
+  /** The file dialog, then the chosen registry file imported: the registry now in use and the
+   * listing afterwards, or null when the user cancelled. */
+  agentsImportRegistry(): Promise<RegistryImported | null>;
   /** The agent's install command on the clipboard. */
   agentsCopyInstallCommand(id: string): Promise<void>;
 }
@@ -209,23 +211,28 @@ function shown(v: unknown): string {
 }
 
 /** "promptCapabilities.image: declared true, reported false". */
-export function differenceText(d: CapabilityDifference): string {
+export function differenceText(
+  d: Pick<CapabilityDifference, 'path'> & {
+    declared?: unknown;
+    reported?: unknown;
+  },
+): string {
   return `${d.path}: the manifest declares ${shown(d.declared)}, the agent reports ${shown(d.reported)}`;
 }
 
 /** An install's progress in words ("Downloading: 1.2 of 3.4 MB"). */
 export function progressText(p: InstallProgress): string {
   const mb = (n: number) => (n / 1_000_000).toFixed(1);
-  switch (p.stage) {
-    case 'download':
+  switch (p.phase) {
+    case 'downloading':
       return p.total
-        ? `Downloading: ${mb(p.bytes)} of ${mb(p.total)} MB`
-        : `Downloading: ${mb(p.bytes)} MB`;
-    case 'verify':
+        ? `Downloading: ${mb(p.downloaded)} of ${mb(p.total)} MB`
+        : `Downloading: ${mb(p.downloaded)} MB`;
+    case 'verifying':
       return 'Checking its sha256…';
-    case 'extract':
+    case 'extracting':
       return 'Unpacking…';
-    case 'done':
+    case 'installed':
       return 'Installed.';
   }
 }
@@ -343,7 +350,11 @@ export class AgentsController {
       const listing = await this.backend.agentInstall(id, (progress) =>
         put({ running: true, progress, error: null }),
       );
-      put({ running: false, progress: { stage: 'done', bytes: 0 }, error: null });
+      put({
+        running: false,
+        progress: { agent: id, phase: 'installed', downloaded: 0 },
+        error: null,
+      });
       this.take(listing);
     } catch (e) {
       put({ running: false, progress: null, error: toUiError(e) });
@@ -375,12 +386,13 @@ export class AgentsController {
 
   async importRegistry(): Promise<void> {
     await this.run(async () => {
-      const listing = await this.backend.agentsImportRegistry();
-      if (!listing) return;
-      this.take(listing);
-      const r = listing.registry;
+      const imported = await this.backend.agentsImportRegistry();
+      if (!imported) return;
+      this.take(imported.listing);
+      const r = imported.registry;
+      const skipped = imported.problems.length;
       this.set({
-        said: `Imported the registry file${r?.file ? ` ${r.file}` : ''}: ${r?.agents ?? 0} agents.`,
+        said: `${r.label}: ${r.agents} agent${r.agents === 1 ? '' : 's'} from it are listed${skipped > 0 ? ` (${skipped} of its entries cannot be used)` : ''}.`,
       });
     });
   }

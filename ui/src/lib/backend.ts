@@ -4,7 +4,7 @@ import { listen } from '@tauri-apps/api/event';
 import { getCurrentWindow } from '@tauri-apps/api/window';
 import type { Backend } from './backend-types';
 import type { HistoryBackend } from './history';
-import type { AgentListing, CheckReport, InstallProgress } from './agents';
+import type { AgentListing, CheckReport, InstallProgress, RegistryImported } from './agents';
 import { toUiError } from './backend-types';
 import type {
   AgentSession,
@@ -95,7 +95,7 @@ export function tauriBackend(): Backend {
     agentsUseForNewSessions: (id) => call<AgentListing>('agents_use_for_new_sessions', { id }),
     agentsOpenSettings: () => run('agents_open_settings'),
     agentsOpenManifest: (id) => run('agents_open_manifest', { id }),
-    agentsImportRegistry: () => call<AgentListing | null>('agents_import_registry'),
+    agentsImportRegistry: () => call<RegistryImported | null>('agents_import_registry'),
     agentsCopyInstallCommand: (id) => run('agents_copy_install_command', { id }),
   };
 }

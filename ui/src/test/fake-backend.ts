@@ -1,7 +1,7 @@
 // A Backend for tests: records calls, lets the test push frames and app events, and answers
 // commands with what the test set up.
 import type { Backend, ProjectFiles, PromptPart, Unsubscribe } from '../lib/backend-types';
-import type { AgentListing, CheckReport, InstallProgress } from '../lib/agents';
+import type { AgentListing, CheckReport, InstallProgress, RegistryImported } from '../lib/agents';
 import type {
   AppInfo,
   DragHover,
@@ -87,7 +87,6 @@ export const agentListing = (over: Partial<AgentListing> = {}): AgentListing => 
   defaultReason: 'the demo agent: nothing else is installed',
   settingsFile: '/cfg/settings.json',
   problems: [],
-  registry: { kind: 'snapshot', commit: 'abc1234', date: '2026-11-20', agents: 2 },
   ...over,
 });
 
@@ -185,13 +184,14 @@ export class FakeBackend implements Backend {
         capabilities: { loadSession: true, promptCapabilities: { image: true, audio: false } },
         authMethods: [],
         differences: [],
+        warnings: [],
       }
     );
   }
   /** The progress agentInstall reports, then its failure if set. */
   installSteps: InstallProgress[] = [
-    { stage: 'download', bytes: 500_000, total: 1_000_000 },
-    { stage: 'verify', bytes: 0 },
+    { agent: 'kimi', phase: 'downloading', downloaded: 500_000, total: 1_000_000 },
+    { agent: 'kimi', phase: 'verifying', downloaded: 1_000_000 },
   ];
   installError: IpcError | null = null;
   async agentInstall(id: string, onProgress: (p: InstallProgress) => void): Promise<AgentListing> {
@@ -221,11 +221,11 @@ export class FakeBackend implements Backend {
   async agentsOpenManifest(id: string): Promise<void> {
     this.calls.push(['agentsOpenManifest', id]);
   }
-  /** What the import's file dialog gives: a listing, or null (cancelled). */
-  imported: AgentListing | null = null;
-  async agentsImportRegistry(): Promise<AgentListing | null> {
+  /** What the import gives: the registry imported, or null (the dialog was cancelled). */
+  imported: RegistryImported | null = null;
+  async agentsImportRegistry(): Promise<RegistryImported | null> {
     this.calls.push(['agentsImportRegistry']);
-    if (this.imported) this.listing = this.imported;
+    if (this.imported) this.listing = this.imported.listing;
     return this.imported;
   }
   async agentsCopyInstallCommand(id: string): Promise<void> {

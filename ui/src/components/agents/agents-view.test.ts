@@ -34,7 +34,7 @@ describe('the Agents view', () => {
     // Registry agents not installed are folded below yours.
     const more = document.querySelector('details.more') as HTMLDetailsElement;
     expect(more.open).toBe(false);
-    expect(within(more).getByText('2 registry agents not installed yet')).toBeTruthy();
+    expect(within(more).getByText('2 registry agents, not installed here yet')).toBeTruthy();
     expect(
       within(card('kimi')).getByText('ACP registry snapshot 2026-11-20 (abc1234)'),
     ).toBeTruthy();
@@ -66,6 +66,7 @@ describe('the Agents view', () => {
       steps: [{ name: 'start', millis: 2, ok: false }],
       authMethods: [],
       differences: [],
+      warnings: [],
       failure: {
         kind: 'not-installed',
         message: 'the agent command `gemini` was not found on PATH',

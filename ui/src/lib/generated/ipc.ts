@@ -3,21 +3,6 @@
  * src-tauri/src/command_names.rs, are the source. */
 
 /**
- * Where an agent definition came from.
- *
- * This interface was referenced by `IpcTypes`'s JSON-Schema
- * via the `definition` "AgentSource".
- */
-export type AgentSource = 'builtin' | 'registry' | 'settings' | 'manifest';
-/**
- * Whether an agent can be started, and if not, why.
- *
- * This interface was referenced by `IpcTypes`'s JSON-Schema
- * via the `definition` "AgentStatus".
- */
-export type AgentStatus =
-  'found' | 'downloads' | 'missing' | 'not-installed' | 'unavailable' | 'unsupported' | 'invalid';
-/**
  * This interface was referenced by `IpcTypes`'s JSON-Schema
  * via the `definition` "StreamEvent".
  */
@@ -718,7 +703,15 @@ export type CommandName =
   | 'restored_sessions'
   | 'set_open_sessions'
   | 'save_draft'
-  | 'continue_session';
+  | 'continue_session'
+  | 'agents_list'
+  | 'agent_check'
+  | 'agent_install'
+  | 'agents_use_for_new_sessions'
+  | 'agents_open_settings'
+  | 'agents_open_manifest'
+  | 'agents_import_registry'
+  | 'agents_copy_install_command';
 /**
  * How a session is exported.
  *
@@ -727,10 +720,48 @@ export type CommandName =
  */
 export type ExportFormat = 'markdown' | 'jsonl';
 /**
+ * Where an agent definition came from.
+ *
  * This interface was referenced by `IpcTypes`'s JSON-Schema
- * via the `definition` "ProblemSeverity".
+ * via the `definition` "AgentSource".
  */
-export type ProblemSeverity = 'error' | 'warning';
+export type AgentSource = 'builtin' | 'registry' | 'settings' | 'manifest';
+/**
+ * Whether an agent can be started, and if not, why.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "AgentStatus".
+ */
+export type AgentStatus =
+  'found' | 'downloads' | 'missing' | 'not-installed' | 'unavailable' | 'unsupported' | 'invalid';
+/**
+ * The kind of a Check failure, for front ends to show (kebab case on the wire).
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "CheckFailureKind".
+ */
+export type CheckFailureKind =
+  | 'not-installed'
+  | 'not-executable'
+  | 'exited'
+  | 'not-json'
+  | 'no-answer'
+  | 'protocol-version'
+  | 'invalid-answer'
+  | 'refused'
+  | 'other';
+/**
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "InstallPhase".
+ */
+export type InstallPhase = ('downloading' | 'verifying' | 'extracting') | 'installed';
+/**
+ * Which kind of source, for the UI.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "RegistrySourceKind".
+ */
+export type RegistrySourceKind = 'snapshot' | 'imported';
 /**
  * Resource content that can be embedded in a message.
  *
@@ -829,6 +860,11 @@ export type SessionConfigSelectOptions = SessionConfigSelectOption[] | SessionCo
  * via the `definition` "SessionConfigGroupId".
  */
 export type SessionConfigGroupId = string;
+/**
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "ProblemSeverity".
+ */
+export type ProblemSeverity = 'error' | 'warning';
 
 /**
  * The root of the generated schema: one field per type the UI needs, so one schema (and one
@@ -859,6 +895,10 @@ export interface IpcTypes {
   agentSession: AgentSession;
   restoredSidebar: RestoredSidebar;
   openSessionEntry: OpenSessionEntry;
+  agentListing: AgentListing;
+  checkReport: CheckReport;
+  installProgress: InstallProgress;
+  registryImported: RegistryImported;
 }
 /**
  * What the window needs to start: the agents to offer and the folder to open, if any.
@@ -873,10 +913,10 @@ export interface AppInfo {
    */
   initialFolder?: string | null;
   /**
-   * An agent named on the command line (`--agent NAME`), else the listing's default.
+   * An agent named on the command line (`--agent NAME`); without one, new sessions use
+   * the default of the listing (`agents_list`, asked once the window is up).
    */
-  initialAgent: string;
-  agents: AgentListing;
+  initialAgent?: string | null;
   configDir: string;
   dataDir: string;
   /**
@@ -884,122 +924,6 @@ export interface AppInfo {
    * as `menu-action` `theme`.
    */
   theme: ('light' | 'dark') | 'system';
-}
-/**
- * Every agent a front end can offer, and which one to preselect.
- *
- * This interface was referenced by `IpcTypes`'s JSON-Schema
- * via the `definition` "AgentListing".
- */
-export interface AgentListing {
-  /**
-   * The demo agent first, then the settings entries in the file's order, then manifests,
-   * then the built-ins, then the registry.
-   */
-  agents: AgentEntry[];
-  /**
-   * For new sessions when the window has no last choice ([`default_for_new_sessions`]).
-   */
-  defaultAgent: string;
-  /**
-   * Why that one, in words ("default_agent in settings", "first agent_servers entry", ...).
-   */
-  defaultReason: string;
-  settingsFile: string;
-  /**
-   * Every problem of every source (settings, manifests, registry), to show where the user
-   * looks; an agent's own problems are also in its entry.
-   */
-  problems: ConfigProblem[];
-}
-/**
- * One agent a front end can offer. Env VALUES are never here (they may be secrets): names only.
- *
- * This interface was referenced by `IpcTypes`'s JSON-Schema
- * via the `definition` "AgentEntry".
- */
-export interface AgentEntry {
-  /**
-   * The name `--agent` and [`resolve`] take.
-   */
-  id: string;
-  /**
-   * For display.
-   */
-  name: string;
-  description?: string | null;
-  version?: string | null;
-  /**
-   * The source [`resolve`] uses for this id.
-   */
-  source: 'builtin' | 'registry' | 'settings' | 'manifest';
-  /**
-   * Other sources that define the same id (the listing shows one entry per id).
-   */
-  alsoDefinedIn: AgentSource[];
-  /**
-   * The settings or manifest file, or "ACP registry snapshot <date> (<commit>)".
-   */
-  origin?: string | null;
-  /**
-   * The command line, for display (program and arguments).
-   */
-  command: string;
-  /**
-   * The names of the variables its launch sets (never their values).
-   */
-  envNames: string[];
-  status: AgentStatus;
-  /**
-   * What to do to make it work, or what to expect on first use.
-   */
-  hint?: string | null;
-  /**
-   * A command to copy that installs it.
-   */
-  installCommand?: string | null;
-  /**
-   * A registry binary ACP Desk can download and install (the Install button).
-   */
-  installable: boolean;
-  manifestFile?: string | null;
-  /**
-   * What is wrong with its definition (errors make it `invalid`; warnings do not).
-   */
-  problems: ConfigProblem[];
-}
-/**
- * One problem in one file. `Display`: `FILE:LINE:COLUMN: FIELD: MESSAGE` (the parts that are
- * known), the shape editors and terminals turn into links.
- *
- * This interface was referenced by `IpcTypes`'s JSON-Schema
- * via the `definition` "ConfigProblem".
- */
-export interface ConfigProblem {
-  /**
-   * The file, as a path the user can open.
-   */
-  file: string;
-  /**
-   * 1-based line, when known.
-   */
-  line?: number | null;
-  /**
-   * 1-based column, when known.
-   */
-  column?: number | null;
-  /**
-   * The field, as a dotted path from the top of the file (`agent_servers.mine.args`).
-   */
-  field?: string | null;
-  /**
-   * What is wrong and what to do, in one sentence or two.
-   */
-  message: string;
-  /**
-   * Whether what the problem concerns was still used (`warning`) or skipped (`error`).
-   */
-  severity: 'error' | 'warning';
 }
 /**
  * This interface was referenced by `IpcTypes`'s JSON-Schema
@@ -2226,6 +2150,309 @@ export interface OpenSessionEntry {
   agent: string;
 }
 /**
+ * Every agent a front end can offer, and which one to preselect.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "AgentListing".
+ */
+export interface AgentListing {
+  /**
+   * The demo agent first, then the settings entries in the file's order, then manifests,
+   * then the built-ins, then the registry.
+   */
+  agents: AgentEntry[];
+  /**
+   * For new sessions when the window has no last choice ([`default_for_new_sessions`]).
+   */
+  defaultAgent: string;
+  /**
+   * Why that one, in words ("default_agent in settings", "first agent_servers entry", ...).
+   */
+  defaultReason: string;
+  settingsFile: string;
+  /**
+   * Every problem of every source (settings, manifests, registry), to show where the user
+   * looks; an agent's own problems are also in its entry.
+   */
+  problems: ConfigProblem[];
+}
+/**
+ * One agent a front end can offer. Env VALUES are never here (they may be secrets): names only.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "AgentEntry".
+ */
+export interface AgentEntry {
+  /**
+   * The name `--agent` and [`resolve`] take.
+   */
+  id: string;
+  /**
+   * For display.
+   */
+  name: string;
+  description?: string | null;
+  version?: string | null;
+  /**
+   * The source [`resolve`] uses for this id.
+   */
+  source: 'builtin' | 'registry' | 'settings' | 'manifest';
+  /**
+   * Other sources that define the same id (the listing shows one entry per id).
+   */
+  alsoDefinedIn: AgentSource[];
+  /**
+   * The settings or manifest file, or "ACP registry snapshot <date> (<commit>)".
+   */
+  origin?: string | null;
+  /**
+   * The command line, for display (program and arguments).
+   */
+  command: string;
+  /**
+   * The names of the variables its launch sets (never their values).
+   */
+  envNames: string[];
+  status: AgentStatus;
+  /**
+   * What to do to make it work, or what to expect on first use.
+   */
+  hint?: string | null;
+  /**
+   * A command to copy that installs it.
+   */
+  installCommand?: string | null;
+  /**
+   * A registry binary ACP Desk can download and install (the Install button).
+   */
+  installable: boolean;
+  manifestFile?: string | null;
+  /**
+   * What is wrong with its definition (errors make it `invalid`; warnings do not).
+   */
+  problems: ConfigProblem[];
+}
+/**
+ * One problem in one file. `Display`: `FILE:LINE:COLUMN: FIELD: MESSAGE` (the parts that are
+ * known), the shape editors and terminals turn into links.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "ConfigProblem".
+ */
+export interface ConfigProblem {
+  /**
+   * The file, as a path the user can open.
+   */
+  file: string;
+  /**
+   * 1-based line, when known.
+   */
+  line?: number | null;
+  /**
+   * 1-based column, when known.
+   */
+  column?: number | null;
+  /**
+   * The field, as a dotted path from the top of the file (`agent_servers.mine.args`).
+   */
+  field?: string | null;
+  /**
+   * What is wrong and what to do, in one sentence or two.
+   */
+  message: string;
+  /**
+   * Whether what the problem concerns was still used (`warning`) or skipped (`error`).
+   */
+  severity: 'error' | 'warning';
+}
+/**
+ * What Check found. `ok`: the agent started and answered `initialize` in a protocol version
+ * ACP Desk speaks; otherwise `failure` says why.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "CheckReport".
+ */
+export interface CheckReport {
+  /**
+   * The agent as it was asked for (its launch name: `demo`, a settings name, the command).
+   */
+  agent: string;
+  ok: boolean;
+  /**
+   * The steps taken, in order (`start`, `initialize`); a failed step is the last.
+   */
+  steps: CheckStep[];
+  /**
+   * `agentInfo.name` of its `initialize` answer.
+   */
+  agentName?: string | null;
+  /**
+   * `agentInfo.title`.
+   */
+  agentTitle?: string | null;
+  /**
+   * `agentInfo.version`.
+   */
+  agentVersion?: string | null;
+  /**
+   * The protocol version it answered with (ACP Desk speaks 1).
+   */
+  protocolVersion?: number | null;
+  /**
+   * `agentCapabilities` exactly as the agent sent them.
+   */
+  capabilities?: {
+    [k: string]: unknown;
+  };
+  /**
+   * `authMethods`: how the agent lets users sign in.
+   */
+  authMethods: AuthMethodInfo[];
+  failure?: CheckFailure | null;
+  /**
+   * Between the capabilities its manifest declares and those it reported (a manifest agent;
+   * filled by the caller that knows the manifest, `resolve::check_agent`).
+   */
+  differences: CapabilityDifference[];
+  /**
+   * What worked but is worth fixing (it printed non-JSON text on stdout, which sessions skip).
+   */
+  warnings: string[];
+}
+/**
+ * One step of a Check and how long it took.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "CheckStep".
+ */
+export interface CheckStep {
+  /**
+   * `start` (starting the process) or `initialize` (from sending it to the answer, or to
+   * the failure).
+   */
+  name: string;
+  millis: number;
+  ok: boolean;
+}
+/**
+ * One of the agent's `authMethods`.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "AuthMethodInfo".
+ */
+export interface AuthMethodInfo {
+  id: string;
+  name: string;
+  description?: string | null;
+}
+/**
+ * Why a Check failed, and what to do about it.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "CheckFailure".
+ */
+export interface CheckFailure {
+  kind: CheckFailureKind;
+  /**
+   * What happened, with what the agent printed when it matters (its first non-JSON line,
+   * its last stderr lines).
+   */
+  message: string;
+  /**
+   * What to do.
+   */
+  fix: string;
+}
+/**
+ * A difference between the capabilities an agent's manifest declares and what its
+ * `initialize` answer reports. Paths use the wire's camelCase names under the seed's
+ * `AcpCapabilities` (`agent.loadSession`, `agent.promptCapabilities.image`).
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "CapabilityDifference".
+ */
+export interface CapabilityDifference {
+  path: string;
+  /**
+   * What the manifest says; `None`: it does not say.
+   */
+  declared?: {
+    [k: string]: unknown;
+  };
+  /**
+   * What `initialize` reported; `None`: it did not say (false by the protocol's defaults).
+   */
+  reported?: {
+    [k: string]: unknown;
+  };
+}
+/**
+ * What an install is doing, for a progress bar.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "InstallProgress".
+ */
+export interface InstallProgress {
+  /**
+   * The registry id of the agent being installed.
+   */
+  agent: string;
+  phase: InstallPhase;
+  /**
+   * Bytes of the archive downloaded so far.
+   */
+  downloaded: number;
+  /**
+   * The archive's size, when the server said it.
+   */
+  total?: number | null;
+}
+/**
+ * What importing a registry file did.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "RegistryImported".
+ */
+export interface RegistryImported {
+  registry: RegistryInfo;
+  /**
+   * Its entries that cannot be used (they are left out; the others are listed).
+   */
+  problems: ConfigProblem[];
+  listing: AgentListing;
+}
+/**
+ * The registry now in use (the imported file).
+ */
+export interface RegistryInfo {
+  kind: RegistrySourceKind;
+  /**
+   * What to show: "ACP registry snapshot 2026-02-07 (3de1678)", "ACP registry imported
+   * from FILE on DATE".
+   */
+  label: string;
+  /**
+   * The snapshot's commit of `agentclientprotocol/registry`.
+   */
+  commit?: string | null;
+  /**
+   * The snapshot's date (`YYYY-MM-DD`).
+   */
+  date?: string | null;
+  /**
+   * The imported file (where it was imported from).
+   */
+  file?: string | null;
+  /**
+   * When it was imported (RFC 3339).
+   */
+  importedAt?: string | null;
+  /**
+   * How many agents it lists that ACP Desk can use.
+   */
+  agents: number;
+}
+/**
  * Text-based resource contents.
  *
  * This interface was referenced by `IpcTypes`'s JSON-Schema
@@ -2285,6 +2512,40 @@ export interface BlobResourceContents1 {
     [k: string]: unknown;
   } | null;
 }
+/**
+ * A summary of the registry in use, for the listing (no launch details in it).
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "RegistryInfo".
+ */
+export interface RegistryInfo1 {
+  kind: RegistrySourceKind;
+  /**
+   * What to show: "ACP registry snapshot 2026-02-07 (3de1678)", "ACP registry imported
+   * from FILE on DATE".
+   */
+  label: string;
+  /**
+   * The snapshot's commit of `agentclientprotocol/registry`.
+   */
+  commit?: string | null;
+  /**
+   * The snapshot's date (`YYYY-MM-DD`).
+   */
+  date?: string | null;
+  /**
+   * The imported file (where it was imported from).
+   */
+  file?: string | null;
+  /**
+   * When it was imported (RFC 3339).
+   */
+  importedAt?: string | null;
+  /**
+   * How many agents it lists that ACP Desk can use.
+   */
+  agents: number;
+}
 /** Every command name (`CommandName`), in the order of the Rust list. */
 export const COMMAND_NAMES = [
   'app_info',
@@ -2318,4 +2579,12 @@ export const COMMAND_NAMES = [
   'set_open_sessions',
   'save_draft',
   'continue_session',
+  'agents_list',
+  'agent_check',
+  'agent_install',
+  'agents_use_for_new_sessions',
+  'agents_open_settings',
+  'agents_open_manifest',
+  'agents_import_registry',
+  'agents_copy_install_command',
 ] as const satisfies readonly CommandName[];
