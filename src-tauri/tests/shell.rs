@@ -115,17 +115,18 @@ fn the_agent_for_new_sessions_is_remembered_and_an_unknown_one_refused() {
     let chosen = invoke(
         &webview,
         "agents_use_for_new_sessions",
-        json!({"id": "broken"}),
+        json!({"id": "gemini"}),
     )
     .unwrap();
-    assert_eq!(chosen["defaultAgent"], "broken");
+    assert_eq!(chosen["defaultAgent"], "gemini");
     assert_eq!(chosen["defaultReason"], "last chosen in the window");
     // The state file's writer applies it on its thread: the listing says it once written.
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     loop {
         let listing = invoke(&webview, "agents_list", json!({})).unwrap();
-        if listing["defaultAgent"] == "broken" {
-            assert_eq!(listing["defaultReason"], "last chosen in the window");
+        // (Before the write, the default is the settings' first entry, `broken`.)
+        if listing["defaultReason"] == "last chosen in the window" {
+            assert_eq!(listing["defaultAgent"], "gemini");
             break;
         }
         assert!(std::time::Instant::now() < deadline, "{listing}");

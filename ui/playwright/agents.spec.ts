@@ -326,7 +326,8 @@ for (const size of sizes) {
       const vt = page.locator('[data-agent="vtcode"]');
       await vt.getByRole('button', { name: 'Install' }).click();
       const failed = vt.locator('[data-install-failed]');
-      await expect(failed).toContainText('Not installed:');
+      // Four steps of progress first.
+      await expect(failed).toContainText('Not installed:', { timeout: 15_000 });
       await expect(failed).toContainText(
         'has sha256 9b1f…e04a, not 5c2d…71aa as the registry says',
       );
