@@ -107,7 +107,7 @@ describe('the Agents view, end to end', () => {
     await browser.saveScreenshot(join(shots, 'agents-settings-notice.png'));
   });
 
-  it('lists the agents with the problem at the top, and the valid entry of the file', async () => {
+  it('lists the agents with the problem at the top, the valid entry and the one with the error', async () => {
     await (await browser.$('[data-agents-toggle]')).click();
     const demo = await browser.$('[data-agent="demo"]');
     await demo.waitForExist({ timeout: 20000 });
@@ -117,7 +117,10 @@ describe('the Agents view, end to end', () => {
     const fine = await browser.$('[data-agent="fine"]');
     assert.ok(await fine.isExisting(), 'the valid entry is listed');
     assert.equal(await fine.getAttribute('data-source'), 'settings');
-    assert.equal(await (await browser.$('[data-agent="wrong"]')).isExisting(), false);
+    // The entry with the error is listed as such, not started.
+    const wrong = await browser.$('[data-agent="wrong"]');
+    assert.equal(await wrong.getAttribute('data-status'), 'invalid');
+    assert.match(await wrong.getProperty('textContent'), /Has errors/);
     await browser.saveScreenshot(join(shots, 'agents-view.png'));
   });
 

@@ -108,7 +108,6 @@ describe('the words', () => {
       'loadSession',
       'promptCapabilities.image',
       'promptCapabilities.embeddedContext',
-      'mcpCapabilities',
     ]);
     expect(stepsText({ ...r, steps: [{ name: 'start', millis: 3, ok: false }] })).toBe(
       'start 3 ms (failed)',

@@ -119,10 +119,15 @@ export function sourceLabel(source: AgentSource): string {
 
 /** `FILE:LINE:COL: FIELD: MESSAGE`, as the engine's Display writes it. */
 export function problemText(p: ConfigProblem): string {
+  return `${problemPlace(p)}: ${p.message}`;
+}
+
+/** `FILE:LINE:COL: FIELD`: where the problem is. */
+export function problemPlace(p: ConfigProblem): string {
   let at = p.file;
   if (p.line != null) at += `:${p.line}`;
   if (p.line != null && p.column != null) at += `:${p.column}`;
-  return `${at}: ${p.field ? `${p.field}: ` : ''}${p.message}`;
+  return p.field ? `${at}: ${p.field}` : at;
 }
 
 /** Agents whose id, name or description hold every word of `query` (any case). */
@@ -190,16 +195,14 @@ export function identityText(r: CheckReport): string | null {
 }
 
 /** The capabilities the agent reported that are on, as dotted paths ("promptCapabilities.image",
- * "loadSession"); objects with no true leaf are named once, plain values with their value. */
+ * "loadSession"), plain values with their value; an empty object says nothing and is left out. */
 export function capabilityList(caps: unknown): string[] {
   const out: string[] = [];
   const walk = (v: unknown, path: string): void => {
     if (v === true) out.push(path);
     else if (v && typeof v === 'object' && !Array.isArray(v)) {
       const entries = Object.entries(v as Record<string, unknown>).filter(([k]) => k !== '_meta');
-      const before = out.length;
       for (const [k, x] of entries) walk(x, path ? `${path}.${k}` : k);
-      if (out.length === before && path && entries.length === 0) out.push(path);
     } else if (typeof v === 'string' || typeof v === 'number') out.push(`${path}: ${v}`);
   };
   walk(caps, '');
