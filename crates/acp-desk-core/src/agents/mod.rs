@@ -8,6 +8,7 @@ use crate::paths;
 use crate::process::sibling_executable;
 use crate::settings::{self, Settings, SettingsError};
 
+pub mod manifest;
 pub mod problem;
 pub use problem::{CapabilityDifference, ConfigProblem, ProblemSeverity};
 
