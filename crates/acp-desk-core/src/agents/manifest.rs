@@ -247,15 +247,30 @@ fn parse_in(file: &Path, folder: &str, text: &str) -> Result<Manifest, Vec<Confi
     }
     // The front matter's first line is the file's line 2.
     const OFFSET: u32 = 1;
-    let root: Value = match serde_norway::from_str(&yaml) {
-        Ok(v) => v,
+    // Through YAML's own value first: it refuses duplicate keys (serde_json's would keep the
+    // last one silently).
+    let root = match serde_norway::from_str::<serde_norway::Value>(&yaml) {
+        Ok(v) => serde_json::to_value(v).map_err(|e| {
+            vec![problem(
+                file,
+                None,
+                None,
+                format!(
+                    "the front matter holds YAML that is not plain data ({e}): use text keys and plain values, no tags"
+                ),
+            )]
+        })?,
         Err(e) => {
-            let (line, column) = e.location().map_or((None, None), |l| {
+            let (mut line, mut column) = e.location().map_or((None, None), |l| {
                 (
                     u32::try_from(l.line()).ok().map(|n| n + OFFSET),
                     u32::try_from(l.column()).ok(),
                 )
             });
+            // libyaml places a duplicate key at its mapping's start: point at the repeat.
+            if let Some(again) = duplicate_key_line(&e.to_string(), &yaml, line) {
+                (line, column) = (Some(again + OFFSET), None);
+            }
             return Err(vec![problem(
                 file,
                 line,
@@ -313,6 +328,31 @@ fn parse_in(file: &Path, folder: &str, text: &str) -> Result<Manifest, Vec<Confi
         drivable,
         problems: checker.problems,
     })
+}
+
+/// For "duplicate entry with key \"K\"" reported at `from` (a line of the file): the
+/// front-matter line (1-based) of the second `K:` at the first one's indentation after it.
+fn duplicate_key_line(msg: &str, yaml: &str, from: Option<u32>) -> Option<u32> {
+    let rest = msg.split("duplicate entry with key \"").nth(1)?;
+    let key = &rest[..rest.find('"')?];
+    let start = from.map_or(0, |l| l.saturating_sub(2) as usize);
+    let mut first_indent = None;
+    for (i, line) in yaml.lines().enumerate().skip(start) {
+        let body = line.trim_start_matches([' ', '-']);
+        let indent = line.len() - body.len();
+        let is_key = body
+            .strip_prefix(key)
+            .is_some_and(|r| r.trim_start().starts_with(':'));
+        if !is_key {
+            continue;
+        }
+        match first_indent {
+            None => first_indent = Some(indent),
+            Some(at) if at == indent => return u32::try_from(i + 1).ok(),
+            Some(_) => {}
+        }
+    }
+    None
 }
 
 /// A relative command with a path separator is taken from the manifest's folder.
