@@ -187,3 +187,28 @@ fn the_printed_manifest_parses_back_and_passes_the_validator_as_a_client() {
     let def: manifest::AcpDefinition = serde_json::from_str(&json).unwrap();
     assert_eq!(def, manifest::own_manifest());
 }
+
+#[test]
+fn the_readme_example_manifest_is_valid() {
+    let readme = std::fs::read_to_string(repo_root().join("README.md")).unwrap();
+    let section = readme
+        .split("## Describing an agent with ACP.md")
+        .nth(1)
+        .expect("the README's manifest section");
+    let block = section
+        .split("```yaml\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("its yaml block");
+    let m = manifest::parse(Path::new("/cfg/agents/my-agent/ACP.md"), block)
+        .unwrap_or_else(|p| panic!("the README's example is invalid: {p:#?}"));
+    assert!(m.problems.is_empty(), "{:#?}", m.problems);
+    assert_eq!(m.drivable, Ok(()));
+    let launch = m.launch.as_ref().unwrap();
+    assert_eq!(
+        (launch.command.as_str(), launch.args.as_slice()),
+        ("my-agent", &["--acp".to_string()][..])
+    );
+    assert_eq!(m.audit().0, AuditKind::On);
+    assert!(m.audit().1.unwrap().ends_with("my-agent-audit"));
+}
