@@ -36,6 +36,10 @@ use crate::audit::AuditKind;
 /// The file name of a manifest inside its folder.
 pub const FILE_NAME: &str = "ACP.md";
 
+/// A manifest is a short text; a larger file is refused unread (it is a mistake, and YAML
+/// aliases can multiply what a big file costs to parse).
+pub const MAX_BYTES: u64 = 1024 * 1024;
+
 /// The commit of the ACP repository (agentclientprotocol/agent-client-protocol) that our pinned
 /// wire types, `agent-client-protocol-schema` 1.20.0, were published from (its
 /// `.cargo_vcs_info.json`): what ACP Desk validates against, so its own `acp_rev`. Change it
@@ -409,6 +413,20 @@ pub fn load_dir(agents_dir: &Path) -> (Vec<Manifest>, Vec<ConfigProblem>) {
             continue;
         }
         let file = path.join(FILE_NAME);
+        if let Ok(meta) = std::fs::metadata(&file)
+            && meta.len() > MAX_BYTES
+        {
+            problems.push(problem(
+                &file,
+                None,
+                None,
+                format!(
+                    "is {} bytes; a manifest is at most {MAX_BYTES} bytes (front matter and a short body): move long documentation to another file",
+                    meta.len()
+                ),
+            ));
+            continue;
+        }
         let text = match std::fs::read(&file) {
             Ok(bytes) => match String::from_utf8(bytes) {
                 Ok(t) => t,

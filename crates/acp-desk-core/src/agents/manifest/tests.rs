@@ -555,8 +555,14 @@ fn a_folder_of_manifests_loads_the_good_ones_whatever_the_bad_ones_say() {
         b"---\nname: caf\xe9\n---\n",
     )
     .unwrap();
+    std::fs::create_dir(dir.path().join("huge")).unwrap();
+    let huge = format!("{MINIMAL}{}", "x".repeat(MAX_BYTES as usize));
+    std::fs::write(dir.path().join("huge").join(FILE_NAME), huge).unwrap();
     let (m, p) = load_dir(dir.path());
     assert_eq!(m.len(), 1);
+    assert!(p.iter().any(|x| x.file.ends_with("huge/ACP.md")
+        && x.message.contains("at most 1048576 bytes")
+        && x.severity == ProblemSeverity::Error));
     assert!(p.iter().any(|x| x.file.ends_with("mine.md")
         && x.message.contains("<name>/ACP.md")
         && x.severity == ProblemSeverity::Warning));

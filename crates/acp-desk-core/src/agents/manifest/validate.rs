@@ -438,7 +438,7 @@ impl<'a> Checker<'a> {
             Value::Array(items) => items.iter().any(|i| i.as_str() == Some(s)),
             other => other.as_str() == Some(s),
         };
-        if !listed("stdio") && (listed("websocket")) {
+        if !listed("stdio") && listed("websocket") {
             self.warn(
                 "transport",
                 "does not include `stdio`, which AIP-44 requires: ACP Desk starts agents over stdio only, so this agent is listed as unsupported",
