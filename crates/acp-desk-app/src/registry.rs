@@ -107,6 +107,16 @@ impl OpenRequest {
             origin: LaunchOrigin::Named,
         }
     }
+
+    /// For a session of an agent described by an AIP-44 manifest: the manifest's `audit`
+    /// (`kind: off`: no audit log; `ref`: its folder), ARCHITECTURE.md invariant 33. `None`: as
+    /// is. Call it before a front end's own switches (`--no-audit` wins).
+    pub fn with_manifest(mut self, manifest: Option<&agents::manifest::Manifest>) -> Self {
+        if let Some(m) = manifest {
+            m.apply_audit(&mut self.options);
+        }
+        self
+    }
 }
 
 enum Engine {

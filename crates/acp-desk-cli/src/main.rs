@@ -6,11 +6,13 @@
 //!  PROMPT...`
 //! `acp-desk-cli rules [list] [--agent NAME] [--project DIR]`, `acp-desk-cli rules revoke ID`
 //! `acp-desk-cli history [list|show ID|search TEXT...|export ID|delete ID]` (see `history.rs`)
+//! `acp-desk-cli manifest [--json]`: ACP Desk's own AIP-44 manifest (see `manifest.rs`)
 //!
 //! Other tools script this contract; change it only additively.
 
 mod agents;
 mod history;
+mod manifest;
 mod render;
 
 use std::io::IsTerminal;
@@ -65,6 +67,9 @@ enum Cmd {
     Rules(RulesArgs),
     /// The stored sessions: list, show, search, export, delete (`run` records them).
     History(history::HistoryArgs),
+    /// Print ACP Desk's own AIP-44 manifest (ACP.md: `kind: client`, the capabilities it
+    /// advertises), or with --json its AcpDefinition.
+    Manifest(manifest::ManifestArgs),
 }
 
 #[derive(clap::Args)]
@@ -215,6 +220,7 @@ fn main() -> ExitCode {
         Cmd::Agents(args) => Ok(agents::agents(args, &runtime)),
         Cmd::Rules(args) => Ok(rules(args)),
         Cmd::History(args) => Ok(history::history(args, &runtime)),
+        Cmd::Manifest(args) => manifest::print(args),
     };
     // Do not wait for the stdin reader thread (it may be blocked on a terminal read).
     runtime.shutdown_timeout(Duration::from_millis(100));

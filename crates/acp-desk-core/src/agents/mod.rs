@@ -18,6 +18,7 @@ use crate::process::sibling_executable;
 
 pub mod catalog;
 pub mod detect;
+pub mod manifest;
 pub mod problem;
 pub mod resolve;
 pub use problem::{CapabilityDifference, ConfigProblem, ProblemSeverity};
