@@ -171,14 +171,18 @@ fn install(args: &InstallArgs) -> ExitCode {
     let data_dir = acp_desk_core::paths::data_dir();
     let (index, problems) = registry::load(&data_dir);
     print_problems(&problems);
-    let Some(agent) = index.find(&args.name) else {
-        let ids: Vec<&str> = index.agents.iter().map(|a| a.id.as_str()).collect();
-        eprintln!(
-            "acp-desk-cli: no agent `{}` in the {}; its agents: {}",
-            args.name,
-            index.origin(),
-            ids.join(", ")
-        );
+    let Some(agent) = index.find(&args.name).cloned() else {
+        let unknown = install::InstallError::UnknownAgent {
+            id: args.name.clone(),
+            origin: index.origin(),
+            known: index
+                .agents
+                .iter()
+                .map(|a| a.id.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
+        eprintln!("acp-desk-cli: {unknown}");
         return ExitCode::from(2);
     };
     let platform = registry::current_platform();
@@ -203,7 +207,7 @@ fn install(args: &InstallArgs) -> ExitCode {
         }
         last_phase = Some(p.phase);
     };
-    match install::install(agent, platform, &data_dir, &mut progress) {
+    match install::install(&agent, platform, &data_dir, &mut progress) {
         Ok(spec) => {
             // Env names only: values may be secrets.
             let env: Vec<&str> = spec.env.iter().map(|(k, _)| k.as_str()).collect();

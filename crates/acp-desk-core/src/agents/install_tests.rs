@@ -8,6 +8,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 
+use std::ffi::OsString;
+
 use super::*;
 use crate::agents::registry::{Distribution, RegistryLaunch, parse};
 
@@ -561,4 +563,34 @@ fn agents_without_a_binary_for_this_platform_cannot_be_installed() {
     assert!(!data.path().join("agents").exists());
 }
 
-use std::ffi::OsString;
+#[cfg(all(unix, target_os = "linux", target_arch = "x86_64"))]
+#[test]
+fn install_by_id_uses_the_imported_registry() {
+    let archive = gz(&tar_of(&[("my-agent", SCRIPT, 0o644)]));
+    let server = Server::start(HashMap::from([(
+        "/a.tar.gz".to_string(),
+        Reply::ok(archive.clone()),
+    )]));
+    let data = tempfile::tempdir().unwrap();
+    let err = install_by_id(data.path(), "test-agent", &mut |_| {}).unwrap_err();
+    assert!(
+        err.to_string().starts_with(
+            "no agent `test-agent` in the ACP registry snapshot 2026-02-07 (3de1678); its agents: auggie, claude-code-acp,"
+        ),
+        "{err}"
+    );
+    let file = data.path().join("new-registry.json");
+    std::fs::write(
+        &file,
+        format!(
+            r#"{{"version": "1.0.0", "agents": [{{"id": "test-agent", "name": "Test Agent", "version": "1.2.3", "description": "d",
+            "distribution": {{"binary": {{"linux-x86_64": {{"archive": "{}", "sha256": "{}", "cmd": "./my-agent", "args": ["acp"], "env": {{"MODE": "x"}}}}}}}}}}]}}"#,
+            server.url("/a.tar.gz"),
+            sha256_hex(&archive)
+        ),
+    )
+    .unwrap();
+    crate::agents::registry::import(&file, data.path()).unwrap();
+    let spec = install_by_id(data.path(), "test-agent", &mut |_| {}).unwrap();
+    assert_runs(&spec, data.path());
+}
