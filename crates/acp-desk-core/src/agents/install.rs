@@ -201,6 +201,10 @@ pub fn install(
         "installedAt": crate::audit::rfc3339(SystemTime::now()),
     });
     let marker_file = root.join(INSTALL_MARKER);
+    // The archive may have a file (or a link) of that name: ours replaces it, never through it.
+    if fs::symlink_metadata(&marker_file).is_ok() {
+        fs::remove_file(&marker_file).map_err(|e| io_err(&marker_file, e))?;
+    }
     write_synced(&marker_file, format!("{marker:#}\n").as_bytes())
         .map_err(|e| io_err(&marker_file, e))?;
 
@@ -420,7 +424,7 @@ fn fetch(
                 }
                 401 | 403 => "The server refused the download.",
                 500..=599 => "The server had a problem; try again later.",
-                _ => "",
+                _ => "Try again later; if it persists, the registry entry may be out of date.",
             },
         },
         other => InstallError::Network {
