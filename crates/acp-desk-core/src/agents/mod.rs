@@ -18,8 +18,10 @@ use crate::process::sibling_executable;
 
 pub mod catalog;
 pub mod detect;
+pub mod install;
 pub mod manifest;
 pub mod problem;
+pub mod registry;
 pub mod resolve;
 pub use problem::{CapabilityDifference, ConfigProblem, ProblemSeverity};
 pub use resolve::{Resolved, default_for_new_sessions, listing, resolve_in};
