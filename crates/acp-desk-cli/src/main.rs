@@ -344,16 +344,20 @@ fn continuation(
 
 /// Checks the arguments; an error here is a usage error (exit 2), nothing has started yet.
 fn check(args: &RunArgs) -> anyhow::Result<Checked> {
-    // The agent the user named (with --continue: instead of the stored one).
+    // The agent the user named (with --continue: instead of the stored one), over every
+    // source; a manifest agent's manifest sets its audit log below.
+    let mut manifest = None;
     let chosen = match (&args.agent, &args.agent_command) {
         (_, Some(line)) => Some((
             core_agents::from_command_line(line)?,
             acp_desk_store::LaunchOrigin::CommandLine,
         )),
-        (Some(name), None) => Some((
-            core_agents::resolve(name)?,
-            acp_desk_store::LaunchOrigin::Named,
-        )),
+        (Some(name), None) => {
+            let resolved =
+                core_agents::resolve_in(&core_agents::Sources::default_for_user(), name)?;
+            manifest = resolved.manifest;
+            Some((resolved.spec, acp_desk_store::LaunchOrigin::Named))
+        }
         (None, None) => None,
     }
     .map(|(spec, origin)| (spec.name.clone(), spec, origin));
@@ -407,6 +411,10 @@ fn check(args: &RunArgs) -> anyhow::Result<Checked> {
     opts.cancel_grace = cancel_grace;
     opts.turn_idle_timeout = turn_idle_timeout;
     opts.allow_reads_inside_roots = args.allow_reads;
+    // The manifest's `audit` first, so that --no-audit still wins (invariant 33).
+    if let Some(m) = &manifest {
+        m.apply_audit(&mut opts);
+    }
     if args.no_audit {
         opts.audit = acp_desk_core::audit::AuditKind::Off;
     }
