@@ -64,6 +64,12 @@ pub enum InstallPhase {
 /// Why an install did not happen. Every variant means nothing was installed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InstallError {
+    #[error("no agent `{id}` in the {origin}; its agents: {known}")]
+    UnknownAgent {
+        id: String,
+        origin: String,
+        known: String,
+    },
     #[error(
         "{agent} has no binary to install: it starts through {how}, which fetches it on first use"
     )]
@@ -195,6 +201,10 @@ pub fn install(
         "installedAt": crate::audit::rfc3339(SystemTime::now()),
     });
     let marker_file = root.join(INSTALL_MARKER);
+    // The archive may have a file (or a link) of that name: ours replaces it, never through it.
+    if fs::symlink_metadata(&marker_file).is_ok() {
+        fs::remove_file(&marker_file).map_err(|e| io_err(&marker_file, e))?;
+    }
     write_synced(&marker_file, format!("{marker:#}\n").as_bytes())
         .map_err(|e| io_err(&marker_file, e))?;
 
@@ -222,6 +232,34 @@ pub fn install(
     report(progress, InstallPhase::Installed, size, Some(size));
     tracing::info!(agent = %agent.id, version = %agent.version, "registry agent installed");
     Ok(spec(agent, target, program))
+}
+
+/// Installs the registry agent `id` (from the registry [`super::registry::load`] uses under
+/// `data_dir`) for this platform: what the window's Install and `agents install` do. Blocking.
+pub fn install_by_id(
+    data_dir: &Path,
+    id: &str,
+    progress: &mut dyn FnMut(InstallProgress),
+) -> Result<LaunchSpec, InstallError> {
+    let (index, _) = super::registry::load(data_dir);
+    let Some(agent) = index.find(id) else {
+        return Err(InstallError::UnknownAgent {
+            id: id.into(),
+            origin: index.origin(),
+            known: index
+                .agents
+                .iter()
+                .map(|a| a.id.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        });
+    };
+    install(
+        agent,
+        super::registry::current_platform(),
+        data_dir,
+        progress,
+    )
 }
 
 /// The installed executable of `agent`'s `target`, if that version is installed (complete,
@@ -386,7 +424,7 @@ fn fetch(
                 }
                 401 | 403 => "The server refused the download.",
                 500..=599 => "The server had a problem; try again later.",
-                _ => "",
+                _ => "Try again later; if it persists, the registry entry may be out of date.",
             },
         },
         other => InstallError::Network {

@@ -8,6 +8,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 
+use std::ffi::OsString;
+
 use super::*;
 use crate::agents::registry::{Distribution, RegistryLaunch, parse};
 
@@ -240,9 +242,26 @@ fn a_good_tar_gz_installs_atomically_and_launches_from_the_data_folder() {
         RegistryLaunch::NotInstalled { .. }
     ));
 
+    // A crashed install's working folder (old) is removed; one in progress (new) is not.
+    let agent_dir = data.path().join("agents/test-agent");
+    let (old, new) = (
+        agent_dir.join(".installing-crashed"),
+        agent_dir.join(".installing-busy"),
+    );
+    for d in [&old, &new] {
+        std::fs::create_dir_all(d.join("root")).unwrap();
+    }
+    let two_hours_ago = SystemTime::now() - Duration::from_secs(2 * 60 * 60);
+    std::fs::File::open(&old)
+        .unwrap()
+        .set_modified(two_hours_ago)
+        .unwrap();
+
     let (spec, progress) = run(&agent, data.path());
     let spec = spec.unwrap();
     assert_runs(&spec, data.path());
+    assert!(!old.exists());
+    std::fs::remove_dir_all(&new).unwrap();
     let dir = install_dir(data.path(), &agent);
     assert_eq!(dir, data.path().join("agents/test-agent/1.2.3"));
     assert_eq!(
@@ -291,7 +310,12 @@ fn a_good_tar_gz_installs_atomically_and_launches_from_the_data_folder() {
 #[cfg(unix)]
 #[test]
 fn zip_tar_bz2_raw_and_a_wrapping_folder_install_too() {
-    let zip = zip_of(&[("bin/my-agent", SCRIPT, 0o755), ("README", b"r", 0o644)]);
+    // With a file of the marker's name: ours replaces it (it names the command to run).
+    let zip = zip_of(&[
+        ("bin/my-agent", SCRIPT, 0o755),
+        ("README", b"r", 0o644),
+        (INSTALL_MARKER, br#"{"cmd": "README"}"#, 0o644),
+    ]);
     let tbz = bz2(&tar_of(&[("pkg-1.2.3/my-agent", SCRIPT, 0o755)]));
     let server = Server::start(HashMap::from([
         ("/a.zip".to_string(), Reply::ok(zip.clone())),
@@ -561,4 +585,34 @@ fn agents_without_a_binary_for_this_platform_cannot_be_installed() {
     assert!(!data.path().join("agents").exists());
 }
 
-use std::ffi::OsString;
+#[cfg(all(unix, target_os = "linux", target_arch = "x86_64"))]
+#[test]
+fn install_by_id_uses_the_imported_registry() {
+    let archive = gz(&tar_of(&[("my-agent", SCRIPT, 0o644)]));
+    let server = Server::start(HashMap::from([(
+        "/a.tar.gz".to_string(),
+        Reply::ok(archive.clone()),
+    )]));
+    let data = tempfile::tempdir().unwrap();
+    let err = install_by_id(data.path(), "test-agent", &mut |_| {}).unwrap_err();
+    assert!(
+        err.to_string().starts_with(
+            "no agent `test-agent` in the ACP registry snapshot 2026-02-07 (3de1678); its agents: auggie, claude-code-acp,"
+        ),
+        "{err}"
+    );
+    let file = data.path().join("new-registry.json");
+    std::fs::write(
+        &file,
+        format!(
+            r#"{{"version": "1.0.0", "agents": [{{"id": "test-agent", "name": "Test Agent", "version": "1.2.3", "description": "d",
+            "distribution": {{"binary": {{"linux-x86_64": {{"archive": "{}", "sha256": "{}", "cmd": "./my-agent", "args": ["acp"], "env": {{"MODE": "x"}}}}}}}}}}]}}"#,
+            server.url("/a.tar.gz"),
+            sha256_hex(&archive)
+        ),
+    )
+    .unwrap();
+    crate::agents::registry::import(&file, data.path()).unwrap();
+    let spec = install_by_id(data.path(), "test-agent", &mut |_| {}).unwrap();
+    assert_runs(&spec, data.path());
+}

@@ -558,7 +558,9 @@ impl RegistryAgent {
             return RegistryLaunch::NotInstalled {
                 target: target.clone(),
                 hint: format!(
-                    "Not installed: Install downloads {} into ACP Desk's data folder{}.",
+                    "Not installed: Install (or `acp-desk-cli agents install {}`) downloads {} into \
+                     ACP Desk's data folder{}.",
+                    self.id,
                     target.archive,
                     if target.sha256.is_some() {
                         " and checks its SHA-256"

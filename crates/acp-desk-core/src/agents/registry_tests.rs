@@ -375,7 +375,7 @@ fn binary_agents_are_not_installed_or_unavailable_never_hidden() {
     assert_eq!(target.archive, "https://e.com/a.tar.gz");
     assert_eq!(
         hint,
-        "Not installed: Install downloads https://e.com/a.tar.gz into ACP Desk's data folder and checks its SHA-256."
+        "Not installed: Install (or `acp-desk-cli agents install a`) downloads https://e.com/a.tar.gz into ACP Desk's data folder and checks its SHA-256."
     );
     let RegistryLaunch::Unavailable { platforms, hint } =
         bin.launch("windows-x86_64", data.path(), Some(&path))

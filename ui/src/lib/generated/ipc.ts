@@ -735,6 +735,13 @@ export type AgentSource = 'builtin' | 'registry' | 'settings' | 'manifest';
 export type AgentStatus =
   'found' | 'downloads' | 'missing' | 'not-installed' | 'unavailable' | 'unsupported' | 'invalid';
 /**
+ * Which kind of source, for the UI.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "RegistrySourceKind".
+ */
+export type RegistrySourceKind = 'snapshot' | 'imported';
+/**
  * The kind of a Check failure, for front ends to show (kebab case on the wire).
  *
  * This interface was referenced by `IpcTypes`'s JSON-Schema
@@ -755,13 +762,6 @@ export type CheckFailureKind =
  * via the `definition` "InstallPhase".
  */
 export type InstallPhase = ('downloading' | 'verifying' | 'extracting') | 'installed';
-/**
- * Which kind of source, for the UI.
- *
- * This interface was referenced by `IpcTypes`'s JSON-Schema
- * via the `definition` "RegistrySourceKind".
- */
-export type RegistrySourceKind = 'snapshot' | 'imported';
 /**
  * Resource content that can be embedded in a message.
  *
@@ -2175,6 +2175,10 @@ export interface AgentListing {
    * looks; an agent's own problems are also in its entry.
    */
   problems: ConfigProblem[];
+  /**
+   * The registry in use (the snapshot, or an imported file).
+   */
+  registry?: RegistryInfo | null;
 }
 /**
  * One agent a front end can offer. Env VALUES are never here (they may be secrets): names only.
@@ -2264,6 +2268,40 @@ export interface ConfigProblem {
    * Whether what the problem concerns was still used (`warning`) or skipped (`error`).
    */
   severity: 'error' | 'warning';
+}
+/**
+ * A summary of the registry in use, for the listing (no launch details in it).
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "RegistryInfo".
+ */
+export interface RegistryInfo {
+  kind: RegistrySourceKind;
+  /**
+   * What to show: "ACP registry snapshot 2026-02-07 (3de1678)", "ACP registry imported
+   * from FILE on DATE".
+   */
+  label: string;
+  /**
+   * The snapshot's commit of `agentclientprotocol/registry`.
+   */
+  commit?: string | null;
+  /**
+   * The snapshot's date (`YYYY-MM-DD`).
+   */
+  date?: string | null;
+  /**
+   * The imported file (where it was imported from).
+   */
+  file?: string | null;
+  /**
+   * When it was imported (RFC 3339).
+   */
+  importedAt?: string | null;
+  /**
+   * How many agents it lists that ACP Desk can use.
+   */
+  agents: number;
 }
 /**
  * What Check found. `ok`: the agent started and answered `initialize` in a protocol version
@@ -2414,7 +2452,7 @@ export interface InstallProgress {
  * via the `definition` "RegistryImported".
  */
 export interface RegistryImported {
-  registry: RegistryInfo;
+  registry: RegistryInfo1;
   /**
    * Its entries that cannot be used (they are left out; the others are listed).
    */
@@ -2422,9 +2460,9 @@ export interface RegistryImported {
   listing: AgentListing;
 }
 /**
- * The registry now in use (the imported file).
+ * A summary of the registry in use, for the listing (no launch details in it).
  */
-export interface RegistryInfo {
+export interface RegistryInfo1 {
   kind: RegistrySourceKind;
   /**
    * What to show: "ACP registry snapshot 2026-02-07 (3de1678)", "ACP registry imported
@@ -2511,40 +2549,6 @@ export interface BlobResourceContents1 {
   _meta?: {
     [k: string]: unknown;
   } | null;
-}
-/**
- * A summary of the registry in use, for the listing (no launch details in it).
- *
- * This interface was referenced by `IpcTypes`'s JSON-Schema
- * via the `definition` "RegistryInfo".
- */
-export interface RegistryInfo1 {
-  kind: RegistrySourceKind;
-  /**
-   * What to show: "ACP registry snapshot 2026-02-07 (3de1678)", "ACP registry imported
-   * from FILE on DATE".
-   */
-  label: string;
-  /**
-   * The snapshot's commit of `agentclientprotocol/registry`.
-   */
-  commit?: string | null;
-  /**
-   * The snapshot's date (`YYYY-MM-DD`).
-   */
-  date?: string | null;
-  /**
-   * The imported file (where it was imported from).
-   */
-  file?: string | null;
-  /**
-   * When it was imported (RFC 3339).
-   */
-  importedAt?: string | null;
-  /**
-   * How many agents it lists that ACP Desk can use.
-   */
-  agents: number;
 }
 /** Every command name (`CommandName`), in the order of the Rust list. */
 export const COMMAND_NAMES = [
