@@ -21,6 +21,7 @@ use acp_desk_core::agents::registry::RegistryInfo;
 use acp_desk_core::agents::{
     self, AgentEntry, AgentListing, CheckLimits, CheckReport, ConfigProblem, Sources,
 };
+use acp_desk_core::schema::v1 as acp;
 use schemars::JsonSchema;
 use serde::Serialize;
 use tauri::ipc::Channel;
@@ -122,7 +123,25 @@ pub async fn agent_check(id: String) -> Result<CheckReport, IpcError> {
             .await
             .map_err(|e| IpcError::task_failed("find the agent", &e))?
             .map_err(|e| IpcError::AgentUnknown(e.to_string()))?;
-    Ok(agents::check(&resolved.spec, &here(), CheckLimits::default()).await)
+    let mut report = agents::check(&resolved.spec, &here(), CheckLimits::default()).await;
+    // A manifest agent: what its ACP.md declares against what `initialize` reported.
+    if let (Some(declared), Some(reported)) = (
+        resolved
+            .manifest
+            .as_ref()
+            .and_then(|m| m.declared_capabilities()),
+        report.capabilities.as_ref(),
+    ) {
+        match serde_json::from_value::<acp::AgentCapabilities>(reported.clone()) {
+            Ok(reported) => {
+                report.differences = agents::manifest::compare_capabilities(declared, &reported);
+            }
+            Err(e) => report.warnings.push(format!(
+                "its capabilities could not be compared with its manifest's: {e}"
+            )),
+        }
+    }
+    Ok(report)
 }
 
 /// Downloads a registry agent's binary for this computer into the data folder (checked

@@ -147,6 +147,32 @@ fn the_agent_for_new_sessions_is_remembered_and_an_unknown_one_refused() {
     .unwrap();
 }
 
+/// Check of a manifest agent (the demo agent described by an ACP.md that claims audio, which it
+/// does not take): the difference is listed with what each side says.
+#[test]
+fn check_lists_where_a_manifest_and_the_agents_answer_differ() {
+    let root = isolated();
+    let demo = acp_desk_core::agents::demo_agent_path().unwrap();
+    let dir = root.join("config/agents/described-demo");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("ACP.md"),
+        format!(
+            "---\nname: described-demo\nid: example.described-demo\ndescription: The demo agent, described.\nversion: 1.0.0\nkind: server\ntransport: stdio\nmetadata:\n  aip44:\n    acp_rev: c0945895a63233bfdbdf95990104c11f5d8d8991\n    tier: basic\n    operator: OPERATOR.md\n    capabilities:\n      agent:\n        promptCapabilities: {{image: true, audio: true, embeddedContext: true}}\n  acp-desk:\n    command: {}\n---\nThe demo agent.\n",
+            demo.display()
+        ),
+    )
+    .unwrap();
+    let (_app, webview) = mock_app(Launch::default());
+    let report = invoke(&webview, "agent_check", json!({"id": "described-demo"})).unwrap();
+    assert_eq!(report["ok"], true, "{report}");
+    assert_eq!(
+        report["differences"],
+        json!([{"path": "agent.promptCapabilities.audio", "declared": true, "reported": false}]),
+        "{report}"
+    );
+}
+
 /// Check of the demo agent through IPC: its name and version, each step timed; an unknown
 /// agent is refused with its code.
 #[test]
