@@ -250,6 +250,27 @@ for (const size of sizes) {
       await shot(page, `agents-registry-${at}`);
     });
 
+    test('imports a registry file: the registry in use is said', async ({ page }) => {
+      const imported = {
+        registry: {
+          kind: 'imported',
+          label: 'ACP registry imported from /home/demo/registry.json on 2026-12-01',
+          file: '/home/demo/registry.json',
+          agents: 12,
+        },
+        problems: [{ file: '/home/demo/registry.json', message: 'x', severity: 'warning' }],
+        listing,
+      };
+      await openAgents(page, { imported });
+      await expect(page.locator('.group-head').nth(1)).toContainText(
+        'From the ACP registry snapshot 2026-11-20 (7f3c2e1)',
+      );
+      await page.getByRole('button', { name: 'Import a registry file…' }).click();
+      await expect(page.locator('.agents-said')).toHaveText(
+        'ACP registry imported from /home/demo/registry.json on 2026-12-01: 12 agents from it are listed (1 of its entries cannot be used).',
+      );
+    });
+
     test('filters by name, id or description', async ({ page }) => {
       await openAgents(page);
       const filter = page.getByLabel('Filter agents');

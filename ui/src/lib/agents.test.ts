@@ -7,6 +7,7 @@ import {
   filterAgents,
   groupAgents,
   identityText,
+  originText,
   pickerAgents,
   pickerLabel,
   problemText,
@@ -127,6 +128,19 @@ describe('the words', () => {
     expect(differenceText({ path: 'loadSession', declared: true })).toBe(
       'loadSession: the manifest declares true, the agent reports nothing',
     );
+  });
+
+  it('names where an entry comes from without repeating its source', () => {
+    expect(originText(agent({ source: 'builtin', origin: 'built in' }))).toBeNull();
+    expect(
+      originText(
+        agent({ source: 'registry', origin: 'ACP registry snapshot 2026-02-07 (3de1678)' }),
+      ),
+    ).toBe('snapshot 2026-02-07 (3de1678)');
+    expect(originText(agent({ source: 'settings', origin: '/c/settings.json' }))).toBe(
+      '/c/settings.json',
+    );
+    expect(originText(agent({ source: 'registry' }))).toBeNull();
   });
 
   it('says how far an install is', () => {

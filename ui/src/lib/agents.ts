@@ -423,3 +423,17 @@ export function pickerAgents(listing: AgentListing, current: string): AgentEntry
 export function pickerLabel(a: AgentEntry): string {
   return usable(a) ? a.name : `${a.name} (${statusWords(a.status).label.toLowerCase()})`;
 }
+
+/** Where the entry comes from, after its source's label: the file, or the registry's snapshot;
+ * null when it would only repeat the label ("Built in" / "built in"). */
+export function originText(a: AgentEntry): string | null {
+  const origin = a.origin?.trim();
+  if (!origin) return null;
+  const label = sourceLabel(a.source);
+  if (origin.toLowerCase() === label.toLowerCase()) return null;
+  // "ACP registry snapshot 2026-02-07 (3de1678)" beside "ACP registry".
+  if (origin.toLowerCase().startsWith(`${label.toLowerCase()} `)) {
+    return origin.slice(label.length + 1);
+  }
+  return origin;
+}
