@@ -158,8 +158,11 @@ export class FakeBackend implements Backend {
   /** What agentsList answers (or rejects with). */
   listing: AgentListing = agentListing();
   listError: IpcError | null = null;
+  /** While set, agentsList waits for it (detection still running). */
+  listGate: Promise<void> | null = null;
   async agentsList(): Promise<AgentListing> {
     this.calls.push(['agentsList']);
+    if (this.listGate) await this.listGate;
     if (this.listError) throw this.listError;
     return this.listing;
   }

@@ -183,6 +183,25 @@ describe('the Agents view', () => {
     );
   });
 
+  it('shows the window before the agents are listed; a folder opened meanwhile waits for the default', async () => {
+    const backend = new FakeBackend();
+    let detected: () => void = () => undefined;
+    backend.listGate = new Promise<void>((r) => (detected = r));
+    backend.listing = agentListing({
+      defaultAgent: 'fast-agent',
+      defaultReason: 'default_agent in settings',
+    });
+    render(App, { backend, schedule: now });
+    expect(await screen.findByText('Looking for agents on this computer…')).toBeTruthy();
+    const open = screen.getAllByText('Open Folder…')[1] as HTMLButtonElement;
+    await waitFor(() => expect(open.disabled).toBe(false));
+    backend.chooseFolder('/proj');
+    await Promise.resolve();
+    expect(backend.called('openSession')).toEqual([]);
+    detected();
+    await waitFor(() => expect(backend.called('openSession')).toEqual([['/proj', 'fast-agent']]));
+  });
+
   it('is reached from the sidebar too, and Esc goes back to the session', async () => {
     const backend = new FakeBackend();
     backend.info = appInfo({ initialFolder: '/proj' });
