@@ -24,6 +24,10 @@ const project = realpathSync(mkdtempSync(join(tmpdir(), 'acp-desk-e2e-agents-'))
 writeFileSync(join(project, 'README.md'), '# A project for the Agents view\n');
 
 const config = process.env.ACP_DESK_CONFIG_DIR;
+const data = process.env.ACP_DESK_DATA_DIR ?? '';
+/** What the data folder held before: the other files' tests count audit logs and sessions in
+ * it, so whatever this one adds (its session's audit log, history, state) goes afterwards. */
+let dataBefore = [];
 const settings = config ? join(config, 'settings.json') : null;
 // Line 4: `args` is a string, not a list; the entry before it is fine and stays usable.
 const broken = `{
@@ -81,13 +85,18 @@ describe('the Agents view, end to end', () => {
     assert.ok(settings, 'run.sh sets ACP_DESK_CONFIG_DIR (never the user’s own settings)');
     mkdirSync(config, { recursive: true });
     writeFileSync(settings, broken);
-    rmSync(join(process.env.ACP_DESK_DATA_DIR ?? '', 'state.json'), { force: true });
+    mkdirSync(data, { recursive: true });
+    dataBefore = readdirSync(data);
+    rmSync(join(data, 'state.json'), { force: true });
     browser = await launchApp(['--agent', 'demo', project]);
   });
 
   after(async () => {
     await browser?.deleteSession().catch(() => undefined);
     if (settings) rmSync(settings, { force: true });
+    for (const added of readdirSync(data).filter((f) => !dataBefore.includes(f))) {
+      rmSync(join(data, added), { recursive: true, force: true });
+    }
   });
 
   it('still opens --agent demo with the settings file broken, and says what is wrong in it', async () => {
