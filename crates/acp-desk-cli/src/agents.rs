@@ -35,6 +35,10 @@ pub enum AgentsAction {
     /// status, launch. The default.
     List(ListArgs),
     // ---- helper "check": `Check(CheckArgs)` goes here.
+    /// Start an agent, send `initialize`, and say what answered (name, version, protocol,
+    /// capabilities, auth methods, each step's time) or why nothing did, with the fix. Exit 0
+    /// when it passed, 1 when it failed, 2 for an unknown agent.
+    Check(crate::check::CheckArgs),
     // ---- helper "registry": `Install(InstallArgs)`, `ImportRegistry(ImportArgs)` go here.
 }
 
@@ -44,6 +48,7 @@ pub fn agents(args: AgentsArgs, runtime: &tokio::runtime::Runtime) -> ExitCode {
     match args.action {
         None => list(&args.list),
         Some(AgentsAction::List(l)) => list(&l),
+        Some(AgentsAction::Check(c)) => crate::check::agents_check(c, runtime),
     }
 }
 

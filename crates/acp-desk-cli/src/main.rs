@@ -10,6 +10,7 @@
 //! Other tools script this contract; change it only additively.
 
 mod agents;
+mod check;
 mod history;
 mod render;
 
