@@ -248,6 +248,12 @@ async fn an_agent_that_exits_gives_its_status_and_stderr() {
         "{message}"
     );
     assert_eq!(live_with(&m), Vec::<u32>::new(), "left running");
+
+    let (report, _) = run_check(&fake("killed", &m), Duration::from_secs(20)).await;
+    let (kind, message, _) = failure(&report);
+    assert_eq!(kind, CheckFailureKind::Exited);
+    assert!(message.contains("was killed by signal 9"), "{message}");
+    assert!(message.contains("fake-agent: out of memory"), "{message}");
 }
 
 #[tokio::test]
