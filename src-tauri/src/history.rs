@@ -295,6 +295,25 @@ impl History {
         }
     }
 
+    /// A history that records nothing, because the settings say `history.enabled: false`;
+    /// the sessions recorded before are still listed, searched and exported from `file`.
+    pub fn off(file: PathBuf, settings_file: &std::path::Path) -> History {
+        let notices = Arc::new(Notices::default());
+        notices.push(HistoryNotice {
+            off: true,
+            message: format!(
+                "sessions are not recorded: `history.enabled` is false in {} (set it to true, or remove it, to record them again)",
+                settings_file.display()
+            ),
+        });
+        History {
+            file,
+            recorder: None,
+            store: Mutex::new(None),
+            notices,
+        }
+    }
+
     /// The recorder, when history is on (drafts go through it: it never blocks).
     pub fn recorder(&self) -> Option<&Arc<HistoryRecorder>> {
         self.recorder.as_ref()

@@ -84,7 +84,16 @@ impl AppState {
                 None
             }
         };
-        let history = crate::history::History::start(sessions.registry());
+        // The one setting read at start: whether to record at all (a small file; the rest of
+        // the settings is read on the blocking pool when the window asks).
+        let history = if acp_desk_core::settings::load().settings.history.enabled {
+            crate::history::History::start(sessions.registry())
+        } else {
+            crate::history::History::off(
+                acp_desk_store::default_path(),
+                &acp_desk_core::paths::settings_file(),
+            )
+        };
         Self {
             sessions,
             launch,

@@ -871,6 +871,48 @@ fn commands_refuse_outside_paths_and_links_that_are_not_web_or_mail() {
     drop(dir);
 }
 
+/// `history.enabled: false` in the settings: the window's sessions are not recorded, and the
+/// History view says why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_history_off_in_the_settings_nothing_is_recorded() {
+    use acp_desk_shell::history::History;
+    isolated();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("history.sqlite3");
+    let sessions = Sessions::default();
+    let history = History::off(file.clone(), &dir.path().join("settings.json"));
+    let status = history.status();
+    assert!(!status.recording, "{status:?}");
+    assert_eq!(status.notices.len(), 1);
+    assert!(status.notices[0].off);
+    assert!(
+        status.notices[0]
+            .message
+            .contains("`history.enabled` is false"),
+        "{status:?}"
+    );
+    assert!(history.recorder().is_none());
+    let info = sessions
+        .open(&dir.path().display().to_string(), "demo")
+        .unwrap();
+    let view = View::default();
+    sessions.attach(&info.id, Box::new(view.clone())).unwrap();
+    wait_for("ready", || {
+        view.events().iter().any(|e| {
+            matches!(e, StreamEvent::SessionStatus { status, .. }
+                if *status == acp_desk_core::events::SessionState::Ready)
+        })
+    })
+    .await;
+    sessions
+        .prompt(&info.id, text_parts("stream"))
+        .await
+        .unwrap();
+    sessions.close(&info.id).await.unwrap();
+    // Reading the History view opens the file; nothing was recorded in it.
+    assert_eq!(history.list(sessions.registry()).unwrap(), vec![]);
+}
+
 /// The window's history: a session with the demo agent is recorded as it runs, listed (open,
 /// so not deletable), found by search, exported, and continuable once closed; then deleted.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
