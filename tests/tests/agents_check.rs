@@ -163,6 +163,27 @@ async fn a_file_that_is_not_executable_says_so() {
     assert_eq!(kind, CheckFailureKind::NotExecutable);
     assert!(message.contains("agent.sh"), "{message}");
     assert!(fix.contains("chmod +x"), "{fix}");
+
+    // Executable, but what runs it (its `#!` line) is missing: the OS refuses it inside the
+    // supervisor, whose exit 127 alone would say nothing.
+    std::fs::write(&file, "#!/nonexistent/interpreter\necho hi\n").unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (report, _) = run_check(&spec, Duration::from_secs(5)).await;
+    let (kind, message, fix) = failure(&report);
+    assert_eq!(kind, CheckFailureKind::NotInstalled, "{message}");
+    assert!(message.contains("could not be run"), "{message}");
+    assert!(message.contains("agent.sh"), "{message}");
+    assert!(fix.contains("#!"), "{fix}");
+}
+
+#[tokio::test]
+async fn a_folder_that_does_not_exist_is_not_a_missing_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let gone = dir.path().join("gone");
+    let report = agents::check(&demo(&[]), &gone, CheckLimits::default()).await;
+    let (kind, message, _) = failure(&report);
+    assert_eq!(kind, CheckFailureKind::Other);
+    assert!(message.contains("gone"), "{message}");
 }
 
 #[cfg(target_os = "linux")]
