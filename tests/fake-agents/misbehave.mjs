@@ -4,10 +4,41 @@
 //   node misbehave.mjs bad-error   answer session/prompt with an error that has no message
 //   node misbehave.mjs string-id   answer session/prompt echoing our numeric id as a string
 //   node misbehave.mjs big-tools   400 tool calls with 1 MiB rawOutput each, never completed
+// Modes for Check (agents/check.rs); MARKER (any text) is only there for the test to find the
+// processes in /proc:
+//   node misbehave.mjs garbage MARKER    prints text that is not JSON, then nothing, ever
+//   node misbehave.mjs silent MARKER     never answers; ignores stdin EOF and SIGTERM; a setsid
+//                                        child (with MARKER in its command line) does the same
+//   node misbehave.mjs exit3             on initialize: three lines on stderr, exit code 3
+//   node misbehave.mjs killed            on initialize: one line on stderr, then SIGKILLs itself
+//   node misbehave.mjs invalid-init      answers initialize with a protocolVersion that is a word
+//   node misbehave.mjs refuse-init       answers initialize with a JSON-RPC error
+//   node misbehave.mjs chatty            prints a banner line on stdout, then answers as `good`
+//   node misbehave.mjs good              answers initialize well (agentInfo, capabilities with _meta)
+import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 
 const mode = process.argv[2] ?? "";
 const send = (msg) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...msg }) + "\n");
+const forever = () => setInterval(() => {}, 1000);
+
+if (mode === "garbage") {
+  process.stdout.write("Welcome to Fake Agent 1.0!\nType 'help' to get started.\n");
+  forever();
+} else if (mode === "silent") {
+  process.on("SIGTERM", () => {});
+  const child = spawn(
+    process.execPath,
+    ["-e", "process.on('SIGTERM', () => {}); setInterval(() => {}, 1000)", process.argv[3] ?? ""],
+    { detached: true, stdio: "ignore" },
+  );
+  child.unref();
+  process.stdin.resume();
+  forever();
+} else if (mode === "chatty") {
+  process.stdout.write("fake-agent: loading profile...\n");
+}
+const quiet = mode === "garbage" || mode === "silent";
 const rl = createInterface({ input: process.stdin });
 
 rl.on("line", (line) => {
@@ -17,15 +48,36 @@ rl.on("line", (line) => {
   } catch {
     return;
   }
-  if (msg.method === "initialize") {
-    send({ id: msg.id, result: { protocolVersion: 1, agentCapabilities: {}, authMethods: [] } });
+  if (quiet) {
+    return;
+  }
+  if (msg.method === "initialize" && mode === "exit3") {
+    process.stderr.write("fake-agent: starting\nfake-agent: no API key found\nError: set FAKE_API_KEY and try again\n");
+    process.exit(3);
+  } else if (msg.method === "initialize" && mode === "killed") {
+    process.stderr.write("fake-agent: out of memory\n");
+    process.kill(process.pid, "SIGKILL");
+  } else if (msg.method === "initialize" && mode === "invalid-init") {
+    send({ id: msg.id, result: { protocolVersion: "one", agentCapabilities: {} } });
+  } else if (msg.method === "initialize" && mode === "refuse-init") {
+    send({ id: msg.id, error: { code: -32603, message: "Internal error: config file ~/.fake/config.toml is broken" } });
+  } else if (msg.method === "initialize") {
+    send({
+      id: msg.id,
+      result: {
+        protocolVersion: 1,
+        agentCapabilities: { loadSession: true, promptCapabilities: { image: true }, _meta: { fake: 1 } },
+        authMethods: [{ id: "fake-login", name: "Log in", description: "Opens a browser" }],
+        agentInfo: { name: "fake-agent", title: "Fake Agent", version: "0.0.1" },
+      },
+    });
   } else if (msg.method === "session/new") {
     send({ id: msg.id, result: { sessionId: "bad-1" } });
   } else if (msg.method === "session/prompt") {
     prompt(msg);
   }
 });
-rl.on("close", () => process.exit(0));
+rl.on("close", () => quiet || process.exit(0));
 
 function prompt(msg) {
   if (mode === "deaf") {

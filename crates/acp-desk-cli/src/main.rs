@@ -11,6 +11,7 @@
 //! Other tools script this contract; change it only additively.
 
 mod agents;
+mod check;
 mod history;
 mod manifest;
 mod render;

@@ -556,10 +556,16 @@ fn trim_ascii(mut s: &[u8]) -> &[u8] {
     s
 }
 
+/// Characters of a skipped line kept to show the user (a notice, Check's report): enough to
+/// recognise a shell profile's greeting or a stack trace, never a whole flood.
+pub const PREVIEW_CHARS: usize = 200;
+
 fn preview(raw: &[u8]) -> String {
-    let cut = &raw[..raw.len().min(120)];
-    let mut s = String::from_utf8_lossy(cut).into_owned();
-    if raw.len() > cut.len() {
+    // Never more than this many bytes are decoded: the line may be megabytes long.
+    let head = &raw[..raw.len().min(PREVIEW_CHARS * 4)];
+    let text = String::from_utf8_lossy(head);
+    let mut s: String = text.chars().take(PREVIEW_CHARS).collect();
+    if s.len() < text.len() || head.len() < raw.len() {
         s.push('…');
     }
     s
@@ -638,6 +644,21 @@ mod tests {
         assert!(matches!(&items[4], Inbound::Closed { .. }));
         assert!(written.contains("-32600"), "{written}");
         assert!(written.contains("\"id\":null"), "{written}");
+    }
+
+    #[test]
+    fn previews_are_cut_at_a_character_not_a_byte() {
+        assert_eq!(preview(b"short"), "short");
+        let long = "é".repeat(PREVIEW_CHARS + 10);
+        let p = preview(long.as_bytes());
+        assert_eq!(p.chars().count(), PREVIEW_CHARS + 1);
+        assert!(p.starts_with("éé") && p.ends_with('…'), "{p}");
+        // Exactly at the limit: nothing cut, nothing marked.
+        let exact = "x".repeat(PREVIEW_CHARS);
+        assert_eq!(preview(exact.as_bytes()), exact);
+        // A flood on one line is not decoded whole.
+        let flood = vec![b'y'; 10 * 1024 * 1024];
+        assert_eq!(preview(&flood).chars().count(), PREVIEW_CHARS + 1);
     }
 
     #[tokio::test]

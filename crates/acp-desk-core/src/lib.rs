@@ -25,5 +25,5 @@ pub use agent_client_protocol_schema as schema;
 pub use events::StreamEvent;
 pub use session::{
     ContinueVia, EngineError, EventBatch, ListedSessions, Opening, PermissionPolicy, SessionHandle,
-    SessionOptions, TurnOutcome, start, text_block,
+    SessionOptions, StartTrace, TurnOutcome, start, start_traced, text_block,
 };

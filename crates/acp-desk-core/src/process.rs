@@ -23,6 +23,13 @@ pub enum SpawnError {
         "the agent command `{command}` was not found{where_}. Install the agent, or give its full path."
     )]
     NotFound { command: String, where_: String },
+    /// The program is there but may not be run: no execute permission, or a folder. Found
+    /// before spawning: through the supervisor the OS's refusal would only be its exit code.
+    #[error(
+        "the agent command `{command}` ({}) is not executable. Make it executable (`chmod +x`), or run it through its interpreter (`node FILE`, `python3 FILE`).",
+        path.display()
+    )]
+    NotExecutable { command: String, path: PathBuf },
     #[error(
         "acp-desk-supervisor was not found next to this program; reinstall ACP Desk (developers: `cargo build --workspace --bins`), or set ACP_DESK_SUPERVISOR to its path"
     )]
@@ -86,8 +93,13 @@ pub fn resolve_command(command: &str, cwd: &Path) -> Result<PathBuf, SpawnError>
         } else {
             cwd.join(p)
         };
-        return if full.is_file() {
+        return if is_executable(&full) {
             Ok(full)
+        } else if full.exists() {
+            Err(SpawnError::NotExecutable {
+                command: command.into(),
+                path: full,
+            })
         } else {
             Err(SpawnError::NotFound {
                 command: command.into(),
@@ -96,10 +108,16 @@ pub fn resolve_command(command: &str, cwd: &Path) -> Result<PathBuf, SpawnError>
         };
     }
     let path = std::env::var_os("PATH").unwrap_or_default();
+    // A file of that name that may not be run: said when nothing runnable is found (execvp
+    // would skip it too).
+    let mut not_executable = None;
     for dir in std::env::split_paths(&path) {
         let candidate = dir.join(command);
         if is_executable(&candidate) {
             return Ok(candidate);
+        }
+        if not_executable.is_none() && candidate.is_file() {
+            not_executable = Some(candidate.clone());
         }
         #[cfg(windows)]
         for ext in ["exe", "cmd", "bat"] {
@@ -109,10 +127,16 @@ pub fn resolve_command(command: &str, cwd: &Path) -> Result<PathBuf, SpawnError>
             }
         }
     }
-    Err(SpawnError::NotFound {
-        command: command.into(),
-        where_: " on PATH".into(),
-    })
+    match not_executable {
+        Some(path) => Err(SpawnError::NotExecutable {
+            command: command.into(),
+            path,
+        }),
+        None => Err(SpawnError::NotFound {
+            command: command.into(),
+            where_: " on PATH".into(),
+        }),
+    }
 }
 
 #[cfg(unix)]

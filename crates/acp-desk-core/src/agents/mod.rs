@@ -17,12 +17,16 @@ use crate::paths;
 use crate::process::sibling_executable;
 
 pub mod catalog;
+pub mod check;
 pub mod detect;
 pub mod install;
 pub mod manifest;
 pub mod problem;
 pub mod registry;
 pub mod resolve;
+pub use check::{
+    AuthMethodInfo, CheckFailure, CheckFailureKind, CheckLimits, CheckReport, CheckStep, check,
+};
 pub use problem::{CapabilityDifference, ConfigProblem, ProblemSeverity};
 pub use resolve::{Resolved, default_for_new_sessions, listing, resolve_in};
 

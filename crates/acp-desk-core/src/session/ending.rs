@@ -55,6 +55,10 @@ const CLOSE_WAIT: Duration = Duration::from_secs(2);
 impl Owner {
     pub(super) async fn end(&mut self, ending: Ending) {
         let starting = self.life.ready.is_some();
+        if starting {
+            // The step under way (initialize) took until here, not until the agent is ended.
+            self.trace.failed();
+        }
         // 1. Closing: the agent hears the stop (and its answers) first. Otherwise nothing more
         // reaches it: its input closes now.
         if let Ending::Closed { now, .. } = &ending {
@@ -106,13 +110,13 @@ impl Owner {
         self.emit_status(SessionState::Dead, Some(detail));
         self.end_audit(&dead).await;
         self.flush().await;
-        if let Some(ready) = self.life.ready.take() {
+        if self.life.ready.is_some() {
             let err = self
                 .life
                 .start_error
                 .take()
                 .unwrap_or_else(|| EngineError::SessionEnded(dead.clone()));
-            let _ = ready.send(Err(err));
+            self.answer_start(Err(err));
         }
     }
 
@@ -176,6 +180,7 @@ impl Owner {
         match ending {
             Ending::Closed { why, .. } => (why.to_string(), format!("Session {why}."), None),
             Ending::StartTimeout => {
+                self.trace.timed_out = true;
                 let secs = self.opts.start_timeout.as_secs();
                 let err = EngineError::StartFailed(format!(
                     "no answer to initialize/session/new within {secs} s"
@@ -232,6 +237,7 @@ impl Owner {
                     stderr_tail: self.agent.stderr_tail(),
                 };
                 if starting {
+                    self.trace.exit = Some(exit.clone());
                     let err = EngineError::StartFailed(detail.clone());
                     self.emit_error(ErrorInfo {
                         exit: Some(exit),

@@ -44,6 +44,7 @@ impl Owner {
             .client_info(
                 acp::Implementation::new("acp-desk", env!("CARGO_PKG_VERSION")).title("ACP Desk"),
             );
+        self.trace.initialize_sent();
         self.request("initialize", &req, Pending::Initialize);
     }
 
@@ -52,10 +53,12 @@ impl Owner {
     }
 
     pub(super) async fn on_initialized(&mut self, result: Result<Box<RawValue>, acp::Error>) {
+        self.trace.initialize_answered(&result);
         let resp = match result {
             Ok(raw) => match serde_json::from_str::<acp::InitializeResponse>(raw.get()) {
                 Ok(r) => r,
                 Err(e) => {
+                    self.trace.invalid_answer = Some(e.to_string());
                     return self.fail_start(EngineError::StartFailed(format!(
                         "the agent's answer to initialize is not valid ACP: {e}"
                     )));
@@ -69,6 +72,7 @@ impl Owner {
                 )));
             }
         };
+        self.trace.protocol_version = Some(resp.protocol_version.as_u16());
         if resp.protocol_version != ProtocolVersion::V1 {
             return self.fail_start(EngineError::ProtocolVersion(resp.protocol_version.as_u16()));
         }
@@ -291,14 +295,12 @@ impl Owner {
     async fn ready_without_session(&mut self) {
         self.emit_status(SessionState::Ready, None);
         self.flush().await;
-        if let Some(ready) = self.life.ready.take() {
-            let caps = self
-                .identity
-                .prompt_capabilities
-                .clone()
-                .unwrap_or_default();
-            let _ = ready.send(Ok(caps));
-        }
+        let caps = self
+            .identity
+            .prompt_capabilities
+            .clone()
+            .unwrap_or_default();
+        self.answer_start(Ok(caps));
     }
 
     /// `session/list` for a front end.
@@ -425,14 +427,12 @@ impl Owner {
             self.emit(ev);
         }
         self.flush().await;
-        if let Some(ready) = self.life.ready.take() {
-            let caps = self
-                .identity
-                .prompt_capabilities
-                .clone()
-                .unwrap_or_default();
-            let _ = ready.send(Ok(caps));
-        }
+        let caps = self
+            .identity
+            .prompt_capabilities
+            .clone()
+            .unwrap_or_default();
+        self.answer_start(Ok(caps));
     }
 }
 

@@ -20,7 +20,9 @@
 //! - [`requests`]: the front end's requests to the agent between or during turns (modes,
 //!   config options);
 //! - [`client`]: what the agent asks of us (`fs/*`, `terminal/*`, access outside the roots);
-//! - [`watching`]: the folder watcher and the audit log.
+//! - [`watching`]: the folder watcher and the audit log;
+//! - [`trace`]: the record of the start ([`StartTrace`]: the steps' times, the `initialize`
+//!   answer as sent, non-JSON output, how a failed start ended), for Check (`agents::check`).
 //!
 //! The owner runs over any byte stream ([`start_over`]): unit tests drive it over an in-memory
 //! pipe with a scripted peer (`tests.rs`), no process needed.
@@ -35,10 +37,14 @@ mod remembered;
 mod requests;
 #[cfg(test)]
 mod tests;
+mod trace;
 mod turn;
 mod watching;
 
+pub use trace::{SpawnFailure, StartTrace};
+
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -269,6 +275,7 @@ pub struct SessionHandle {
     supervised: bool,
     pid: Option<u32>,
     prompt_capabilities: acp::PromptCapabilities,
+    trace: Arc<StartTrace>,
 }
 
 impl SessionHandle {
@@ -292,6 +299,12 @@ impl SessionHandle {
     /// embedded resources only when it does.
     pub fn prompt_capabilities(&self) -> &acp::PromptCapabilities {
         &self.prompt_capabilities
+    }
+
+    /// How the start went: the steps' times and the agent's `initialize` answer as it sent it
+    /// (`agentInfo`, `agentCapabilities`, `authMethods`).
+    pub fn start_trace(&self) -> &StartTrace {
+        &self.trace
     }
 
     /// Switches the session's mode (`session/set_mode`); returns once the agent agreed, after
@@ -465,12 +478,31 @@ pub async fn start(
     opts: SessionOptions,
     events: mpsc::Sender<EventBatch>,
 ) -> Result<SessionHandle, EngineError> {
+    start_traced(spec, opts, events).await.0
+}
+
+/// [`start`], with the record of how the start went ([`StartTrace`]), on failure too: the
+/// steps' times, the `initialize` answer, what was printed that is not JSON, how it failed.
+pub async fn start_traced(
+    spec: LaunchSpec,
+    opts: SessionOptions,
+    events: mpsc::Sender<EventBatch>,
+) -> (Result<SessionHandle, EngineError>, StartTrace) {
     let id = session_id_for(&opts.opening);
     let prepared = owner::Prepared::new(&id, &spec, &opts).await;
-    let spawned = AgentProcess::spawn(&spec, &opts.cwd, opts.process)
-        .map_err(|e| EngineError::Spawn(e.to_string()))?;
+    let mut trace = StartTrace::default();
+    let spawn_began = tokio::time::Instant::now();
+    let spawned = match AgentProcess::spawn(&spec, &opts.cwd, opts.process) {
+        Ok(s) => s,
+        Err(e) => {
+            trace.spawn_failure = Some(SpawnFailure::of(&e));
+            return (Err(EngineError::Spawn(e.to_string())), trace);
+        }
+    };
+    trace.spawn = Some(spawn_began.elapsed());
     let supervised = spawned.process.is_supervised();
     let pid = spawned.process.pid();
+    trace.pid = pid;
     let (conn, inbound) = Connection::start(spawned.stdout, spawned.stdin, opts.limits);
     let agent = AgentProc::Os(Box::new(spawned.process));
     let link = Link {
@@ -480,7 +512,7 @@ pub async fn start(
         supervised,
         pid,
     };
-    launch(id, prepared, &spec.name, link, opts, events).await
+    launch(id, prepared, &spec.name, link, opts, events, trace).await
 }
 
 /// Like [`start`], with the agent on the other end of `reader`/`writer` instead of a process we
@@ -514,7 +546,17 @@ where
         supervised: false,
         pid: None,
     };
-    launch(id, prepared, name, link, opts, events).await
+    launch(
+        id,
+        prepared,
+        name,
+        link,
+        opts,
+        events,
+        StartTrace::default(),
+    )
+    .await
+    .0
 }
 
 /// The agent as the owner reaches it.
@@ -535,7 +577,8 @@ async fn launch(
     link: Link,
     opts: SessionOptions,
     events: mpsc::Sender<EventBatch>,
-) -> Result<SessionHandle, EngineError> {
+    trace: StartTrace,
+) -> (Result<SessionHandle, EngineError>, StartTrace) {
     let (supervised, pid) = (link.supervised, link.pid);
     let (cmd_tx, cmd_rx) = mpsc::unbounded_channel();
     let (ready_tx, ready_rx) = oneshot::channel();
@@ -549,18 +592,26 @@ async fn launch(
         opts,
         events,
         ready_tx,
+        trace,
     );
     tokio::spawn(owner.run(cmd_rx));
     match ready_rx.await {
-        Ok(Ok(prompt_capabilities)) => Ok(SessionHandle {
-            id,
-            cmds: cmd_tx,
-            supervised,
-            pid,
-            prompt_capabilities,
-        }),
-        Ok(Err(e)) => Err(e),
-        Err(_) => Err(EngineError::StartFailed("the session task ended".into())),
+        Ok((Ok(prompt_capabilities), trace)) => (
+            Ok(SessionHandle {
+                id,
+                cmds: cmd_tx,
+                supervised,
+                pid,
+                prompt_capabilities,
+                trace: Arc::new(trace.clone()),
+            }),
+            trace,
+        ),
+        Ok((Err(e), trace)) => (Err(e), trace),
+        Err(_) => (
+            Err(EngineError::StartFailed("the session task ended".into())),
+            StartTrace::default(),
+        ),
     }
 }
 

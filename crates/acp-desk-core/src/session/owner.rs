@@ -22,6 +22,7 @@ use super::ending::Ending;
 use super::handshake::Handshake;
 use super::permissions::Permissions;
 use super::remembered::Rules;
+use super::trace::StartTrace;
 use super::turn::Turn;
 use super::watching::Watching;
 use super::{Command, EngineError, EventBatch, SessionOptions, session_roots};
@@ -113,10 +114,14 @@ pub(super) enum Pending {
     },
 }
 
+/// What `start()`'s caller is told once the session is ready or could not start: the agent's
+/// prompt capabilities or why, and the record of the start.
+pub(super) type ReadyReply = (Result<acp::PromptCapabilities, EngineError>, StartTrace);
+
 /// Where the session is in its life, apart from turns.
 pub(super) struct Life {
-    /// `start()`'s caller, told the agent's prompt capabilities once the session is ready.
-    pub(super) ready: Option<oneshot::Sender<Result<acp::PromptCapabilities, EngineError>>>,
+    /// `start()`'s caller, answered once ([`Owner::answer_start`]).
+    pub(super) ready: Option<oneshot::Sender<ReadyReply>>,
     /// Why the session could not start; given to `start()`'s caller once the agent is ended.
     pub(super) start_error: Option<EngineError>,
     /// Why the session is dead, once it is.
@@ -203,6 +208,8 @@ pub(super) struct Owner {
     pub(super) watch: Watching,
     pub(super) audit: AuditLog,
     pub(super) handshake: Handshake,
+    /// The record of the start, until `start()`'s caller gets it.
+    pub(super) trace: StartTrace,
 }
 
 impl Owner {
@@ -216,7 +223,8 @@ impl Owner {
         inbound: mpsc::Receiver<Vec<Inbound>>,
         opts: SessionOptions,
         events: mpsc::Sender<EventBatch>,
-        ready: oneshot::Sender<Result<acp::PromptCapabilities, EngineError>>,
+        ready: oneshot::Sender<ReadyReply>,
+        trace: StartTrace,
     ) -> Self {
         let reads = Arc::new(Mutex::new(ReadTracker::new()));
         Self {
@@ -253,6 +261,17 @@ impl Owner {
             audit: prepared.audit,
             handshake: Handshake::new(&opts.opening),
             opts,
+            trace,
+        }
+    }
+
+    /// Answers `start()`'s caller, once: ready (`Ok`) or why not, with the record of the start.
+    pub(super) fn answer_start(&mut self, result: Result<acp::PromptCapabilities, EngineError>) {
+        if let Some(ready) = self.life.ready.take() {
+            if result.is_err() {
+                self.trace.failed();
+            }
+            let _ = ready.send((result, self.trace.finish()));
         }
     }
 
@@ -630,6 +649,7 @@ impl Owner {
     fn on_skipped(&mut self, s: Skipped) {
         match s {
             Skipped::NotJson { preview } => {
+                self.trace.not_json(&preview);
                 // Shell profiles and chatty tools print to stdout; say so once, log every line.
                 if !self.life.warned_not_json {
                     self.life.warned_not_json = true;
