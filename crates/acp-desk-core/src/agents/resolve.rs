@@ -357,6 +357,53 @@ pub fn resolve_in(sources: &Sources, name: &str) -> Result<Resolved, AgentError>
     ))
 }
 
+/// Check for an agent by name, over every source: resolves it (as `--agent` would), runs
+/// [`super::check::check`], turns a not-installed failure's fix into the agent's own install
+/// command, and for an agent described by a manifest lists every difference between the
+/// capabilities the manifest declares and those `initialize` reported. An agent that cannot be
+/// resolved (unknown, an entry with errors, a registry binary not installed, a manifest we
+/// cannot drive) is the error, not a report: there is nothing to start. The lookups run on the
+/// blocking pool.
+pub async fn check_agent(
+    sources: &Sources,
+    name: &str,
+    cwd: &Path,
+    limits: super::check::CheckLimits,
+) -> Result<super::check::CheckReport, AgentError> {
+    let (s, n) = (sources.clone(), name.to_owned());
+    let resolved = tokio::task::spawn_blocking(move || resolve_in(&s, &n))
+        .await
+        .map_err(|e| AgentError::Unavailable {
+            name: name.into(),
+            reason: format!("looking the agent up stopped: {e}"),
+        })??;
+    let mut report = super::check::check(&resolved.spec, cwd, limits).await;
+    if resolved.source == AgentSource::Builtin
+        && let Some(agent) = catalog::builtin(name)
+    {
+        report.suggest_install(&agent.install_hint());
+    }
+    if let Some(m) = &resolved.manifest
+        && let Some(declared) = m.declared_capabilities()
+        && let Some(reported) = &report.capabilities
+    {
+        match serde_json::from_value::<agent_client_protocol_schema::v1::AgentCapabilities>(
+            reported.clone(),
+        ) {
+            Ok(reported) => {
+                report.differences = manifest::compare_capabilities(declared, &reported);
+            }
+            // `initialize` was checked already; capabilities that do not parse are the same
+            // failure a session would meet, said here rather than compared.
+            Err(e) => report.warnings.push(format!(
+                "its agentCapabilities could not be read to compare with {} ({e})",
+                m.file.display()
+            )),
+        }
+    }
+    Ok(report)
+}
+
 fn builtin_resolved(
     agent: &BuiltinAgent,
     detection: &Detection,
