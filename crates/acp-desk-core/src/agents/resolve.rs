@@ -157,8 +157,16 @@ fn join(
                         also_defined_in: also,
                         ..c
                     };
-                } else if w.source != c.source && !w.also_defined_in.contains(&c.source) {
-                    w.also_defined_in.push(c.source);
+                } else {
+                    if w.source == AgentSource::Registry && c.source == AgentSource::Builtin {
+                        // The registry's download is used until it is installed locally; how
+                        // to install it (and sign in) is still worth saying.
+                        w.install_command = w.install_command.take().or(c.install_command);
+                        w.hint = w.hint.take().or(c.hint);
+                    }
+                    if w.source != c.source && !w.also_defined_in.contains(&c.source) {
+                        w.also_defined_in.push(c.source);
+                    }
                 }
             }
             None => winners.push(c),
@@ -896,10 +904,14 @@ mod tests {
             assert_eq!(e.install_command.as_deref(), Some(a.install_command));
             assert!(e.hint.as_deref().unwrap().contains(a.install_command));
         }
-        // npx missing: says to install Node.js.
+        // npx missing: says to install Node.js; the catalog's install command stays.
         let g = l.get("gemini").unwrap();
         assert_eq!(g.status, AgentStatus::Missing);
         assert!(g.hint.as_deref().unwrap().contains("Node.js"), "{g:?}");
+        assert_eq!(
+            g.install_command.as_deref(),
+            Some("npm install -g @google/gemini-cli")
+        );
         let o = l.get("opencode").unwrap();
         assert_eq!((o.status, o.installable), (AgentStatus::NotInstalled, true));
         assert_eq!(
@@ -968,6 +980,12 @@ mod tests {
         );
         // Not installed, in the registry through npx: downloads on first use.
         let gem = l.get("gemini").unwrap();
+        assert!(
+            gem.hint
+                .as_deref()
+                .unwrap()
+                .contains("npm install -g @google/gemini-cli")
+        );
         assert_eq!(
             (gem.source, gem.status),
             (AgentSource::Registry, AgentStatus::Downloads)
