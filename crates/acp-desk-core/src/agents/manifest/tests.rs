@@ -128,7 +128,7 @@ fn a_full_manifest_keeps_every_field_and_vendor_key() {
     // The launch: a relative command with a `/` comes from the manifest's folder.
     let launch = m.launch.as_ref().unwrap();
     let dir = fixtures().join("good-server");
-    assert_eq!(launch.command, dir.join("./bin/agent.sh").to_string_lossy());
+    assert_eq!(launch.command, dir.join("bin/agent.sh").to_string_lossy());
     assert_eq!(launch.args, vec!["--acp", "--verbose"]);
     assert_eq!(launch.env_names(), vec!["AGENT_TOKEN", "LOG_LEVEL"]);
     let spec = m.launch_spec().unwrap();
