@@ -671,3 +671,13 @@ fn our_own_manifest_is_a_valid_client_declaring_what_we_advertise() {
     assert!(back.drivable.unwrap_err().contains("not an agent"));
     assert!(back.body.contains("# acp-desk"));
 }
+
+#[test]
+fn render_writes_back_every_field_and_kept_key() {
+    let m = good("good-server");
+    let text = render(&m.definition).unwrap();
+    let again = parse(&m.file, &text).unwrap();
+    assert_eq!(again.definition, m.definition);
+    assert_eq!(again.launch, m.launch);
+    assert!(again.problems.is_empty(), "{:#?}", again.problems);
+}
