@@ -466,25 +466,32 @@ fn wrong_values_are_each_named_on_their_line() {
         &p,
         "metadata.acp-desk.command",
         Error,
-        Some(27),
+        Some(30),
         &["missing", "add `command:"],
     );
     about(
         &p,
         "metadata.acp-desk.args",
         Error,
-        Some(28),
+        Some(31),
         &["list of text"],
     );
     let port = about(
         &p,
         "metadata.acp-desk.env.PORT",
         Error,
-        Some(30),
+        Some(33),
         &["not text", "quotes"],
     );
     // An env value may be a secret: never repeated in the message.
     assert!(!port.message.contains("8080"), "{port}");
+    about(
+        &p,
+        "metadata.aip44.mcp_servers[2].ref",
+        Error,
+        Some(29),
+        &["not an http(s) URL", "https://"],
+    );
     // The stdio MCP server [1] has no `ref`; [0] has none either, but is not stdio.
     about(
         &p,
