@@ -19,6 +19,7 @@ use crate::process::sibling_executable;
 pub mod catalog;
 pub mod detect;
 pub mod install;
+pub mod manifest;
 pub mod problem;
 pub mod registry;
 pub mod resolve;
@@ -155,6 +156,9 @@ pub struct AgentListing {
     /// Every problem of every source (settings, manifests, registry), to show where the user
     /// looks; an agent's own problems are also in its entry.
     pub problems: Vec<ConfigProblem>,
+    /// The registry in use (the snapshot, or an imported file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub registry: Option<registry::RegistryInfo>,
 }
 
 impl AgentListing {
