@@ -63,10 +63,18 @@ fn serve(body: Vec<u8>, requests: usize) -> (u16, std::thread::JoinHandle<()>) {
 fn import_a_registry_file_then_install_its_binary_agent() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    // The "agent": a shell script in a release-like archive (one top folder).
+    // The "agent": a shell script in a release-like archive (one top folder) that prints its
+    // arguments when asked, and is the demo agent otherwise (so `run` can drive it).
     let pkg = root.join("release/pkg");
     std::fs::create_dir_all(&pkg).unwrap();
-    std::fs::write(pkg.join("my-agent"), "#!/bin/sh\necho \"agent $*\"\n").unwrap();
+    std::fs::write(
+        pkg.join("my-agent"),
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = say ]; then echo \"agent $*\"; exit 0; fi\nexec '{}'\n",
+            bin("acp-desk-demo-agent").display()
+        ),
+    )
+    .unwrap();
     let tarball = root.join("a.tar.gz");
     let ok = Command::new("tar")
         .arg("-czf")
@@ -162,10 +170,25 @@ fn import_a_registry_file_then_install_its_binary_agent() {
     ] {
         assert!(out.stderr.contains(phase), "{}", out.stderr);
     }
-    let ran = Command::new(&installed).arg("acp").output().unwrap();
-    assert_eq!(String::from_utf8_lossy(&ran.stdout), "agent acp\n");
+    let ran = Command::new(&installed)
+        .args(["say", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&ran.stdout), "agent say hi\n");
     // Installed already: no download (the server is gone), the same answer.
     let again = cli(root, &["agents", "install", "local-agent"]);
     assert_eq!(again.code, Some(0), "{}", again.stderr);
     assert_eq!(again.stdout, out.stdout);
+
+    // And `run --agent` starts it from the data folder: a real turn.
+    let run = cli(root, &["run", "--agent", "local-agent", "--json", "hello"]);
+    assert_eq!(run.code, Some(0), "{}", run.stderr);
+    let ends: Vec<serde_json::Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|e| e["kind"] == "turn-end")
+        .collect();
+    assert_eq!(ends.len(), 1, "{}", run.stdout);
+    assert_eq!(ends[0]["reason"], "completed", "{}", run.stdout);
 }
