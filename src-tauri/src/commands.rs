@@ -60,13 +60,13 @@ pub async fn open_session(
 ) -> Result<SessionInfo, IpcError> {
     let checked = tauri::async_runtime::spawn_blocking(move || {
         let folder = acp_desk_app::check_folder(&folder)?;
-        let spec = acp_desk_app::resolve_agent(&agent)?;
-        Ok::<_, IpcError>((folder, spec, agent))
+        let resolved = acp_desk_app::resolve_agent_full(&agent)?;
+        Ok::<_, IpcError>((folder, resolved, agent))
     })
     .await
     .map_err(|e| IpcError::task_failed("check the folder", &e))??;
-    let (folder, spec, agent) = checked;
-    Ok(state.sessions.open_checked(folder, spec, &agent))
+    let (folder, resolved, agent) = checked;
+    Ok(state.sessions.open_resolved(folder, resolved, &agent))
 }
 
 #[tauri::command]

@@ -52,8 +52,24 @@ impl Sessions {
     /// disk (folder, settings): call it off the main thread.
     pub fn open(&self, folder: &str, agent: &str) -> Result<SessionInfo, IpcError> {
         let folder = acp_desk_app::check_folder(folder)?;
-        let spec = acp_desk_app::resolve_agent(agent)?;
-        Ok(self.open_checked(folder, spec, agent))
+        let resolved = acp_desk_app::resolve_agent_full(agent)?;
+        Ok(self.open_resolved(folder, resolved, agent))
+    }
+
+    /// [`Sessions::open`] once the folder and the agent are checked; a manifest agent's
+    /// `audit` applies to the session (ARCHITECTURE.md invariant 33).
+    pub fn open_resolved(
+        &self,
+        folder: PathBuf,
+        resolved: acp_desk_core::agents::Resolved,
+        agent: &str,
+    ) -> SessionInfo {
+        self.registry
+            .open(
+                OpenRequest::new(folder, agent, resolved.spec)
+                    .with_manifest(resolved.manifest.as_ref()),
+            )
+            .into()
     }
 
     /// [`Sessions::open`] once the folder and the agent are checked.

@@ -93,11 +93,45 @@ fn ids(listing: &Value) -> Vec<String> {
         .collect()
 }
 
+impl User {
+    /// `config/agents/NAME/ACP.md`, a server started by `command` (our vendor key), with
+    /// `audit` as given (YAML, indented under `aip44`), or none.
+    fn manifest(&self, name: &str, command: &str, audit: &str) {
+        let dir = self.path("config/agents").join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("ACP.md"),
+            format!(
+                "---\nname: {name}\nid: example.{name}\ndescription: The {name} agent.\nversion: 1.0.0\nkind: server\ntransport: stdio\nmetadata:\n  aip44:\n    acp_rev: c0945895a63233bfdbdf95990104c11f5d8d8991\n    tier: basic\n    operator: OPERATOR.md\n{audit}  acp-desk:\n    command: {command}\n---\n\n# {name}\n"
+            ),
+        )
+        .unwrap();
+    }
+
+    /// Imports a registry file of two agents through the CLI, as a user would.
+    fn import_registry(&self) {
+        let file = self.path("registry.json");
+        let text = serde_json::json!({"version": "1.0.0", "agents": [
+            {"id": "reg-agent", "name": "Registry agent", "version": "1.0.0",
+             "description": "from the registry", "authors": ["x"], "license": "MIT",
+             "distribution": {"npx": {"package": "reg-agent-pkg"}}},
+            {"id": "goose", "name": "goose", "version": "1.0.0",
+             "description": "goose from the registry", "authors": ["x"], "license": "MIT",
+             "distribution": {"npx": {"package": "goose-pkg"}}},
+        ]});
+        std::fs::write(&file, text.to_string()).unwrap();
+        let out = self.cli(&["agents", "import-registry", file.to_str().unwrap()]);
+        assert_eq!(out.code, Some(0), "{}", out.stderr);
+    }
+}
+
 #[test]
 fn agents_json_lists_every_source_in_order_with_one_entry_per_id() {
     let u = User::new();
     let goose = u.program("goose");
     u.program("my-agent");
+    u.manifest("described", "my-agent", "");
+    u.import_registry();
     u.settings(
         r#"{
   // pasted from Zed
@@ -110,7 +144,29 @@ fn agents_json_lists_every_source_in_order_with_one_entry_per_id() {
     let (l, stderr) = u.listing();
     assert_eq!(l["problems"], Value::Array(vec![]), "{stderr}");
     let ids = ids(&l);
-    assert_eq!(&ids[..3], &["demo", "zed-paste", "gemini"], "{ids:?}");
+    assert_eq!(
+        &ids[..4],
+        &["demo", "zed-paste", "gemini", "described"],
+        "{ids:?}"
+    );
+    assert_eq!(ids.last().map(String::as_str), Some("reg-agent"), "{ids:?}");
+    let m = entry(&l, "described");
+    assert_eq!(
+        (&m["source"], &m["status"]),
+        (&"manifest".into(), &"found".into())
+    );
+    assert!(
+        m["manifestFile"]
+            .as_str()
+            .unwrap()
+            .ends_with("described/ACP.md")
+    );
+    let r = entry(&l, "reg-agent");
+    assert_eq!(r["source"], "registry");
+    // No npx on this PATH: it says so.
+    assert_eq!(r["status"], "missing");
+    assert_eq!(l["registry"]["kind"], "imported");
+    assert_eq!(l["registry"]["agents"], 2);
     for builtin in [
         "claude",
         "claude-code-acp",
@@ -143,8 +199,13 @@ fn agents_json_lists_every_source_in_order_with_one_entry_per_id() {
     assert_eq!(g["source"], "settings");
     assert_eq!(g["alsoDefinedIn"], serde_json::json!(["builtin"]));
     assert_eq!(g["status"], "missing");
+    // goose is installed here: the local install beats the registry's download.
     let goose_entry = entry(&l, "goose");
     assert_eq!(goose_entry["source"], "builtin");
+    assert_eq!(
+        goose_entry["alsoDefinedIn"],
+        serde_json::json!(["registry"])
+    );
     assert_eq!(goose_entry["status"], "found");
     assert_eq!(goose_entry["command"], format!("{} acp", goose.display()));
     // No npx on this PATH: the npx agents say how to install them.
@@ -258,4 +319,89 @@ fn history_off_in_the_settings_records_no_run() {
     assert_eq!(out.code, Some(0), "{}", out.stderr);
     let listed = u.cli(&["history", "list", "--json"]);
     assert_eq!(listed.stdout.lines().count(), 1, "{}", listed.stderr);
+}
+
+#[test]
+fn run_over_a_manifest_agent_takes_its_audit_setting() {
+    let u = User::new();
+    let demo = bin("acp-desk-demo-agent");
+    let demo = demo.to_str().unwrap();
+    u.manifest("audited", demo, "");
+    u.manifest("unaudited", demo, "    audit:\n      kind: off\n");
+    let audit_files = || -> usize {
+        let dir = u.path("data/audit");
+        if !dir.exists() {
+            return 0;
+        }
+        walk(&dir)
+    };
+    let out = u.cli(&["run", "--agent", "unaudited", "--json", "hello"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(audit_files(), 0, "audit.kind: off in the manifest");
+    let out = u.cli(&["run", "--agent", "audited", "--json", "hello"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(audit_files(), 1, "the default: an audit log");
+}
+
+fn walk(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let p = e.unwrap().path();
+            if p.is_dir() { walk(&p) } else { 1 }
+        })
+        .sum()
+}
+
+/// `check_agent`: a manifest agent's declared capabilities compared with what `initialize`
+/// reported; a built-in not installed gets its install command as the fix.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_agent_compares_a_manifests_capabilities_with_initialize() {
+    use acp_desk_core::agents::{self, CheckLimits, Sources};
+    let u = User::new();
+    let demo = bin("acp-desk-demo-agent");
+    let sources = Sources::isolated(u.dir.path(), u.path("bin").into_os_string());
+    let limits = CheckLimits {
+        initialize: std::time::Duration::from_secs(20),
+    };
+    // What the demo agent says of itself, to declare the opposite.
+    let plain = agents::check(
+        &agents::from_command_line(demo.to_str().unwrap()).unwrap(),
+        &u.path("work"),
+        limits,
+    )
+    .await;
+    assert!(plain.ok, "{plain:?}");
+    let load = plain.capabilities.as_ref().unwrap()["loadSession"] == true;
+    u.manifest(
+        "demo-described",
+        demo.to_str().unwrap(),
+        &format!(
+            "    capabilities:\n      agent:\n        loadSession: {}\n",
+            !load
+        ),
+    );
+    let report = agents::check_agent(&sources, "demo-described", &u.path("work"), limits)
+        .await
+        .unwrap();
+    assert!(report.ok, "{report:?}");
+    let d = report
+        .differences
+        .iter()
+        .find(|d| d.path == "agent.loadSession")
+        .unwrap_or_else(|| panic!("{:?}", report.differences));
+    assert_eq!(d.declared, Some((!load).into()));
+    // A built-in that is not installed: Check says how to install it.
+    let report = agents::check_agent(&sources, "copilot", &u.path("work"), limits)
+        .await
+        .unwrap();
+    let failure = report.failure.unwrap();
+    assert!(
+        failure.fix.contains("npm install -g @github/copilot"),
+        "{failure:?}"
+    );
+    assert!(matches!(
+        agents::check_agent(&sources, "nope", &u.path("work"), limits).await,
+        Err(agents::AgentError::Unknown(..))
+    ));
 }

@@ -38,4 +38,6 @@ pub use continuation::{
 pub use error::AppError;
 pub use history::HistoryRecorder;
 pub use observer::{Observer, SessionStatus};
-pub use registry::{OpenRequest, Registry, SessionInfo, check_folder, resolve_agent};
+pub use registry::{
+    OpenRequest, Registry, SessionInfo, check_folder, resolve_agent, resolve_agent_full,
+};

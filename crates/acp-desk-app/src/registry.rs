@@ -107,6 +107,16 @@ impl OpenRequest {
             origin: LaunchOrigin::Named,
         }
     }
+
+    /// For a session of an agent described by an AIP-44 manifest: the manifest's `audit`
+    /// (`kind: off`: no audit log; `ref`: its folder), ARCHITECTURE.md invariant 33. `None`: as
+    /// is. Call it before a front end's own switches (`--no-audit` wins).
+    pub fn with_manifest(mut self, manifest: Option<&agents::manifest::Manifest>) -> Self {
+        if let Some(m) = manifest {
+            m.apply_audit(&mut self.options);
+        }
+        self
+    }
 }
 
 enum Engine {
@@ -163,9 +173,16 @@ pub struct Registry {
     observers: Mutex<Vec<Arc<dyn Observer>>>,
 }
 
-/// Resolves an agent name (settings, demo, catalog) to how to start it.
+/// Resolves an agent name over every source (settings, manifests, registry, built-in) to how
+/// to start it. Blocking.
 pub fn resolve_agent(agent: &str) -> Result<LaunchSpec, AppError> {
-    agents::resolve(agent).map_err(|e| match e {
+    resolve_agent_full(agent).map(|r| r.spec)
+}
+
+/// [`resolve_agent`], with where it came from and its manifest (whose `audit` the session's
+/// options take: [`OpenRequest::with_manifest`]). Blocking.
+pub fn resolve_agent_full(agent: &str) -> Result<agents::Resolved, AppError> {
+    agents::resolve_in(&agents::Sources::default_for_user(), agent).map_err(|e| match e {
         agents::AgentError::Unknown(..) => AppError::AgentUnknown(e.to_string()),
         _ => AppError::AgentUnavailable(e.to_string()),
     })

@@ -40,15 +40,22 @@ pub enum AgentsAction {
     /// when it passed, 1 when it failed, 2 for an unknown agent.
     Check(crate::check::CheckArgs),
     // ---- helper "registry": `Install(InstallArgs)`, `ImportRegistry(ImportArgs)` go here.
+    /// Install a registry agent's binary for this platform into the data folder (download,
+    /// SHA-256 check, extract). npx and uvx agents need no install.
+    Install(InstallArgs),
+    /// Import a registry file (the ACP registry's registry.json) from disk; it is used instead
+    /// of the built-in snapshot from then on.
+    ImportRegistry(ImportArgs),
 }
 
 /// Runs `agents ...`; `runtime` is for the async subcommands (check).
 pub fn agents(args: AgentsArgs, runtime: &tokio::runtime::Runtime) -> ExitCode {
-    let _ = runtime;
     match args.action {
         None => list(&args.list),
         Some(AgentsAction::List(l)) => list(&l),
         Some(AgentsAction::Check(c)) => crate::check::agents_check(c, runtime),
+        Some(AgentsAction::Install(a)) => install(&a),
+        Some(AgentsAction::ImportRegistry(a)) => import_registry(&a),
     }
 }
 
@@ -143,3 +150,125 @@ fn print_table(listing: &AgentListing) {
 // ---- helper "check": `agents check NAME [--json]` ----------------------------------------
 
 // ---- helper "registry": `agents install NAME`, `agents import-registry FILE` ---------------
+
+#[derive(clap::Args)]
+pub struct InstallArgs {
+    /// The agent's registry id (as `agents` lists it).
+    #[arg(value_name = "NAME")]
+    pub name: String,
+}
+
+#[derive(clap::Args)]
+pub struct ImportArgs {
+    /// The registry file to import.
+    #[arg(value_name = "FILE")]
+    pub file: std::path::PathBuf,
+}
+
+/// `agents install NAME`: exit 0 installed (or already), 1 the install failed (nothing was
+/// installed; the reason on stderr), 2 no such registry agent.
+fn install(args: &InstallArgs) -> ExitCode {
+    use acp_desk_core::agents::install::{self, InstallPhase};
+    use acp_desk_core::agents::registry;
+    use std::io::{IsTerminal, Write};
+
+    let data_dir = acp_desk_core::paths::data_dir();
+    let (index, problems) = registry::load(&data_dir);
+    print_problems(&problems);
+    let Some(agent) = index.find(&args.name).cloned() else {
+        let unknown = install::InstallError::UnknownAgent {
+            id: args.name.clone(),
+            origin: index.origin(),
+            known: index
+                .agents
+                .iter()
+                .map(|a| a.id.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        };
+        eprintln!("acp-desk-cli: {unknown}");
+        return ExitCode::from(2);
+    };
+    let platform = registry::current_platform();
+    let live = std::io::stderr().is_terminal();
+    let mut last_phase = None;
+    let mut progress = |p: install::InstallProgress| {
+        let mut err = std::io::stderr().lock();
+        let mb = |b: u64| b as f64 / (1024.0 * 1024.0);
+        if live && p.phase == InstallPhase::Downloading {
+            let total = p
+                .total
+                .map_or_else(String::new, |t| format!(" of {:.1} MB", mb(t)));
+            let _ = write!(err, "\rdownloading {:.1} MB{total}   ", mb(p.downloaded));
+        } else if last_phase != Some(p.phase) {
+            let word = match p.phase {
+                InstallPhase::Downloading => "downloading",
+                InstallPhase::Verifying => "checking the SHA-256",
+                InstallPhase::Extracting => "extracting",
+                InstallPhase::Installed => "installed",
+            };
+            let _ = writeln!(err, "{}{word}", if live { "\n" } else { "" });
+        }
+        last_phase = Some(p.phase);
+    };
+    match install::install(&agent, platform, &data_dir, &mut progress) {
+        Ok(spec) => {
+            // Env names only: values may be secrets.
+            let env: Vec<&str> = spec.env.iter().map(|(k, _)| k.as_str()).collect();
+            println!(
+                "{} {} installed: {}{}{}",
+                agent.id,
+                agent.version,
+                spec.command,
+                spec.args
+                    .iter()
+                    .map(|a| format!(" {a}"))
+                    .collect::<String>(),
+                if env.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (env: {})", env.join(", "))
+                }
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("acp-desk-cli: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `agents import-registry FILE`: exit 0 imported (skipped agents listed on stderr), 1 the
+/// file was refused (nothing changed; the reason on stderr).
+fn import_registry(args: &ImportArgs) -> ExitCode {
+    use acp_desk_core::agents::registry;
+    let data_dir = acp_desk_core::paths::data_dir();
+    match registry::import(&args.file, &data_dir) {
+        Ok((index, problems)) => {
+            print_problems(&problems);
+            println!(
+                "imported {} agents ({} skipped); {} is used from now on",
+                index.agents.len(),
+                problems
+                    .iter()
+                    .filter(
+                        |p| p.severity == acp_desk_core::agents::ProblemSeverity::Error
+                            && p.field
+                                .as_deref()
+                                .is_some_and(|f| !f.contains(".distribution."))
+                    )
+                    .count(),
+                index.origin()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            if let registry::RegistryError::NoUsableAgent { problems, .. } = &e {
+                print_problems(problems);
+            }
+            eprintln!("acp-desk-cli: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -36,38 +36,39 @@ pub struct CheckArgs {
 
 /// Runs `agents check`.
 pub fn agents_check(args: CheckArgs, runtime: &tokio::runtime::Runtime) -> ExitCode {
-    // A built-in agent knows how it is installed: that is the fix when it is missing.
-    let resolved = match (&args.agent_command, &args.name) {
-        (Some(line), _) => agents::from_command_line(line).map(|spec| (spec, None)),
-        (None, Some(name)) => {
-            agents::resolve_in(&agents::Sources::default_for_user(), name).map(|r| {
-                let hint = (r.source == agents::AgentSource::Builtin)
-                    .then(|| agents::catalog::builtin(name).map(|b| b.install_hint()))
-                    .flatten();
-                (r.spec, hint)
-            })
-        }
+    let Ok(initialize) = Duration::try_from_secs_f64(args.timeout) else {
+        eprintln!("acp-desk-cli: --timeout: not a usable number of seconds");
+        return ExitCode::from(EXIT_USAGE);
+    };
+    let limits = CheckLimits { initialize };
+    let cwd = std::env::current_dir().unwrap_or_else(|_| std::env::temp_dir());
+    let report = match (&args.agent_command, &args.name) {
+        (Some(line), _) => match agents::from_command_line(line) {
+            Ok(spec) => runtime.block_on(agents::check(&spec, &cwd, limits)),
+            Err(e) => {
+                eprintln!("acp-desk-cli: {e}");
+                return ExitCode::from(EXIT_USAGE);
+            }
+        },
+        // By name over every source: a built-in's install command as the fix when it is
+        // missing, a manifest's declared capabilities compared (`check_agent`).
+        (None, Some(name)) => match runtime.block_on(agents::check_agent(
+            &agents::Sources::default_for_user(),
+            name,
+            &cwd,
+            limits,
+        )) {
+            Ok(report) => report,
+            Err(e) => {
+                eprintln!("acp-desk-cli: {e}");
+                return ExitCode::from(EXIT_USAGE);
+            }
+        },
         (None, None) => {
             eprintln!("acp-desk-cli: agents check needs an agent NAME or --agent-command");
             return ExitCode::from(EXIT_USAGE);
         }
     };
-    let (spec, install_hint) = match resolved {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("acp-desk-cli: {e}");
-            return ExitCode::from(EXIT_USAGE);
-        }
-    };
-    let Ok(initialize) = Duration::try_from_secs_f64(args.timeout) else {
-        eprintln!("acp-desk-cli: --timeout: not a usable number of seconds");
-        return ExitCode::from(EXIT_USAGE);
-    };
-    let cwd = std::env::current_dir().unwrap_or_else(|_| std::env::temp_dir());
-    let mut report = runtime.block_on(agents::check(&spec, &cwd, CheckLimits { initialize }));
-    if let Some(how) = &install_hint {
-        report.suggest_install(how);
-    }
     if args.json {
         match serde_json::to_string(&report) {
             Ok(line) => println!("{line}"),

@@ -6,12 +6,14 @@
 //!  PROMPT...`
 //! `acp-desk-cli rules [list] [--agent NAME] [--project DIR]`, `acp-desk-cli rules revoke ID`
 //! `acp-desk-cli history [list|show ID|search TEXT...|export ID|delete ID]` (see `history.rs`)
+//! `acp-desk-cli manifest [--json]`: ACP Desk's own AIP-44 manifest (see `manifest.rs`)
 //!
 //! Other tools script this contract; change it only additively.
 
 mod agents;
 mod check;
 mod history;
+mod manifest;
 mod render;
 
 use std::io::IsTerminal;
@@ -66,6 +68,9 @@ enum Cmd {
     Rules(RulesArgs),
     /// The stored sessions: list, show, search, export, delete (`run` records them).
     History(history::HistoryArgs),
+    /// Print ACP Desk's own AIP-44 manifest (ACP.md: `kind: client`, the capabilities it
+    /// advertises), or with --json its AcpDefinition.
+    Manifest(manifest::ManifestArgs),
 }
 
 #[derive(clap::Args)]
@@ -216,6 +221,7 @@ fn main() -> ExitCode {
         Cmd::Agents(args) => Ok(agents::agents(args, &runtime)),
         Cmd::Rules(args) => Ok(rules(args)),
         Cmd::History(args) => Ok(history::history(args, &runtime)),
+        Cmd::Manifest(args) => manifest::print(args),
     };
     // Do not wait for the stdin reader thread (it may be blocked on a terminal read).
     runtime.shutdown_timeout(Duration::from_millis(100));
@@ -339,16 +345,20 @@ fn continuation(
 
 /// Checks the arguments; an error here is a usage error (exit 2), nothing has started yet.
 fn check(args: &RunArgs) -> anyhow::Result<Checked> {
-    // The agent the user named (with --continue: instead of the stored one).
+    // The agent the user named (with --continue: instead of the stored one), over every
+    // source; a manifest agent's manifest sets its audit log below.
+    let mut manifest = None;
     let chosen = match (&args.agent, &args.agent_command) {
         (_, Some(line)) => Some((
             core_agents::from_command_line(line)?,
             acp_desk_store::LaunchOrigin::CommandLine,
         )),
-        (Some(name), None) => Some((
-            core_agents::resolve(name)?,
-            acp_desk_store::LaunchOrigin::Named,
-        )),
+        (Some(name), None) => {
+            let resolved =
+                core_agents::resolve_in(&core_agents::Sources::default_for_user(), name)?;
+            manifest = resolved.manifest;
+            Some((resolved.spec, acp_desk_store::LaunchOrigin::Named))
+        }
         (None, None) => None,
     }
     .map(|(spec, origin)| (spec.name.clone(), spec, origin));
@@ -402,6 +412,10 @@ fn check(args: &RunArgs) -> anyhow::Result<Checked> {
     opts.cancel_grace = cancel_grace;
     opts.turn_idle_timeout = turn_idle_timeout;
     opts.allow_reads_inside_roots = args.allow_reads;
+    // The manifest's `audit` first, so that --no-audit still wins (invariant 33).
+    if let Some(m) = &manifest {
+        m.apply_audit(&mut opts);
+    }
     if args.no_audit {
         opts.audit = acp_desk_core::audit::AuditKind::Off;
     }

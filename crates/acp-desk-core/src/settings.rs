@@ -41,7 +41,7 @@ use crate::agents::problem::{ConfigProblem, ProblemSeverity};
 
 /// Everything ACP Desk reads from the settings file. `Settings::default()` is what a missing
 /// file means.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Settings {
     /// `agent_servers` (Zed's shape), in the file's order: agents the user added, by the name
     /// `--agent` takes. An entry overrides every other source's agent of the same name. The
@@ -66,20 +66,6 @@ pub struct Settings {
     pub restored_sessions_start: RestoredStart,
     /// Top-level keys ACP Desk does not read (a file shared with Zed has many).
     pub ignored: Vec<String>,
-}
-
-impl Default for Settings {
-    fn default() -> Self {
-        Settings {
-            agent_servers: Vec::new(),
-            default_agent: None,
-            notifications: Notifications::default(),
-            history: HistorySettings::default(),
-            mcp_servers: Vec::new(),
-            restored_sessions_start: RestoredStart::default(),
-            ignored: Vec::new(),
-        }
-    }
 }
 
 impl Settings {

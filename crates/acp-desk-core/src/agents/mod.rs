@@ -19,13 +19,16 @@ use crate::process::sibling_executable;
 pub mod catalog;
 pub mod check;
 pub mod detect;
+pub mod install;
+pub mod manifest;
 pub mod problem;
+pub mod registry;
 pub mod resolve;
 pub use check::{
     AuthMethodInfo, CheckFailure, CheckFailureKind, CheckLimits, CheckReport, CheckStep, check,
 };
 pub use problem::{CapabilityDifference, ConfigProblem, ProblemSeverity};
-pub use resolve::{Resolved, default_for_new_sessions, listing, resolve_in};
+pub use resolve::{Resolved, check_agent, default_for_new_sessions, listing, resolve_in};
 
 /// Where `agent_servers` entries are defined; re-exported because front ends name it here.
 pub use crate::settings::AgentServer;
@@ -157,6 +160,9 @@ pub struct AgentListing {
     /// Every problem of every source (settings, manifests, registry), to show where the user
     /// looks; an agent's own problems are also in its entry.
     pub problems: Vec<ConfigProblem>,
+    /// The registry in use (the snapshot, or an imported file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub registry: Option<registry::RegistryInfo>,
 }
 
 impl AgentListing {

@@ -18,10 +18,12 @@
 //!
 //! Blocking: everything here reads files and looks programs up ([`super::detect`], cached).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::catalog::{self, BuiltinAgent};
 use super::detect::{self, Detection, ProgramCache, Where};
+use super::manifest::{self, Manifest};
+use super::registry::{self, RegistryAgent, RegistryIndex, RegistryLaunch};
 use super::{
     AgentEntry, AgentError, AgentListing, AgentSource, AgentStatus, ConfigProblem, LaunchSpec,
     ProblemSeverity, Sources, demo_agent, demo_agent_path,
@@ -29,10 +31,14 @@ use super::{
 use crate::settings::{self, AgentServer, Loaded};
 
 /// What `--agent NAME` starts, and where its definition came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Resolved {
     pub spec: LaunchSpec,
     pub source: AgentSource,
+    /// The AIP-44 manifest describing it (a manifest agent, or a settings entry naming one):
+    /// its `audit` applies to the session (`Manifest::apply_audit`), Check compares its
+    /// capabilities.
+    pub manifest: Option<Manifest>,
 }
 
 /// The reasons [`AgentListing::default_reason`] gives.
@@ -44,9 +50,9 @@ pub mod reason {
     pub const DEMO: &str = "the demo agent: nothing else is installed";
 }
 
-/// One candidate definition of an id, from one source.
-struct Candidate {
-    entry: AgentEntry,
+/// `<config_dir>/agents`, where manifests live.
+fn agents_dir(sources: &Sources) -> PathBuf {
+    sources.config_dir.join("agents")
 }
 
 /// Every agent of every source, one entry per id (see the module docs for precedence), and
@@ -56,28 +62,53 @@ pub fn listing(sources: &Sources, cwd: &Path) -> AgentListing {
     let at = Where::from_sources(sources);
     let cache = ProgramCache::global();
     let settings_file = sources.settings_file.display().to_string();
+    let (manifests, manifest_problems) = manifest::load_dir(&agents_dir(sources));
+    let (index, registry_problems) = registry::load(&sources.data_dir);
 
-    let demo = vec![Candidate {
-        entry: demo_entry(),
-    }];
-    let from_settings = settings_candidates(&loaded, &settings_file, cwd, &at, cache);
-    let builtins: Vec<Candidate> = catalog::BUILTIN
-        .iter()
-        .map(|a| Candidate {
-            entry: builtin_entry(a, &detect::detect_builtin(a, &at, cache), &at, cache).0,
-        })
-        .collect();
-
-    // In precedence order; the listing's order is the groups' order below.
-    let groups: Vec<(AgentSource, Vec<Candidate>)> = vec![
-        (AgentSource::Settings, from_settings),
-        (
-            AgentSource::Builtin,
-            demo.into_iter().chain(builtins).collect(),
-        ),
-    ];
     let mut problems = loaded.problems.clone();
-    let agents = join(groups);
+    let from_settings = settings_candidates(
+        &loaded,
+        &settings_file,
+        &manifests,
+        &agents_dir(sources),
+        cwd,
+        &at,
+        cache,
+        &mut problems,
+    );
+    // A manifest without a launch of its own that a settings entry names is that entry's
+    // description, shown in it, not a second agent.
+    let described: Vec<&str> = loaded
+        .settings
+        .agent_servers
+        .iter()
+        .filter_map(|(_, s)| s.manifest.as_deref())
+        .collect();
+    let from_manifests: Vec<AgentEntry> = manifests
+        .iter()
+        .filter(|m| m.launch.is_some() || !described.contains(&m.id()))
+        .map(|m| manifest_entry(m, &at, cache))
+        .chain(invalid_manifest_entries(
+            &manifests,
+            &manifest_problems,
+            &agents_dir(sources),
+        ))
+        .collect();
+    let from_registry: Vec<AgentEntry> = index
+        .agents
+        .iter()
+        .map(|a| registry_entry(a, &index, sources, &at))
+        .collect();
+    let mut builtins = vec![demo_entry()];
+    builtins.extend(
+        catalog::BUILTIN
+            .iter()
+            .map(|a| builtin_entry(a, &detect::detect_builtin(a, &at, cache), &at, cache).0),
+    );
+    problems.extend(manifest_problems);
+    problems.extend(registry_problems);
+
+    let agents = join(from_settings, from_manifests, from_registry, builtins);
     let (default_agent, default_reason) =
         default_rule(&loaded, &agents, &settings_file, &mut problems);
     AgentListing {
@@ -86,24 +117,51 @@ pub fn listing(sources: &Sources, cwd: &Path) -> AgentListing {
         default_reason: default_reason.into(),
         settings_file,
         problems,
+        registry: Some(index.info()),
     }
 }
 
-/// Keeps one entry per id: the first source in precedence order wins; the others are named in
-/// its `also_defined_in`. The result is in the listing's order: demo, settings, manifests,
+/// Keeps one entry per id, the one [`resolve_in`] starts: settings, then manifests, then the
+/// registry, then the built-ins; except that an installed built-in beats a registry agent of
+/// the same id (a local install beats a download). The others are named in its
+/// `also_defined_in`. The result is in the listing's order: demo, settings, manifests,
 /// built-ins, registry.
-fn join(groups: Vec<(AgentSource, Vec<Candidate>)>) -> Vec<AgentEntry> {
+fn join(
+    from_settings: Vec<AgentEntry>,
+    from_manifests: Vec<AgentEntry>,
+    from_registry: Vec<AgentEntry>,
+    builtins: Vec<AgentEntry>,
+) -> Vec<AgentEntry> {
     let mut winners: Vec<AgentEntry> = Vec::new();
-    for (_, candidates) in groups {
-        for c in candidates {
-            match winners.iter_mut().find(|w| w.id == c.entry.id) {
-                Some(w) => {
-                    if !w.also_defined_in.contains(&c.entry.source) && w.source != c.entry.source {
-                        w.also_defined_in.push(c.entry.source);
-                    }
+    let installed_builtin = |id: &str| {
+        builtins
+            .iter()
+            .any(|b| b.id == id && b.status == AgentStatus::Found)
+    };
+    let candidates = from_settings
+        .into_iter()
+        .chain(from_manifests)
+        .chain(from_registry)
+        .chain(builtins.iter().cloned());
+    for c in candidates {
+        match winners.iter().position(|w| w.id == c.id) {
+            Some(i) => {
+                let w = &mut winners[i];
+                let local_beats_download = w.source == AgentSource::Registry
+                    && c.source == AgentSource::Builtin
+                    && installed_builtin(&c.id);
+                if local_beats_download {
+                    let mut also = std::mem::take(&mut w.also_defined_in);
+                    also.push(AgentSource::Registry);
+                    *w = AgentEntry {
+                        also_defined_in: also,
+                        ..c
+                    };
+                } else if w.source != c.source && !w.also_defined_in.contains(&c.source) {
+                    w.also_defined_in.push(c.source);
                 }
-                None => winners.push(c.entry),
             }
+            None => winners.push(c),
         }
     }
     let rank = |e: &AgentEntry| match (e.id.as_str(), e.source) {
@@ -113,7 +171,7 @@ fn join(groups: Vec<(AgentSource, Vec<Candidate>)>) -> Vec<AgentEntry> {
         (_, AgentSource::Builtin) => 3,
         (_, AgentSource::Registry) => 4,
     };
-    // Stable: each group keeps its own order (the settings file's, the catalog's).
+    // Stable: each group keeps its own order (the settings file's, the catalog's, ...).
     winners.sort_by_key(rank);
     winners
 }
@@ -178,50 +236,209 @@ pub fn default_for_new_sessions(
     )
 }
 
-/// Resolves `--agent NAME` over every source, in precedence order. An agent that is defined
-/// but not installed still resolves (starting it then fails with its own clear reason, which
-/// is what Check reports); an entry with errors does not. Blocking.
+/// Resolves `--agent NAME` over every source, in precedence order (the module docs). An agent
+/// that is defined but not installed still resolves when there is a program to try (starting
+/// it then fails with its own clear reason, which is what Check reports); an entry with errors,
+/// a manifest we cannot drive, or a registry binary not installed yet does not. Blocking.
 pub fn resolve_in(sources: &Sources, name: &str) -> Result<Resolved, AgentError> {
     let loaded = settings::load_from(&sources.settings_file);
     if let Some(s) = loaded.settings.agent_server(name) {
+        let manifest = match &s.manifest {
+            Some(m) => find_manifest(sources, m),
+            None => None,
+        };
         return Ok(Resolved {
             spec: settings_spec(name, s),
             source: AgentSource::Settings,
+            manifest,
         });
     }
-    if loaded.invalid_agents.iter().any(|n| n == name) {
-        let problems = loaded.agent_problems(name);
-        if let Some(first) = problems.into_iter().next() {
-            return Err(AgentError::Invalid {
+    if loaded.invalid_agents.iter().any(|n| n == name)
+        && let Some(first) = loaded.agent_problems(name).into_iter().next()
+    {
+        return Err(AgentError::Invalid {
+            name: name.into(),
+            problem: Box::new(first),
+        });
+    }
+    let (manifests, manifest_problems) = manifest::load_dir(&agents_dir(sources));
+    if let Some(m) = manifests.iter().find(|m| m.id() == name) {
+        if let Err(why) = &m.drivable {
+            return Err(AgentError::Unavailable {
                 name: name.into(),
-                problem: Box::new(first),
+                reason: why.clone(),
             });
         }
+        // Its own launch, else the settings entry that names it.
+        let spec = m.launch_spec().or_else(|| {
+            loaded
+                .settings
+                .agent_servers
+                .iter()
+                .find(|(_, s)| s.manifest.as_deref() == Some(name))
+                .map(|(_, s)| settings_spec(name, s))
+        });
+        return match spec {
+            Some(spec) => Ok(Resolved {
+                spec,
+                source: AgentSource::Manifest,
+                manifest: Some(m.clone()),
+            }),
+            None => Err(AgentError::Unavailable {
+                name: name.into(),
+                reason: no_launch_hint(m),
+            }),
+        };
+    }
+    let agents_dir = agents_dir(sources);
+    if let Some(first) = manifest_problems.iter().find(|p| {
+        p.severity == ProblemSeverity::Error
+            && manifest_folder(&agents_dir, &p.file).as_deref() == Some(name)
+    }) {
+        return Err(AgentError::Invalid {
+            name: name.into(),
+            problem: Box::new(first.clone()),
+        });
     }
     if name == "demo" {
         return Ok(Resolved {
             spec: demo_agent()?,
             source: AgentSource::Builtin,
+            manifest: None,
         });
     }
-    if let Some(agent) = catalog::builtin(name) {
-        let at = Where::from_sources(sources);
-        let cache = ProgramCache::global();
-        let detection = detect::detect_builtin(agent, &at, cache);
-        let (_, spec) = builtin_entry(agent, &detection, &at, cache);
-        return Ok(Resolved {
-            spec,
-            source: AgentSource::Builtin,
-        });
+    let at = Where::from_sources(sources);
+    let cache = ProgramCache::global();
+    let builtin = catalog::builtin(name).map(|a| (a, detect::detect_builtin(a, &at, cache)));
+    // A local install beats a download.
+    if let Some((agent, detection @ Detection::Found { .. })) = &builtin {
+        return Ok(builtin_resolved(agent, detection, &at, cache));
+    }
+    let (index, _) = registry::load(&sources.data_dir);
+    if let Some(agent) = index.find(name) {
+        return match agent.launch(
+            registry::current_platform(),
+            &sources.data_dir,
+            Some(&at.path),
+        ) {
+            RegistryLaunch::Ready { spec, .. } | RegistryLaunch::NeedsRunner { spec, .. } => {
+                Ok(Resolved {
+                    spec,
+                    source: AgentSource::Registry,
+                    manifest: None,
+                })
+            }
+            RegistryLaunch::NotInstalled { hint, .. }
+            | RegistryLaunch::Unavailable { hint, .. } => Err(AgentError::Unavailable {
+                name: name.into(),
+                reason: hint,
+            }),
+        };
+    }
+    if let Some((agent, detection)) = &builtin {
+        return Ok(builtin_resolved(agent, detection, &at, cache));
     }
     let mut known: Vec<String> = vec!["demo".into()];
     known.extend(loaded.settings.agent_servers.iter().map(|(n, _)| n.clone()));
+    known.extend(manifests.iter().map(|m| m.id().to_owned()));
     known.extend(catalog::BUILTIN.iter().map(|a| a.id.to_string()));
+    let mut known = known.join(", ");
+    if !index.agents.is_empty() {
+        known.push_str(&format!(
+            " and the {} agents of the {} (`acp-desk-cli agents` lists them all)",
+            index.agents.len(),
+            index.origin()
+        ));
+    }
     Err(AgentError::Unknown(
         name.into(),
-        known.join(", "),
+        known,
         sources.settings_file.display().to_string(),
     ))
+}
+
+/// Check for an agent by name, over every source: resolves it (as `--agent` would), runs
+/// [`super::check::check`], turns a not-installed failure's fix into the agent's own install
+/// command, and for an agent described by a manifest lists every difference between the
+/// capabilities the manifest declares and those `initialize` reported. An agent that cannot be
+/// resolved (unknown, an entry with errors, a registry binary not installed, a manifest we
+/// cannot drive) is the error, not a report: there is nothing to start. The lookups run on the
+/// blocking pool.
+pub async fn check_agent(
+    sources: &Sources,
+    name: &str,
+    cwd: &Path,
+    limits: super::check::CheckLimits,
+) -> Result<super::check::CheckReport, AgentError> {
+    let (s, n) = (sources.clone(), name.to_owned());
+    let resolved = tokio::task::spawn_blocking(move || resolve_in(&s, &n))
+        .await
+        .map_err(|e| AgentError::Unavailable {
+            name: name.into(),
+            reason: format!("looking the agent up stopped: {e}"),
+        })??;
+    let mut report = super::check::check(&resolved.spec, cwd, limits).await;
+    if resolved.source == AgentSource::Builtin
+        && let Some(agent) = catalog::builtin(name)
+    {
+        report.suggest_install(&agent.install_hint());
+    }
+    if let Some(m) = &resolved.manifest
+        && let Some(declared) = m.declared_capabilities()
+        && let Some(reported) = &report.capabilities
+    {
+        match serde_json::from_value::<agent_client_protocol_schema::v1::AgentCapabilities>(
+            reported.clone(),
+        ) {
+            Ok(reported) => {
+                report.differences = manifest::compare_capabilities(declared, &reported);
+            }
+            // `initialize` was checked already; capabilities that do not parse are the same
+            // failure a session would meet, said here rather than compared.
+            Err(e) => report.warnings.push(format!(
+                "its agentCapabilities could not be read to compare with {} ({e})",
+                m.file.display()
+            )),
+        }
+    }
+    Ok(report)
+}
+
+fn builtin_resolved(
+    agent: &BuiltinAgent,
+    detection: &Detection,
+    at: &Where,
+    cache: &ProgramCache,
+) -> Resolved {
+    Resolved {
+        spec: builtin_entry(agent, detection, at, cache).1,
+        source: AgentSource::Builtin,
+        manifest: None,
+    }
+}
+
+/// The manifest `name` under the config folder, if it loads.
+fn find_manifest(sources: &Sources, name: &str) -> Option<Manifest> {
+    let file = agents_dir(sources).join(name).join(manifest::FILE_NAME);
+    let text = std::fs::read_to_string(&file).ok()?;
+    manifest::parse(&file, &text).ok()
+}
+
+/// The folder name of `<agents_dir>/<name>/ACP.md`, when `file` is one.
+fn manifest_folder(agents_dir: &Path, file: &str) -> Option<String> {
+    let file = Path::new(file);
+    let dir = file.parent()?;
+    (dir.parent()? == agents_dir)
+        .then(|| dir.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .flatten()
+}
+
+fn no_launch_hint(m: &Manifest) -> String {
+    format!(
+        "{} says what the agent is but not how to start it: add `metadata.acp-desk: {{command, args}}` to it, or an `agent_servers` entry with \"manifest\": \"{}\" in the settings file",
+        m.file.display(),
+        m.id()
+    )
 }
 
 fn settings_spec(name: &str, s: &AgentServer) -> LaunchSpec {
@@ -350,13 +567,17 @@ fn builtin_entry(
     (e, launch)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn settings_candidates(
     loaded: &Loaded,
     settings_file: &str,
+    manifests: &[Manifest],
+    agents_dir: &Path,
     cwd: &Path,
     at: &Where,
     cache: &ProgramCache,
-) -> Vec<Candidate> {
+    problems: &mut Vec<ConfigProblem>,
+) -> Vec<AgentEntry> {
     let mut out = Vec::new();
     for (name, s) in &loaded.settings.agent_servers {
         let mut e = blank_entry(name, name, AgentSource::Settings);
@@ -382,7 +603,37 @@ fn settings_candidates(
                 ));
             }
         }
-        out.push(Candidate { entry: e });
+        if let Some(m_name) = &s.manifest {
+            match manifests.iter().find(|m| m.id() == m_name) {
+                Some(m) => {
+                    e.name = m.definition.name.clone();
+                    e.description = Some(m.definition.description.clone());
+                    e.version = Some(m.definition.version.clone());
+                    e.manifest_file = Some(m.file.display().to_string());
+                    // A manifest with a launch of its own is also listed (and joined by id);
+                    // one without is only this entry's description, named here.
+                    if m.id() == name && m.launch.is_none() {
+                        e.also_defined_in.push(AgentSource::Manifest);
+                    }
+                }
+                None => {
+                    let p = ConfigProblem {
+                        file: settings_file.into(),
+                        line: None,
+                        column: None,
+                        field: Some(format!("agent_servers.{name}.manifest")),
+                        message: format!(
+                            "names the manifest `{m_name}`, but {} is missing or has errors (see its problems); the entry is used without it",
+                            agents_dir.join(m_name).join(manifest::FILE_NAME).display()
+                        ),
+                        severity: ProblemSeverity::Warning,
+                    };
+                    e.problems.push(p.clone());
+                    problems.push(p);
+                }
+            }
+        }
+        out.push(e);
     }
     for name in &loaded.invalid_agents {
         let mut e = blank_entry(name, name, AgentSource::Settings);
@@ -393,9 +644,131 @@ fn settings_candidates(
             "its entry in the settings file has errors ({} problem(s)); fix them to use it",
             e.problems.len()
         ));
-        out.push(Candidate { entry: e });
+        out.push(e);
     }
     out
+}
+
+fn manifest_entry(m: &Manifest, at: &Where, cache: &ProgramCache) -> AgentEntry {
+    let d = &m.definition;
+    let mut e = blank_entry(m.id(), &d.name, AgentSource::Manifest);
+    e.description = Some(d.description.clone());
+    e.version = Some(d.version.clone());
+    e.origin = Some(m.file.display().to_string());
+    e.manifest_file = Some(m.file.display().to_string());
+    e.problems = m.problems.clone();
+    match (&m.drivable, &m.launch) {
+        (Err(why), _) => {
+            e.status = AgentStatus::Unsupported;
+            e.hint = Some(why.clone());
+        }
+        (Ok(()), None) => {
+            e.status = AgentStatus::Missing;
+            e.hint = Some(no_launch_hint(m));
+        }
+        (Ok(()), Some(launch)) => {
+            e.command = command_line(&launch.command, &launch.args);
+            e.env_names = launch.env_names();
+            match detect::find_command(&launch.command, m.dir(), at, cache) {
+                Detection::Found { .. } => e.status = AgentStatus::Found,
+                Detection::NotExecutable(p) => {
+                    e.hint = Some(format!(
+                        "{} is not executable: `chmod +x` it, or fix `metadata.acp-desk.command` in {}.",
+                        p.display(),
+                        m.file.display()
+                    ))
+                }
+                Detection::Missing => {
+                    e.hint = Some(format!(
+                        "`{}` was not found (on the PATH, or as a path): install it, or fix `metadata.acp-desk.command` in {}.",
+                        launch.command,
+                        m.file.display()
+                    ))
+                }
+            }
+        }
+    }
+    e
+}
+
+/// A manifest folder whose `ACP.md` has errors: listed as invalid, with them.
+fn invalid_manifest_entries(
+    loaded: &[Manifest],
+    problems: &[ConfigProblem],
+    agents_dir: &Path,
+) -> Vec<AgentEntry> {
+    let mut out: Vec<AgentEntry> = Vec::new();
+    for p in problems
+        .iter()
+        .filter(|p| p.severity == ProblemSeverity::Error)
+    {
+        let Some(folder) = manifest_folder(agents_dir, &p.file) else {
+            continue;
+        };
+        if loaded.iter().any(|m| m.id() == folder) {
+            continue;
+        }
+        match out.iter_mut().find(|e| e.id == folder) {
+            Some(e) => e.problems.push(p.clone()),
+            None => {
+                let mut e = blank_entry(&folder, &folder, AgentSource::Manifest);
+                e.status = AgentStatus::Invalid;
+                e.origin = Some(p.file.clone());
+                e.manifest_file = Some(p.file.clone());
+                e.hint =
+                    Some("its ACP.md has errors (see its problems); fix them to use it".into());
+                e.problems.push(p.clone());
+                out.push(e);
+            }
+        }
+    }
+    out
+}
+
+fn registry_entry(
+    a: &RegistryAgent,
+    index: &RegistryIndex,
+    sources: &Sources,
+    at: &Where,
+) -> AgentEntry {
+    let mut e = blank_entry(&a.id, &a.name, AgentSource::Registry);
+    e.description = Some(a.description.clone());
+    e.version = Some(a.version.clone());
+    e.origin = Some(index.origin());
+    let launch = a.launch(
+        registry::current_platform(),
+        &sources.data_dir,
+        Some(&at.path),
+    );
+    e.hint = launch.hint().map(str::to_owned);
+    match launch {
+        RegistryLaunch::Ready { spec, kind } => {
+            e.status = match kind {
+                registry::DistributionKind::Binary => AgentStatus::Found,
+                registry::DistributionKind::Npx | registry::DistributionKind::Uvx => {
+                    AgentStatus::Downloads
+                }
+            };
+            e.command = command_line(&spec.command, &spec.args);
+            e.env_names = spec.env.iter().map(|(k, _)| k.clone()).collect();
+        }
+        RegistryLaunch::NeedsRunner { spec, .. } => {
+            e.status = AgentStatus::Missing;
+            e.command = command_line(&spec.command, &spec.args);
+            e.env_names = spec.env.iter().map(|(k, _)| k.clone()).collect();
+        }
+        RegistryLaunch::NotInstalled { target, .. } => {
+            e.status = AgentStatus::NotInstalled;
+            e.installable = true;
+            e.command = command_line(&target.cmd, &target.args);
+            e.env_names = target.env.keys().cloned().collect();
+            e.install_command = Some(format!("acp-desk-cli agents install {}", a.id));
+        }
+        RegistryLaunch::Unavailable { .. } => {
+            e.status = AgentStatus::Unavailable;
+        }
+    }
+    e
 }
 
 #[cfg(test)]
@@ -422,6 +795,41 @@ mod tests {
         sources: Sources,
     }
 
+    /// A registry of our own (imported into the data folder, as a user would), so the tests
+    /// do not depend on the shipped snapshot: two ids the catalog has too, one of its own, one
+    /// with no build for this platform.
+    fn registry_file(root: &Path) -> PathBuf {
+        let here = registry::current_platform();
+        let other = if here == "windows-aarch64" {
+            "darwin-x86_64"
+        } else {
+            "windows-aarch64"
+        };
+        let agent = |id: &str, distribution: serde_json::Value| {
+            serde_json::json!({
+                "id": id, "name": format!("{id} (registry)"), "version": "1.0.0",
+                "description": format!("{id} from the registry"), "authors": ["someone"],
+                "license": "MIT", "distribution": distribution,
+            })
+        };
+        let binary = |platform: &str| {
+            serde_json::json!({"binary": {platform: {
+                "archive": "https://example.invalid/agent.tar.gz",
+                "sha256": "0000000000000000000000000000000000000000000000000000000000000000",
+                "cmd": "./agent", "args": ["acp"],
+            }}})
+        };
+        let file = root.join("registry.json");
+        let text = serde_json::json!({"version": "1.0.0", "agents": [
+            agent("gemini", serde_json::json!({"npx": {"package": "@google/gemini-cli@0.27.3", "args": ["--experimental-acp"]}})),
+            agent("opencode", binary(here)),
+            agent("reg-only", serde_json::json!({"npx": {"package": "reg-only-agent", "env": {"REG_TOKEN": "t0ken"}}})),
+            agent("elsewhere", binary(other)),
+        ]});
+        std::fs::write(&file, text.to_string()).unwrap();
+        file
+    }
+
     fn world() -> World {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().to_owned();
@@ -429,6 +837,7 @@ mod tests {
         std::fs::create_dir_all(&bin).unwrap();
         std::fs::create_dir_all(root.join("config")).unwrap();
         let sources = Sources::isolated(&root, OsString::from(&bin));
+        registry::import(&registry_file(&root), &sources.data_dir).unwrap();
         World {
             _dir: dir,
             root,
@@ -441,10 +850,27 @@ mod tests {
         fn settings(&self, text: &str) {
             std::fs::write(&self.sources.settings_file, text).unwrap();
         }
+
+        fn manifest(&self, name: &str, text: &str) -> PathBuf {
+            let dir = self.sources.config_dir.join("agents").join(name);
+            std::fs::create_dir_all(&dir).unwrap();
+            let file = dir.join("ACP.md");
+            std::fs::write(&file, text).unwrap();
+            file
+        }
+    }
+
+    fn manifest_text(name: &str, kind: &str, launch: Option<&str>) -> String {
+        let launch = launch
+            .map(|c| format!("  acp-desk:\n    command: {c}\n    args: [--acp]\n    env:\n      M_TOKEN: m-secret\n"))
+            .unwrap_or_default();
+        format!(
+            "---\nname: {name}\nid: example.{name}\ndescription: The {name} agent.\nversion: 2.0.0\nkind: {kind}\ntransport: stdio\nmetadata:\n  aip44:\n    acp_rev: c0945895a63233bfdbdf95990104c11f5d8d8991\n    tier: basic\n    operator: OPERATOR.md\n{launch}---\n\n# {name}\n"
+        )
     }
 
     #[test]
-    fn nothing_installed_means_the_demo_agent_and_every_builtin_says_how_to_get_it() {
+    fn nothing_installed_means_the_demo_agent_and_every_agent_says_how_to_get_it() {
         let w = world();
         let l = listing(&w.sources, &w.root);
         assert_eq!(l.agents[0].id, "demo");
@@ -454,6 +880,12 @@ mod tests {
         );
         for a in catalog::BUILTIN {
             let e = l.get(a.id).unwrap();
+            if ["gemini", "opencode"].contains(&a.id) {
+                // Not installed here: the registry's launch, the catalog's named beside it.
+                assert_eq!(e.source, AgentSource::Registry, "{}", a.id);
+                assert_eq!(e.also_defined_in, vec![AgentSource::Builtin], "{}", a.id);
+                continue;
+            }
             assert_eq!(e.source, AgentSource::Builtin);
             assert_eq!(
                 e.status,
@@ -464,24 +896,95 @@ mod tests {
             assert_eq!(e.install_command.as_deref(), Some(a.install_command));
             assert!(e.hint.as_deref().unwrap().contains(a.install_command));
         }
-        assert!(l.problems.is_empty());
+        // npx missing: says to install Node.js.
+        let g = l.get("gemini").unwrap();
+        assert_eq!(g.status, AgentStatus::Missing);
+        assert!(g.hint.as_deref().unwrap().contains("Node.js"), "{g:?}");
+        let o = l.get("opencode").unwrap();
+        assert_eq!((o.status, o.installable), (AgentStatus::NotInstalled, true));
+        assert_eq!(
+            o.install_command.as_deref(),
+            Some("acp-desk-cli agents install opencode")
+        );
+        let e = l.get("elsewhere").unwrap();
+        assert_eq!(e.status, AgentStatus::Unavailable, "shown, not hidden");
+        assert!(
+            e.hint
+                .as_deref()
+                .unwrap()
+                .contains("No build for this platform")
+        );
+        assert_eq!(l.get("reg-only").unwrap().env_names, vec!["REG_TOKEN"]);
+        assert!(!serde_json::to_string(&l).unwrap().contains("t0ken"));
+        let info = l.registry.as_ref().unwrap();
+        assert_eq!(
+            (info.kind, info.agents),
+            (registry::RegistrySourceKind::Imported, 4)
+        );
+        assert!(l.problems.is_empty(), "{:?}", l.problems);
+        // The registry comes last in the listing.
+        let last: Vec<&str> = l
+            .agents
+            .iter()
+            .rev()
+            .take(2)
+            .map(|a| a.id.as_str())
+            .collect();
+        assert_eq!(last, vec!["elsewhere", "reg-only"]);
+        let Err(AgentError::Unavailable { name, reason }) = resolve_in(&w.sources, "opencode")
+        else {
+            panic!("a binary not installed yet does not start")
+        };
+        assert_eq!(name, "opencode");
+        assert!(reason.contains("agents install opencode"), "{reason}");
+        assert!(matches!(
+            resolve_in(&w.sources, "elsewhere"),
+            Err(AgentError::Unavailable { .. })
+        ));
     }
 
     #[test]
-    fn installed_builtins_npx_and_the_first_installed_default() {
+    fn a_local_install_beats_a_download_and_the_first_installed_is_the_default() {
         let w = world();
         program(&w.bin, "npx");
         let goose = program(&w.bin, "goose");
-        program(&w.bin, "opencode");
+        let opencode = program(&w.bin, "opencode");
         let l = listing(&w.sources, &w.root);
         let g = l.get("goose").unwrap();
         assert_eq!(g.status, AgentStatus::Found);
         assert_eq!(g.command, format!("{} acp", goose.display()));
+        // Installed here: the catalog's local launch, the registry named beside it.
+        let o: Vec<&AgentEntry> = l.agents.iter().filter(|a| a.id == "opencode").collect();
+        assert_eq!(o.len(), 1, "one agent, not two");
+        assert_eq!(
+            (o[0].source, o[0].status),
+            (AgentSource::Builtin, AgentStatus::Found)
+        );
+        assert_eq!(o[0].also_defined_in, vec![AgentSource::Registry]);
+        let r = resolve_in(&w.sources, "opencode").unwrap();
+        assert_eq!(
+            (r.spec.command.as_str(), r.source),
+            (opencode.to_str().unwrap(), AgentSource::Builtin)
+        );
+        // Not installed, in the registry through npx: downloads on first use.
+        let gem = l.get("gemini").unwrap();
+        assert_eq!(
+            (gem.source, gem.status),
+            (AgentSource::Registry, AgentStatus::Downloads)
+        );
+        assert_eq!(
+            gem.command,
+            "npx -y @google/gemini-cli@0.27.3 --experimental-acp"
+        );
+        let r = resolve_in(&w.sources, "gemini").unwrap();
+        assert_eq!(
+            (r.spec.command.as_str(), r.source),
+            ("npx", AgentSource::Registry)
+        );
         // npx agents download on first use; they are not "installed".
         let c = l.get("claude").unwrap();
         assert_eq!(c.status, AgentStatus::Downloads);
         assert_eq!(c.command, "npx -y @agentclientprotocol/claude-agent-acp");
-        assert_eq!(l.get("gemini").unwrap().status, AgentStatus::Missing);
         // goose comes before opencode in the catalog.
         assert_eq!(
             (l.default_agent.as_str(), l.default_reason.as_str()),
@@ -494,11 +997,112 @@ mod tests {
             resolve_in(&w.sources, "claude").unwrap().spec.command,
             "npx"
         );
-        // Not installed: still resolves to its program, so starting it says "not found".
+        // Not installed and in no registry: still resolves to its program, so starting it
+        // says "not found" (what Check reports).
         assert_eq!(
-            resolve_in(&w.sources, "gemini").unwrap().spec.command,
-            "gemini"
+            resolve_in(&w.sources, "copilot").unwrap().spec.command,
+            "copilot"
         );
+    }
+
+    #[test]
+    fn manifests_join_between_settings_and_the_registry() {
+        let w = world();
+        let agent = program(&w.bin, "m-agent");
+        w.manifest(
+            "my-manifest",
+            &manifest_text("my-manifest", "server", Some("m-agent")),
+        );
+        w.manifest("a-client", &manifest_text("a-client", "client", None));
+        w.manifest("broken", "---\nname: broken\n---\n");
+        // Described by a manifest, launched by a settings entry.
+        w.manifest("described", &manifest_text("described", "server", None));
+        // A manifest with the id of a registry agent wins over it.
+        w.manifest(
+            "reg-only",
+            &manifest_text("reg-only", "bridge", Some("m-agent")),
+        );
+        w.settings(
+            r#"{"agent_servers": {"mine": {"command": "m-agent", "manifest": "described"},
+                                  "ghost": {"command": "m-agent", "manifest": "no-such"}}}"#,
+        );
+        let l = listing(&w.sources, &w.root);
+        let ids: Vec<&str> = l.agents.iter().map(|a| a.id.as_str()).collect();
+        assert_eq!(
+            &ids[..7],
+            &[
+                "demo",
+                "mine",
+                "ghost",
+                "a-client",
+                "my-manifest",
+                "reg-only",
+                "broken"
+            ],
+            "{ids:?}"
+        );
+        assert!(
+            !ids.contains(&"described"),
+            "shown as `mine`, whose description it is"
+        );
+        let m = l.get("my-manifest").unwrap();
+        assert_eq!(
+            (m.source, m.status),
+            (AgentSource::Manifest, AgentStatus::Found)
+        );
+        assert_eq!(m.command, "m-agent --acp");
+        assert_eq!(m.env_names, vec!["M_TOKEN"]);
+        assert_eq!(m.version.as_deref(), Some("2.0.0"));
+        assert!(
+            m.manifest_file
+                .as_deref()
+                .unwrap()
+                .ends_with("my-manifest/ACP.md")
+        );
+        assert!(!serde_json::to_string(&l).unwrap().contains("m-secret"));
+        assert_eq!(l.get("a-client").unwrap().status, AgentStatus::Unsupported);
+        let b = l.get("broken").unwrap();
+        assert_eq!(b.status, AgentStatus::Invalid);
+        assert!(!b.problems.is_empty());
+        let r = l.get("reg-only").unwrap();
+        assert_eq!(r.source, AgentSource::Manifest);
+        assert_eq!(r.also_defined_in, vec![AgentSource::Registry]);
+        let mine = l.get("mine").unwrap();
+        assert_eq!(mine.description.as_deref(), Some("The described agent."));
+        assert!(mine.manifest_file.is_some());
+        let ghost = l.get("ghost").unwrap();
+        assert_eq!(ghost.problems.len(), 1);
+        assert_eq!(
+            ghost.problems[0].field.as_deref(),
+            Some("agent_servers.ghost.manifest")
+        );
+
+        let r = resolve_in(&w.sources, "my-manifest").unwrap();
+        assert_eq!(
+            (r.spec.command.as_str(), r.source),
+            ("m-agent", AgentSource::Manifest)
+        );
+        assert_eq!(r.manifest.as_ref().unwrap().id(), "my-manifest");
+        let r = resolve_in(&w.sources, "mine").unwrap();
+        assert_eq!(r.source, AgentSource::Settings);
+        assert_eq!(r.manifest.as_ref().unwrap().id(), "described");
+        // The manifest's own id resolves to the entry that launches it.
+        let r = resolve_in(&w.sources, "described").unwrap();
+        assert_eq!(
+            (r.spec.name.as_str(), r.source),
+            ("described", AgentSource::Manifest)
+        );
+        assert_eq!(r.spec.command, "m-agent");
+        assert!(matches!(
+            resolve_in(&w.sources, "a-client"),
+            Err(AgentError::Unavailable { .. })
+        ));
+        let Err(AgentError::Invalid { name, problem }) = resolve_in(&w.sources, "broken") else {
+            panic!("a manifest with errors does not start")
+        };
+        assert_eq!(name, "broken");
+        assert!(problem.file.ends_with("broken/ACP.md"));
+        assert!(agent.is_file());
     }
 
     #[test]
@@ -534,7 +1138,10 @@ mod tests {
         let g: Vec<&AgentEntry> = l.agents.iter().filter(|a| a.id == "gemini").collect();
         assert_eq!(g.len(), 1, "one entry per id");
         assert_eq!(g[0].source, AgentSource::Settings);
-        assert_eq!(g[0].also_defined_in, vec![AgentSource::Builtin]);
+        assert_eq!(
+            g[0].also_defined_in,
+            vec![AgentSource::Registry, AgentSource::Builtin]
+        );
         assert_eq!(g[0].status, AgentStatus::Missing);
         let b = l.get("broken").unwrap();
         assert_eq!(b.status, AgentStatus::Invalid);

@@ -25,15 +25,20 @@ use crate::fs::Compat;
 /// ACP's "authentication required" error code (from `session/new`, or a prompt).
 pub(super) const AUTH_REQUIRED: i32 = -32000;
 
+/// What ACP Desk advertises in `initialize`: exactly what is implemented. ACP Desk's own AIP-44
+/// manifest (`agents::manifest::own_manifest`) declares the same, from here. claude-code-acp
+/// offers its ACP Edit tool only with both fs flags (Edit reads through readTextFile too).
+pub fn advertised_client_capabilities() -> acp::ClientCapabilities {
+    acp::ClientCapabilities::new()
+        .fs(acp::FileSystemCapabilities::new()
+            .read_text_file(true)
+            .write_text_file(true))
+        .terminal(true)
+}
+
 impl Owner {
     pub(super) fn send_initialize(&mut self) {
-        // Advertise exactly what is implemented. claude-code-acp offers its ACP Edit tool only
-        // with both fs flags (Edit reads through readTextFile too).
-        let caps = acp::ClientCapabilities::new()
-            .fs(acp::FileSystemCapabilities::new()
-                .read_text_file(true)
-                .write_text_file(true))
-            .terminal(true);
+        let caps = advertised_client_capabilities();
         let req = acp::InitializeRequest::new(ProtocolVersion::V1)
             .client_capabilities(caps)
             .client_info(

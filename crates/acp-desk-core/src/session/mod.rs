@@ -30,6 +30,7 @@
 mod client;
 mod ending;
 mod handshake;
+pub use handshake::advertised_client_capabilities;
 mod owner;
 mod permissions;
 mod remembered;

@@ -18,6 +18,13 @@ export type AgentSource = 'builtin' | 'registry' | 'settings' | 'manifest';
 export type AgentStatus =
   'found' | 'downloads' | 'missing' | 'not-installed' | 'unavailable' | 'unsupported' | 'invalid';
 /**
+ * Which kind of source, for the UI.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "RegistrySourceKind".
+ */
+export type RegistrySourceKind = 'snapshot' | 'imported';
+/**
  * This interface was referenced by `IpcTypes`'s JSON-Schema
  * via the `definition` "StreamEvent".
  */
@@ -911,6 +918,10 @@ export interface AgentListing {
    * looks; an agent's own problems are also in its entry.
    */
   problems: ConfigProblem[];
+  /**
+   * The registry in use (the snapshot, or an imported file).
+   */
+  registry?: RegistryInfo | null;
 }
 /**
  * One agent a front end can offer. Env VALUES are never here (they may be secrets): names only.
@@ -1000,6 +1011,40 @@ export interface ConfigProblem {
    * Whether what the problem concerns was still used (`warning`) or skipped (`error`).
    */
   severity: 'error' | 'warning';
+}
+/**
+ * A summary of the registry in use, for the listing (no launch details in it).
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "RegistryInfo".
+ */
+export interface RegistryInfo {
+  kind: RegistrySourceKind;
+  /**
+   * What to show: "ACP registry snapshot 2026-02-07 (3de1678)", "ACP registry imported
+   * from FILE on DATE".
+   */
+  label: string;
+  /**
+   * The snapshot's commit of `agentclientprotocol/registry`.
+   */
+  commit?: string | null;
+  /**
+   * The snapshot's date (`YYYY-MM-DD`).
+   */
+  date?: string | null;
+  /**
+   * The imported file (where it was imported from).
+   */
+  file?: string | null;
+  /**
+   * When it was imported (RFC 3339).
+   */
+  importedAt?: string | null;
+  /**
+   * How many agents it lists that ACP Desk can use.
+   */
+  agents: number;
 }
 /**
  * This interface was referenced by `IpcTypes`'s JSON-Schema
