@@ -438,11 +438,11 @@ pub async fn history_send_context<R: Runtime>(
 async fn agent_in_folder(
     agent: &str,
     folder: String,
-) -> Result<(acp_desk_core::agents::LaunchSpec, std::path::PathBuf), IpcError> {
+) -> Result<(acp_desk_core::agents::Resolved, std::path::PathBuf), IpcError> {
     let name = agent.to_owned();
     tauri::async_runtime::spawn_blocking(move || {
         Ok::<_, IpcError>((
-            acp_desk_app::resolve_agent(&name)?,
+            acp_desk_app::resolve_agent_full(&name)?,
             acp_desk_app::check_folder(&folder)?,
         ))
     })
@@ -458,11 +458,11 @@ pub async fn history_agent_sessions(
     agent: String,
     folder: String,
 ) -> Result<Vec<crate::history::AgentSession>, IpcError> {
-    let (spec, folder) = agent_in_folder(&agent, folder).await?;
+    let (resolved, folder) = agent_in_folder(&agent, folder).await?;
     let listed = state
         .sessions
         .registry()
-        .list_agent_sessions(&agent, spec, &folder)
+        .list_agent_sessions(&agent, resolved.spec, &folder)
         .await?;
     Ok(listed
         .into_iter()
@@ -484,8 +484,10 @@ pub async fn history_import(
     folder: String,
     acp_session_id: String,
 ) -> Result<SessionInfo, IpcError> {
-    let (spec, folder) = agent_in_folder(&agent, folder).await?;
-    let request = acp_desk_app::import_request(agent, spec, folder, acp_session_id);
+    let (resolved, folder) = agent_in_folder(&agent, folder).await?;
+    // A manifest agent's `audit` applies to the imported session (invariant 33).
+    let request = acp_desk_app::import_request(agent, resolved.spec, folder, acp_session_id)
+        .with_manifest(resolved.manifest.as_ref());
     Ok(state.sessions.registry().open(request).into())
 }
 

@@ -10,6 +10,7 @@
 //   node misbehave.mjs silent MARKER     never answers; ignores stdin EOF and SIGTERM; a setsid
 //                                        child (with MARKER in its command line) does the same
 //   node misbehave.mjs exit3             on initialize: three lines on stderr, exit code 3
+//   node misbehave.mjs killed            on initialize: one line on stderr, then SIGKILLs itself
 //   node misbehave.mjs invalid-init      answers initialize with a protocolVersion that is a word
 //   node misbehave.mjs refuse-init       answers initialize with a JSON-RPC error
 //   node misbehave.mjs chatty            prints a banner line on stdout, then answers as `good`
@@ -53,6 +54,9 @@ rl.on("line", (line) => {
   if (msg.method === "initialize" && mode === "exit3") {
     process.stderr.write("fake-agent: starting\nfake-agent: no API key found\nError: set FAKE_API_KEY and try again\n");
     process.exit(3);
+  } else if (msg.method === "initialize" && mode === "killed") {
+    process.stderr.write("fake-agent: out of memory\n");
+    process.kill(process.pid, "SIGKILL");
   } else if (msg.method === "initialize" && mode === "invalid-init") {
     send({ id: msg.id, result: { protocolVersion: "one", agentCapabilities: {} } });
   } else if (msg.method === "initialize" && mode === "refuse-init") {

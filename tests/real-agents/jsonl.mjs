@@ -10,6 +10,8 @@
 //   methods FILE           `method` of each line, each followed by a space (probe-client's calls log)
 //   unhandled FILE         paths the fake model server did not serve, each followed by a space
 //   get FILE KEY           a top-level key of a JSON file
+//   auth-ids FILE          the ids of an `agents check --json` report's authMethods, each followed by a space
+//   has-cap FILE PATH      exit 0 when the report's capabilities hold PATH (dotted) and it is not false
 //   session FILE           the sessionId of a --json transcript's first event
 //   advertised FILE        the session methods its agent advertised (session-status agent.sessionMethods)
 //   carries FILE PROMPT TEXT  exit 0 when a main-loop request of the fake server's log whose prompt
@@ -107,6 +109,15 @@ switch (cmd) {
   case "get":
     out(String(JSON.parse(raw())[rest[0]] ?? ""));
     break;
+  case "auth-ids":
+    out((JSON.parse(raw()).authMethods ?? []).map((m) => m.id + " ").join(""));
+    break;
+  case "has-cap": {
+    let v = JSON.parse(raw()).capabilities;
+    for (const k of rest[0].split(".")) v = v?.[k];
+    process.exitCode = v !== undefined && v !== null && v !== false ? 0 : 1;
+    break;
+  }
   case "sanitize": {
     const [name, work, here] = rest;
     const evs = lines();

@@ -211,6 +211,27 @@ run_cli() {
   record "$OUT" "claude-code-acp-$mode-$name"
 }
 
+# --- agents check: it starts, answers initialize and says who it is -----------------------------
+CHECK=$WORK/check
+mkdir -p "$CHECK"
+t0=$(date +%s.%N)
+fg "${agent_env[@]}" timeout -k 5 "$TIMEOUT" "$CLI" agents check --json --timeout 60 \
+  --agent-command "node '$AGENT_JS'" >"$CHECK/report.json" 2>"$CHECK/stderr.log"
+RC=$?
+echo "# check: exit $RC in $(elapsed "$t0" "$(date +%s.%N)") s: $(head -c 600 "$CHECK/report.json")"
+check "check: exit 0 and ok" test "$RC:$(q get "$CHECK/report.json" ok)" = "0:true"
+check "check: agent name and version reported" \
+  test "$(q get "$CHECK/report.json" agentName) $(q get "$CHECK/report.json" agentVersion)" = "@zed-industries/claude-code-acp $AGENT_VERSION"
+check "check: protocol version 1" test "$(q get "$CHECK/report.json" protocolVersion)" = 1
+check "check: auth methods listed [$(q auth-ids "$CHECK/report.json")]" contains " $(q auth-ids "$CHECK/report.json")" " claude-login "
+check "check: capabilities as sent (loadSession, sessionCapabilities.resume)" \
+  eval 'q has-cap "$CHECK/report.json" loadSession && q has-cap "$CHECK/report.json" sessionCapabilities.resume'
+check "check: no agent process outlived the check" no_leftovers
+[[ $RC = 0 ]] || { echo "# stderr:" && tail -n 15 "$CHECK/stderr.log" | sed 's/^/#   /'; }
+fg "${agent_env[@]}" "$CLI" agents check --timeout 60 --agent-command "node '$AGENT_JS'" >"$CHECK/human.txt" 2>&1
+check "check: the human report names the agent and its steps" \
+  eval 'grep -q "^initialize .* ok$" "$CHECK/human.txt" && grep -q "^agent: *@zed-industries/claude-code-acp (Claude Code) $AGENT_VERSION" "$CHECK/human.txt"'
+
 # --- through acp-desk-cli: --permission allow ---------------------------------------------------
 run_cli allow read "read notes.txt"
 check "allow/read: the file's content is in the agent's final text" contains "$(text_of "$OUT")" "secret-token-42"

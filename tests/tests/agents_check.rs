@@ -33,7 +33,11 @@ fn marker(name: &str) -> String {
 fn live_with(marker: &str) -> Vec<u32> {
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
             continue;
         };
         let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
@@ -159,6 +163,27 @@ async fn a_file_that_is_not_executable_says_so() {
     assert_eq!(kind, CheckFailureKind::NotExecutable);
     assert!(message.contains("agent.sh"), "{message}");
     assert!(fix.contains("chmod +x"), "{fix}");
+
+    // Executable, but what runs it (its `#!` line) is missing: the OS refuses it inside the
+    // supervisor, whose exit 127 alone would say nothing.
+    std::fs::write(&file, "#!/nonexistent/interpreter\necho hi\n").unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (report, _) = run_check(&spec, Duration::from_secs(5)).await;
+    let (kind, message, fix) = failure(&report);
+    assert_eq!(kind, CheckFailureKind::NotInstalled, "{message}");
+    assert!(message.contains("could not be run"), "{message}");
+    assert!(message.contains("agent.sh"), "{message}");
+    assert!(fix.contains("#!"), "{fix}");
+}
+
+#[tokio::test]
+async fn a_folder_that_does_not_exist_is_not_a_missing_agent() {
+    let dir = tempfile::tempdir().unwrap();
+    let gone = dir.path().join("gone");
+    let report = agents::check(&demo(&[]), &gone, CheckLimits::default()).await;
+    let (kind, message, _) = failure(&report);
+    assert_eq!(kind, CheckFailureKind::Other);
+    assert!(message.contains("gone"), "{message}");
 }
 
 #[cfg(target_os = "linux")]
@@ -169,8 +194,14 @@ async fn a_garbage_printer_gets_its_first_line_shown() {
     let (report, took) = run_check(&fake("garbage", &m), limit).await;
     let (kind, message, fix) = failure(&report);
     assert_eq!(kind, CheckFailureKind::NotJson);
-    assert!(message.contains("«Welcome to Fake Agent 1.0!»"), "{message}");
-    assert!(message.contains("did not answer initialize within 1.5 s"), "{message}");
+    assert!(
+        message.contains("«Welcome to Fake Agent 1.0!»"),
+        "{message}"
+    );
+    assert!(
+        message.contains("did not answer initialize within 1.5 s"),
+        "{message}"
+    );
     assert!(fix.contains("stdout"), "{fix}");
     assert!(took < limit + Duration::from_secs(8), "took {took:?}");
     assert_eq!(live_with(&m), Vec::<u32>::new(), "left running");
@@ -199,13 +230,20 @@ async fn a_silent_agent_is_bounded_and_leaves_no_process() {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert!(seen.len() >= 2, "the agent and its child should run: {seen:?}");
+    assert!(
+        seen.len() >= 2,
+        "the agent and its child should run: {seen:?}"
+    );
     let report = tokio::time::timeout(HANG, check).await.unwrap().unwrap();
     let took = began.elapsed();
     let (kind, message, _) = failure(&report);
     assert_eq!(kind, CheckFailureKind::NoAnswer);
     assert!(message.contains("within 0.8 s"), "{message}");
-    let init = report.steps.iter().find(|s| s.name == "initialize").unwrap();
+    let init = report
+        .steps
+        .iter()
+        .find(|s| s.name == "initialize")
+        .unwrap();
     assert!(!init.ok);
     assert!(init.millis >= 700, "{init:?}");
     // The limit, then ending an agent deaf to EOF and SIGTERM (CHECK_PROCESS graces).
@@ -222,12 +260,21 @@ async fn an_agent_that_exits_gives_its_status_and_stderr() {
     let (kind, message, _) = failure(&report);
     assert_eq!(kind, CheckFailureKind::Exited);
     assert!(message.contains("exited with code 3"), "{message}");
-    assert!(message.contains("fake-agent: no API key found"), "{message}");
+    assert!(
+        message.contains("fake-agent: no API key found"),
+        "{message}"
+    );
     assert!(
         message.contains("Error: set FAKE_API_KEY and try again"),
         "{message}"
     );
     assert_eq!(live_with(&m), Vec::<u32>::new(), "left running");
+
+    let (report, _) = run_check(&fake("killed", &m), Duration::from_secs(20)).await;
+    let (kind, message, _) = failure(&report);
+    assert_eq!(kind, CheckFailureKind::Exited);
+    assert!(message.contains("was killed by signal 9"), "{message}");
+    assert!(message.contains("fake-agent: out of memory"), "{message}");
 }
 
 #[tokio::test]
@@ -269,4 +316,50 @@ async fn a_banner_before_a_good_answer_passes_with_a_warning() {
         "{:?}",
         report.warnings
     );
+}
+
+#[test]
+fn the_cli_prints_the_report_and_exits_by_the_outcome() {
+    let home = tempfile::tempdir().unwrap();
+    let cli = |args: &[&str]| {
+        std::process::Command::new(bin("acp-desk-cli"))
+            .args(args)
+            .env("ACP_DESK_CONFIG_DIR", home.path().join("config"))
+            .env("ACP_DESK_DATA_DIR", home.path().join("data"))
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let demo = bin("acp-desk-demo-agent").display().to_string();
+    let out = cli(&["agents", "check", "--json", "--agent-command", &demo]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["ok"], true);
+    assert_eq!(report["agentName"], "acp-desk-demo-agent");
+    assert_eq!(report["steps"][1]["name"], "initialize");
+
+    let out = cli(&["agents", "check", "--agent-command", &demo]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.lines().next().unwrap().starts_with("start "), "{text}");
+    assert!(text.contains("\ninitialize "), "{text}");
+    assert!(text.contains("protocol:     1"), "{text}");
+    assert!(
+        text.contains("agent:        acp-desk-demo-agent (ACP Desk demo agent)"),
+        "{text}"
+    );
+
+    let out = cli(&[
+        "agents",
+        "check",
+        "--agent-command",
+        "acp-desk-no-such-agent",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("FAILED (not-installed)"), "{text}");
+    assert!(text.contains("fix: "), "{text}");
+
+    let out = cli(&["agents", "check", "no-such-name"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no-such-name"));
 }

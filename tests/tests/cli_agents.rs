@@ -352,3 +352,56 @@ fn walk(dir: &std::path::Path) -> usize {
         })
         .sum()
 }
+
+/// `check_agent`: a manifest agent's declared capabilities compared with what `initialize`
+/// reported; a built-in not installed gets its install command as the fix.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_agent_compares_a_manifests_capabilities_with_initialize() {
+    use acp_desk_core::agents::{self, CheckLimits, Sources};
+    let u = User::new();
+    let demo = bin("acp-desk-demo-agent");
+    let sources = Sources::isolated(u.dir.path(), u.path("bin").into_os_string());
+    let limits = CheckLimits {
+        initialize: std::time::Duration::from_secs(20),
+    };
+    // What the demo agent says of itself, to declare the opposite.
+    let plain = agents::check(
+        &agents::from_command_line(demo.to_str().unwrap()).unwrap(),
+        &u.path("work"),
+        limits,
+    )
+    .await;
+    assert!(plain.ok, "{plain:?}");
+    let load = plain.capabilities.as_ref().unwrap()["loadSession"] == true;
+    u.manifest(
+        "demo-described",
+        demo.to_str().unwrap(),
+        &format!(
+            "    capabilities:\n      agent:\n        loadSession: {}\n",
+            !load
+        ),
+    );
+    let report = agents::check_agent(&sources, "demo-described", &u.path("work"), limits)
+        .await
+        .unwrap();
+    assert!(report.ok, "{report:?}");
+    let d = report
+        .differences
+        .iter()
+        .find(|d| d.path == "agent.loadSession")
+        .unwrap_or_else(|| panic!("{:?}", report.differences));
+    assert_eq!(d.declared, Some((!load).into()));
+    // A built-in that is not installed: Check says how to install it.
+    let report = agents::check_agent(&sources, "copilot", &u.path("work"), limits)
+        .await
+        .unwrap();
+    let failure = report.failure.unwrap();
+    assert!(
+        failure.fix.contains("npm install -g @github/copilot"),
+        "{failure:?}"
+    );
+    assert!(matches!(
+        agents::check_agent(&sources, "nope", &u.path("work"), limits).await,
+        Err(agents::AgentError::Unknown(..))
+    ));
+}

@@ -212,3 +212,69 @@ fn the_readme_example_manifest_is_valid() {
     assert_eq!(m.audit().0, AuditKind::On);
     assert!(m.audit().1.unwrap().ends_with("my-agent-audit"));
 }
+
+/// `acp-desk-cli` with its own config and data folders.
+fn cli_in(config: &Path, data: &Path, cwd: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::new(bin("acp-desk-cli"))
+        .args(args)
+        .current_dir(cwd)
+        .env("ACP_DESK_CONFIG_DIR", config)
+        .env("ACP_DESK_DATA_DIR", data)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `run --agent NAME` of manifest agents through the CLI, as a user runs them: the manifest's
+/// audit setting reaches the session, also when the session is continued later.
+#[test]
+fn the_cli_runs_manifest_agents_with_their_audit_setting() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let (config, data, project) = (root.join("config"), root.join("data"), root.join("project"));
+    std::fs::create_dir_all(&project).unwrap();
+    let there = root.join("there");
+    demo_manifest(&config, "quiet-demo", &["kind: off"]);
+    demo_manifest(
+        &config,
+        "there-demo",
+        &[&format!("ref: {}", there.display())],
+    );
+    demo_manifest(&config, "loud-demo", &[]);
+    let run = |args: &[&str]| {
+        let (code, stdout, stderr) = cli_in(&config, &data, &project, args);
+        assert_eq!(code, Some(0), "{stderr}");
+        // Env values of the launch never reach the output.
+        assert!(!stdout.contains("not-for-logs") && !stderr.contains("not-for-logs"));
+    };
+    let audit = data.join("audit");
+
+    run(&["run", "--agent", "quiet-demo", "hello"]);
+    assert!(files_below(&audit).is_empty(), "{:?}", files_below(&audit));
+    // Continued later with its stored agent: still no audit log.
+    let (_, list, _) = cli_in(&config, &data, &project, &["history", "list", "--json"]);
+    let id = list
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|r| r["agent"] == "quiet-demo")
+        .and_then(|r| r["id"].as_str().map(str::to_owned))
+        .unwrap_or_else(|| panic!("quiet-demo's session is stored: {list}"));
+    run(&["run", "--continue", &id, "hello again"]);
+    assert!(files_below(&audit).is_empty(), "{:?}", files_below(&audit));
+
+    run(&["run", "--agent", "there-demo", "hello"]);
+    assert!(files_below(&audit).is_empty(), "{:?}", files_below(&audit));
+    assert_eq!(files_below(&there).len(), 1, "{:?}", files_below(&there));
+
+    // The control: a manifest agent without `audit` logs in the data folder.
+    run(&["run", "--agent", "loud-demo", "hello"]);
+    assert_eq!(files_below(&audit).len(), 1, "{:?}", files_below(&audit));
+    // `--no-audit` wins over a manifest's `ref`.
+    run(&["run", "--no-audit", "--agent", "there-demo", "hello"]);
+    assert_eq!(files_below(&there).len(), 1, "{:?}", files_below(&there));
+}

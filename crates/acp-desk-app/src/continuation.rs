@@ -15,12 +15,13 @@
 use std::path::{Path, PathBuf};
 
 use acp_desk_core::agents::LaunchSpec;
+use acp_desk_core::agents::manifest::Manifest;
 use acp_desk_core::schema::v1 as acp;
 use acp_desk_core::{ContinueVia, Opening};
 use acp_desk_store::{LaunchOrigin, SessionRecord};
 
 use crate::error::AppError;
-use crate::registry::{OpenRequest, Registry, check_folder, resolve_agent};
+use crate::registry::{OpenRequest, Registry, check_folder, resolve_agent_full};
 
 /// How to start a stored session's agent again: by its name when it was chosen by name (the
 /// settings and the catalog say how today), else from its stored command line.
@@ -28,6 +29,12 @@ use crate::registry::{OpenRequest, Registry, check_folder, resolve_agent};
 /// A command line with redacted arguments (they looked like secrets, which the history never
 /// keeps) cannot start it again: [`AppError::InvalidInput`], saying to choose the agent.
 pub fn stored_launch_spec(record: &SessionRecord) -> Result<LaunchSpec, AppError> {
+    stored_launch(record).map(|(spec, _)| spec)
+}
+
+/// [`stored_launch_spec`], with the manifest of an agent chosen by name that one describes
+/// (its `audit` applies to the continued session, ARCHITECTURE.md invariant 33).
+fn stored_launch(record: &SessionRecord) -> Result<(LaunchSpec, Option<Manifest>), AppError> {
     let Some(launch) = &record.launch else {
         return Err(AppError::InvalidInput(format!(
             "the stored session {} does not say how its agent `{}` was started: choose the agent to continue it with (acp-desk-cli: `run --continue ID --agent NAME`, or `--agent-command`)",
@@ -35,21 +42,24 @@ pub fn stored_launch_spec(record: &SessionRecord) -> Result<LaunchSpec, AppError
         )));
     };
     match launch.origin {
-        LaunchOrigin::Named => resolve_agent(&record.agent),
+        LaunchOrigin::Named => resolve_agent_full(&record.agent).map(|r| (r.spec, r.manifest)),
         LaunchOrigin::CommandLine if !launch.relaunchable_from_args() => {
             Err(AppError::InvalidInput(format!(
                 "the stored session {} was started with the command line `{}`, some of whose arguments looked like secrets and were not stored: it cannot be restarted from it. Choose the agent to continue it with (acp-desk-cli: `run --continue ID --agent NAME`, or `--agent-command` with the command line again).",
                 record.id, launch.program
             )))
         }
-        LaunchOrigin::CommandLine => Ok(LaunchSpec {
-            name: record.agent.clone(),
-            command: launch.program.clone(),
-            args: launch.args.clone(),
-            // Only the names were stored; a command line typed by the user set none.
-            env: Vec::new(),
-            cwd: None,
-        }),
+        LaunchOrigin::CommandLine => Ok((
+            LaunchSpec {
+                name: record.agent.clone(),
+                command: launch.program.clone(),
+                args: launch.args.clone(),
+                // Only the names were stored; a command line typed by the user set none.
+                env: Vec::new(),
+                cwd: None,
+            },
+            None,
+        )),
     }
 }
 
@@ -73,11 +83,15 @@ pub fn stored_folder(record: &SessionRecord) -> Result<PathBuf, AppError> {
 /// An [`OpenRequest`] continuing the stored session `record` (see the module docs): its agent
 /// as [`stored_launch_spec`] starts it, in its folder ([`stored_folder`]), under its id. The
 /// caller may adjust the request's options (permissions, the tap) before
-/// [`Registry::open`]; it must keep `options.cwd` and `options.opening`.
+/// [`Registry::open`]; it must keep `options.cwd` and `options.opening`, and the audit log
+/// that a manifest agent's manifest set (`options.audit`, `options.audit_dir`).
 pub fn continue_request(record: &SessionRecord, via: ContinueVia) -> Result<OpenRequest, AppError> {
-    let spec = stored_launch_spec(record)?;
+    let (spec, manifest) = stored_launch(record)?;
     let origin = record.launch.as_ref().map(|l| l.origin).unwrap_or_default();
-    continue_request_with(record, via, record.agent.clone(), spec, origin)
+    Ok(
+        continue_request_with(record, via, record.agent.clone(), spec, origin)?
+            .with_manifest(manifest.as_ref()),
+    )
 }
 
 /// [`continue_request`] with an agent the user chose instead of the stored launch (one whose

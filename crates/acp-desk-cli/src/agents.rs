@@ -35,6 +35,10 @@ pub enum AgentsAction {
     /// status, launch. The default.
     List(ListArgs),
     // ---- helper "check": `Check(CheckArgs)` goes here.
+    /// Start an agent, send `initialize`, and say what answered (name, version, protocol,
+    /// capabilities, auth methods, each step's time) or why nothing did, with the fix. Exit 0
+    /// when it passed, 1 when it failed, 2 for an unknown agent.
+    Check(crate::check::CheckArgs),
     // ---- helper "registry": `Install(InstallArgs)`, `ImportRegistry(ImportArgs)` go here.
     /// Install a registry agent's binary for this platform into the data folder (download,
     /// SHA-256 check, extract). npx and uvx agents need no install.
@@ -46,10 +50,10 @@ pub enum AgentsAction {
 
 /// Runs `agents ...`; `runtime` is for the async subcommands (check).
 pub fn agents(args: AgentsArgs, runtime: &tokio::runtime::Runtime) -> ExitCode {
-    let _ = runtime;
     match args.action {
         None => list(&args.list),
         Some(AgentsAction::List(l)) => list(&l),
+        Some(AgentsAction::Check(c)) => crate::check::agents_check(c, runtime),
         Some(AgentsAction::Install(a)) => install(&a),
         Some(AgentsAction::ImportRegistry(a)) => import_registry(&a),
     }

@@ -11,6 +11,7 @@
 //! Other tools script this contract; change it only additively.
 
 mod agents;
+mod check;
 mod history;
 mod manifest;
 mod render;
@@ -411,9 +412,13 @@ fn check(args: &RunArgs) -> anyhow::Result<Checked> {
     opts.cancel_grace = cancel_grace;
     opts.turn_idle_timeout = turn_idle_timeout;
     opts.allow_reads_inside_roots = args.allow_reads;
-    // The manifest's `audit` first, so that --no-audit still wins (invariant 33).
+    // The manifest's `audit` first, so that --no-audit still wins (invariant 33); a stored
+    // session continued with its own agent keeps the audit log its manifest set.
     if let Some(m) = &manifest {
         m.apply_audit(&mut opts);
+    } else if let Some(c) = &continued {
+        opts.audit = c.options.audit;
+        opts.audit_dir = c.options.audit_dir.clone();
     }
     if args.no_audit {
         opts.audit = acp_desk_core::audit::AuditKind::Off;

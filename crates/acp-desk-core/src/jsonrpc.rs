@@ -646,6 +646,21 @@ mod tests {
         assert!(written.contains("\"id\":null"), "{written}");
     }
 
+    #[test]
+    fn previews_are_cut_at_a_character_not_a_byte() {
+        assert_eq!(preview(b"short"), "short");
+        let long = "é".repeat(PREVIEW_CHARS + 10);
+        let p = preview(long.as_bytes());
+        assert_eq!(p.chars().count(), PREVIEW_CHARS + 1);
+        assert!(p.starts_with("éé") && p.ends_with('…'), "{p}");
+        // Exactly at the limit: nothing cut, nothing marked.
+        let exact = "x".repeat(PREVIEW_CHARS);
+        assert_eq!(preview(exact.as_bytes()), exact);
+        // A flood on one line is not decoded whole.
+        let flood = vec![b'y'; 10 * 1024 * 1024];
+        assert_eq!(preview(&flood).chars().count(), PREVIEW_CHARS + 1);
+    }
+
     #[tokio::test]
     async fn malformed_members_are_reported_and_answered() {
         let input = b"{\"jsonrpc\":\"2.0\",\"id\":2,\"error\":{\"code\":-32603}}\n\

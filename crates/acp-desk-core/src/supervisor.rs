@@ -25,6 +25,10 @@ pub use linux::{live_descendants, main};
 /// The exit code the supervisor uses when it could not start the agent at all.
 pub const EXIT_SPAWN_FAILED: i32 = 127;
 
+/// How the supervisor's stderr line begins when the OS refused to run the agent's program
+/// (then the program, then the OS's reason): Check reads it (`agents/check.rs`).
+pub const SPAWN_FAILED_LINE: &str = "acp-desk-supervisor: could not start";
+
 #[cfg(target_os = "linux")]
 mod linux {
     use std::collections::{HashMap, HashSet};
@@ -116,10 +120,7 @@ mod linux {
         let child = match cmd.spawn() {
             Ok(c) => c,
             Err(e) => {
-                eprintln!(
-                    "acp-desk-supervisor: could not start `{}`: {e}",
-                    args.command[0]
-                );
+                eprintln!("{} `{}`: {e}", super::SPAWN_FAILED_LINE, args.command[0]);
                 return EXIT_SPAWN_FAILED;
             }
         };

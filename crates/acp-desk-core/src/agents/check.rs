@@ -162,6 +162,24 @@ pub enum CheckFailureKind {
 }
 
 impl CheckReport {
+    /// Not passed, nothing found yet.
+    fn nothing_yet(agent: &str) -> Self {
+        CheckReport {
+            agent: agent.to_owned(),
+            ok: false,
+            steps: Vec::new(),
+            agent_name: None,
+            agent_title: None,
+            agent_version: None,
+            protocol_version: None,
+            capabilities: None,
+            auth_methods: Vec::new(),
+            failure: None,
+            differences: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
     /// For a caller that knows how to install the agent (a catalog entry, the registry): a
     /// not-installed failure's fix becomes that.
     pub fn suggest_install(&mut self, how: &str) {
@@ -177,6 +195,19 @@ impl CheckReport {
 /// panics on anything the agent does; every failure is in the report. The agent's process
 /// tree has ended when this returns.
 pub async fn check(spec: &LaunchSpec, cwd: &Path, limits: CheckLimits) -> CheckReport {
+    if !cwd.is_dir() {
+        // Else the spawn's "no such file" would read as a missing agent.
+        let mut report = CheckReport::nothing_yet(&spec.name);
+        report.failure = Some(CheckFailure {
+            kind: CheckFailureKind::Other,
+            message: format!(
+                "The folder to check the agent in, {}, is not a folder that exists.",
+                cwd.display()
+            ),
+            fix: "Check it in a folder that exists.".into(),
+        });
+        return report;
+    }
     let mut opts = SessionOptions::new(cwd);
     opts.opening = Opening::ListOnly;
     opts.start_timeout = limits.initialize;
@@ -191,20 +222,9 @@ pub async fn check(spec: &LaunchSpec, cwd: &Path, limits: CheckLimits) -> CheckR
     let (tx, mut rx) = mpsc::channel(16);
     tokio::spawn(async move { while rx.recv().await.is_some() {} });
     let (result, trace) = session::start_traced(spec.clone(), opts, tx).await;
-    let mut report = CheckReport {
-        agent: spec.name.clone(),
-        ok: false,
-        steps: steps(&trace),
-        agent_name: None,
-        agent_title: None,
-        agent_version: None,
-        protocol_version: trace.protocol_version,
-        capabilities: None,
-        auth_methods: Vec::new(),
-        failure: None,
-        differences: Vec::new(),
-        warnings: Vec::new(),
-    };
+    let mut report = CheckReport::nothing_yet(&spec.name);
+    report.steps = steps(&trace);
+    report.protocol_version = trace.protocol_version;
     if let Some(answer) = &trace.initialize_result {
         describe_answer(answer, &mut report);
     }
@@ -470,6 +490,32 @@ fn failure(
             },
         };
     }
+    if let Some(exit) = &trace.exit
+        && let Some(refusal) = supervisor_refusal(exit)
+    {
+        // The supervisor ran, the agent's program never did: the OS's reason decides.
+        let (kind, fix) = if refusal.contains("Permission denied") {
+            (
+                CheckFailureKind::NotExecutable,
+                "Make it executable (`chmod +x`), or start it through its interpreter.",
+            )
+        } else if refusal.contains("No such file") {
+            (
+                CheckFailureKind::NotInstalled,
+                "The program is there but what runs it is not: install the interpreter its first line (`#!…`) names, or start it through an interpreter you have (`node FILE`, `python3 FILE`).",
+            )
+        } else {
+            (
+                CheckFailureKind::Other,
+                "Check the command and that it runs in a terminal.",
+            )
+        };
+        return CheckFailure {
+            kind,
+            message: format!("The agent's program could not be run: {refusal}"),
+            fix: fix.into(),
+        };
+    }
     if let Some(exit) = &trace.exit {
         return CheckFailure {
             kind: CheckFailureKind::Exited,
@@ -503,6 +549,18 @@ fn failure(
         message: e.to_string(),
         fix: "Run the command in a terminal to see what it does.".into(),
     }
+}
+
+/// The supervisor's own line when the OS refused to run the agent's program (it then exits
+/// `EXIT_SPAWN_FAILED`), without its prefix: "`/path`: Permission denied (os error 13)".
+fn supervisor_refusal(exit: &crate::events::AgentExit) -> Option<String> {
+    if exit.code != Some(crate::supervisor::EXIT_SPAWN_FAILED) {
+        return None;
+    }
+    exit.stderr_tail.iter().rev().find_map(|l| {
+        l.strip_prefix(crate::supervisor::SPAWN_FAILED_LINE)
+            .map(|rest| rest.trim().to_owned())
+    })
 }
 
 /// Whether the process `pid` (ours: the supervisor on Linux) is gone, waiting up to

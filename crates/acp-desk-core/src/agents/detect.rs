@@ -440,6 +440,51 @@ mod tests {
     }
 
     #[test]
+    fn the_npm_global_folder_is_asked_of_npm_on_the_path_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        let root = dir.path().join("global/lib/node_modules");
+        let calls = dir.path().join("calls");
+        // A fake npm: says where its global packages are, and counts how often it is asked.
+        let npm = program(&bin, "npm", 0o755);
+        std::fs::write(
+            &npm,
+            format!(
+                "#!/bin/sh\necho x >> '{}'\n[ \"$1 $2\" = 'root -g' ] && echo '{}'\n",
+                calls.display(),
+                root.display()
+            ),
+        )
+        .unwrap();
+        let pkg = root.join("@github/copilot");
+        program(&pkg, "index.js", 0o755);
+        std::fs::write(
+            pkg.join("package.json"),
+            r#"{"version": "0.0.400", "bin": "index.js"}"#,
+        )
+        .unwrap();
+        let w = Where {
+            path: std::env::join_paths([&bin]).unwrap(),
+            home: None,
+            npm_root: None,
+        };
+        let cache = ProgramCache::default();
+        let copilot = catalog::builtin("copilot").unwrap();
+        for _ in 0..2 {
+            assert_eq!(
+                detect_builtin(copilot, &w, &cache),
+                Detection::Found {
+                    program: pkg.join("index.js"),
+                    via: FoundVia::NpmGlobal("@github/copilot".into()),
+                    version: Some("0.0.400".into()),
+                }
+            );
+        }
+        let asked = std::fs::read_to_string(&calls).unwrap();
+        assert_eq!(asked.lines().count(), 1, "npm is asked once per PATH");
+    }
+
+    #[test]
     fn the_cache_reads_a_program_again_only_when_it_changed() {
         let dir = tempfile::tempdir().unwrap();
         let bin = dir.path().join("bin");

@@ -172,7 +172,9 @@ pub fn install(
     let staging = Staging::create(&agent_dir, &agent.version)?;
 
     let download = staging.path.join("download");
-    let (actual, size) = fetch(&url, &download, &mut |downloaded, total| {
+    // With no SHA-256, https is all that vouches for the file: a redirect may not leave it.
+    let https_only = target.sha256.is_none();
+    let (actual, size) = fetch(&url, &download, https_only, &mut |downloaded, total| {
         report(progress, InstallPhase::Downloading, downloaded, total);
     })?;
     report(progress, InstallPhase::Verifying, size, Some(size));
@@ -404,6 +406,7 @@ fn write_synced(path: &Path, bytes: &[u8]) -> io::Result<()> {
 fn fetch(
     url: &str,
     dest: &Path,
+    https_only: bool,
     progress: &mut dyn FnMut(u64, Option<u64>),
 ) -> Result<(String, u64), InstallError> {
     let agent: ureq::Agent = ureq::Agent::config_builder()
@@ -412,6 +415,7 @@ fn fetch(
         // Per read, not for the whole body: a large archive on a slow line may take long.
         .timeout_per_read(Some(Duration::from_secs(60)))
         .user_agent(concat!("acp-desk/", env!("CARGO_PKG_VERSION")))
+        .https_only(https_only)
         .build()
         .into();
     let network = |e: ureq::Error| match e {
@@ -426,6 +430,12 @@ fn fetch(
                 500..=599 => "The server had a problem; try again later.",
                 _ => "Try again later; if it persists, the registry entry may be out of date.",
             },
+        },
+        ureq::Error::RequireHttpsOnly(to) => InstallError::Network {
+            url: url.into(),
+            message: format!(
+                "it redirects to {to}, not https, and with no SHA-256 in the registry only https downloads are accepted"
+            ),
         },
         other => InstallError::Network {
             url: url.into(),

@@ -363,7 +363,12 @@ fn duplicate_key_line(msg: &str, yaml: &str, from: Option<u32>) -> Option<u32> {
 fn launch_command(dir: &Path, command: &str) -> String {
     let p = Path::new(command);
     if p.is_relative() && (command.contains('/') || command.contains(std::path::MAIN_SEPARATOR)) {
-        dir.join(p).to_string_lossy().into_owned()
+        // `./bin/x` → `<dir>/bin/x`, without a `/./` in what the user is shown.
+        let rest: PathBuf = p
+            .components()
+            .filter(|c| *c != std::path::Component::CurDir)
+            .collect();
+        dir.join(rest).to_string_lossy().into_owned()
     } else {
         command.to_string()
     }

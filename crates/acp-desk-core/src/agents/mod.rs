@@ -28,7 +28,7 @@ pub use check::{
     AuthMethodInfo, CheckFailure, CheckFailureKind, CheckLimits, CheckReport, CheckStep, check,
 };
 pub use problem::{CapabilityDifference, ConfigProblem, ProblemSeverity};
-pub use resolve::{Resolved, default_for_new_sessions, listing, resolve_in};
+pub use resolve::{Resolved, check_agent, default_for_new_sessions, listing, resolve_in};
 
 /// Where `agent_servers` entries are defined; re-exported because front ends name it here.
 pub use crate::settings::AgentServer;

@@ -229,28 +229,49 @@ pub enum RegistryError {
 }
 
 impl RegistryError {
-    /// The same, as one problem of the file (for a listing's problems).
+    /// The same, as one problem of the file (for a listing's problems): the file and place
+    /// in their own fields, not repeated in the message.
     pub fn to_problem(&self) -> ConfigProblem {
-        let (file, line, column) = match self {
-            RegistryError::Read { file, .. }
-            | RegistryError::NotRegistry { file, .. }
-            | RegistryError::NoUsableAgent { file, .. }
-            | RegistryError::Write { file, .. } => (file.clone(), None, None),
+        let (file, line, column, message) = match self {
+            RegistryError::Read { file, message } => {
+                (file, None, None, format!("could not read it: {message}"))
+            }
             RegistryError::NotJson {
-                file, line, column, ..
-            } => (file.clone(), Some(*line), Some(*column)),
+                file,
+                line,
+                column,
+                message,
+            } => (
+                file,
+                Some(*line),
+                Some(*column),
+                format!(
+                    "this is not JSON ({message}). A registry file is the ACP registry's registry.json."
+                ),
+            ),
+            RegistryError::NotRegistry { file, reason } => (
+                file,
+                None,
+                None,
+                format!(
+                    "not an ACP registry file: {reason}. Expected the registry's combined file \
+                     (registry.json: {{\"version\": \"1.0.0\", \"agents\": [...]}})."
+                ),
+            ),
+            RegistryError::NoUsableAgent {
+                file, count, first, ..
+            } => (
+                file,
+                None,
+                None,
+                format!("none of its {count} agents can be used; the first problem: {first}"),
+            ),
+            RegistryError::Write { file, message } => {
+                (file, None, None, format!("could not save it: {message}"))
+            }
         };
-        let full = self.to_string();
-        // Display starts with the file (and place); the problem names them in its own fields.
-        let message = full
-            .strip_prefix(&format!("{file}:"))
-            .and_then(|rest| match (line, column) {
-                (Some(l), Some(c)) => rest.strip_prefix(&format!("{l}:{c}:")),
-                _ => Some(rest),
-            })
-            .map_or_else(|| full.clone(), |m| m.trim_start().to_string());
         ConfigProblem {
-            file,
+            file: file.clone(),
             line,
             column,
             field: None,

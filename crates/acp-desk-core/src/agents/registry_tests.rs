@@ -192,6 +192,11 @@ fn files_of_another_format_are_refused_with_what_they_look_like() {
     );
     assert!(p.message.starts_with("this is not JSON"), "{}", p.message);
     assert_eq!(p.to_string(), format!("/x/reg.json:1:2: {}", p.message));
+    let p = parse("/x/reg.json", "[]").unwrap_err().to_problem();
+    assert_eq!(
+        p.to_string(),
+        format!("/x/reg.json: not an ACP registry file: its top level is a list. {expected}")
+    );
 }
 
 #[test]

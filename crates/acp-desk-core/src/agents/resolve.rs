@@ -157,8 +157,16 @@ fn join(
                         also_defined_in: also,
                         ..c
                     };
-                } else if w.source != c.source && !w.also_defined_in.contains(&c.source) {
-                    w.also_defined_in.push(c.source);
+                } else {
+                    if w.source == AgentSource::Registry && c.source == AgentSource::Builtin {
+                        // The registry's download is used until it is installed locally; how
+                        // to install it (and sign in) is still worth saying.
+                        w.install_command = w.install_command.take().or(c.install_command);
+                        w.hint = w.hint.take().or(c.hint);
+                    }
+                    if w.source != c.source && !w.also_defined_in.contains(&c.source) {
+                        w.also_defined_in.push(c.source);
+                    }
                 }
             }
             None => winners.push(c),
@@ -355,6 +363,53 @@ pub fn resolve_in(sources: &Sources, name: &str) -> Result<Resolved, AgentError>
         known,
         sources.settings_file.display().to_string(),
     ))
+}
+
+/// Check for an agent by name, over every source: resolves it (as `--agent` would), runs
+/// [`super::check::check`], turns a not-installed failure's fix into the agent's own install
+/// command, and for an agent described by a manifest lists every difference between the
+/// capabilities the manifest declares and those `initialize` reported. An agent that cannot be
+/// resolved (unknown, an entry with errors, a registry binary not installed, a manifest we
+/// cannot drive) is the error, not a report: there is nothing to start. The lookups run on the
+/// blocking pool.
+pub async fn check_agent(
+    sources: &Sources,
+    name: &str,
+    cwd: &Path,
+    limits: super::check::CheckLimits,
+) -> Result<super::check::CheckReport, AgentError> {
+    let (s, n) = (sources.clone(), name.to_owned());
+    let resolved = tokio::task::spawn_blocking(move || resolve_in(&s, &n))
+        .await
+        .map_err(|e| AgentError::Unavailable {
+            name: name.into(),
+            reason: format!("looking the agent up stopped: {e}"),
+        })??;
+    let mut report = super::check::check(&resolved.spec, cwd, limits).await;
+    if resolved.source == AgentSource::Builtin
+        && let Some(agent) = catalog::builtin(name)
+    {
+        report.suggest_install(&agent.install_hint());
+    }
+    if let Some(m) = &resolved.manifest
+        && let Some(declared) = m.declared_capabilities()
+        && let Some(reported) = &report.capabilities
+    {
+        match serde_json::from_value::<agent_client_protocol_schema::v1::AgentCapabilities>(
+            reported.clone(),
+        ) {
+            Ok(reported) => {
+                report.differences = manifest::compare_capabilities(declared, &reported);
+            }
+            // `initialize` was checked already; capabilities that do not parse are the same
+            // failure a session would meet, said here rather than compared.
+            Err(e) => report.warnings.push(format!(
+                "its agentCapabilities could not be read to compare with {} ({e})",
+                m.file.display()
+            )),
+        }
+    }
+    Ok(report)
 }
 
 fn builtin_resolved(
@@ -849,10 +904,14 @@ mod tests {
             assert_eq!(e.install_command.as_deref(), Some(a.install_command));
             assert!(e.hint.as_deref().unwrap().contains(a.install_command));
         }
-        // npx missing: says to install Node.js.
+        // npx missing: says to install Node.js; the catalog's install command stays.
         let g = l.get("gemini").unwrap();
         assert_eq!(g.status, AgentStatus::Missing);
         assert!(g.hint.as_deref().unwrap().contains("Node.js"), "{g:?}");
+        assert_eq!(
+            g.install_command.as_deref(),
+            Some("npm install -g @google/gemini-cli")
+        );
         let o = l.get("opencode").unwrap();
         assert_eq!((o.status, o.installable), (AgentStatus::NotInstalled, true));
         assert_eq!(
@@ -921,6 +980,12 @@ mod tests {
         );
         // Not installed, in the registry through npx: downloads on first use.
         let gem = l.get("gemini").unwrap();
+        assert!(
+            gem.hint
+                .as_deref()
+                .unwrap()
+                .contains("npm install -g @google/gemini-cli")
+        );
         assert_eq!(
             (gem.source, gem.status),
             (AgentSource::Registry, AgentStatus::Downloads)

@@ -1011,3 +1011,37 @@ fn spawn_prompt_on(
     let block = text_block(text);
     tokio::spawn(async move { h.prompt(vec![block]).await })
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_start_trace_keeps_the_answer_as_sent_and_the_non_json_lines() {
+    let (mut rig, started) = rig(|o| o.opening = Opening::ListOnly);
+    let init = rig.peer.expect("initialize").await;
+    let out = rig.peer.out.as_mut().unwrap();
+    out.write_all(b"Welcome!\nsecond banner line\n")
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let answer = json!({
+        "protocolVersion": 1,
+        "agentCapabilities": {"loadSession": true, "_meta": {"x": [1, 2]}, "notInAcp": 7},
+        "agentInfo": {"name": "scripted", "version": "9.9.9"},
+    });
+    rig.peer.respond(&init, answer.clone()).await;
+    let handle = started.await.unwrap().unwrap();
+    let trace = handle.start_trace().clone();
+    // The answer as sent, unknown fields included (the typed answer would drop them).
+    assert_eq!(trace.initialize_result, Some(answer));
+    assert_eq!(trace.protocol_version, Some(1));
+    assert_eq!(trace.not_json_lines, 2);
+    assert_eq!(trace.first_not_json.as_deref(), Some("Welcome!"));
+    // On the paused clock: exactly the time the peer took to answer.
+    let took = trace.initialize.unwrap();
+    assert!(
+        took >= Duration::from_millis(1500) && took < Duration::from_millis(1600),
+        "{took:?}"
+    );
+    assert!(trace.exit.is_none() && !trace.timed_out && trace.invalid_answer.is_none());
+    // Over a stream there is no process: no spawn time, no pid.
+    assert_eq!((trace.spawn, trace.pid), (None, None));
+    handle.close().await;
+}

@@ -73,8 +73,9 @@ impl SpawnFailure {
             SpawnError::NotFound { .. } => SpawnFailure::NotFound,
             SpawnError::NotExecutable { .. } => SpawnFailure::NotExecutable,
             SpawnError::NoSupervisor => SpawnFailure::NoSupervisor,
+            // The program itself was found before spawning: a "not found" now is its folder
+            // or its interpreter, which the message names.
             SpawnError::Io { source, .. } => match source.kind() {
-                std::io::ErrorKind::NotFound => SpawnFailure::NotFound,
                 std::io::ErrorKind::PermissionDenied => SpawnFailure::NotExecutable,
                 _ => SpawnFailure::Other,
             },

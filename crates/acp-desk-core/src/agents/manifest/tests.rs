@@ -128,7 +128,7 @@ fn a_full_manifest_keeps_every_field_and_vendor_key() {
     // The launch: a relative command with a `/` comes from the manifest's folder.
     let launch = m.launch.as_ref().unwrap();
     let dir = fixtures().join("good-server");
-    assert_eq!(launch.command, dir.join("./bin/agent.sh").to_string_lossy());
+    assert_eq!(launch.command, dir.join("bin/agent.sh").to_string_lossy());
     assert_eq!(launch.args, vec!["--acp", "--verbose"]);
     assert_eq!(launch.env_names(), vec!["AGENT_TOKEN", "LOG_LEVEL"]);
     let spec = m.launch_spec().unwrap();
@@ -466,25 +466,32 @@ fn wrong_values_are_each_named_on_their_line() {
         &p,
         "metadata.acp-desk.command",
         Error,
-        Some(27),
+        Some(30),
         &["missing", "add `command:"],
     );
     about(
         &p,
         "metadata.acp-desk.args",
         Error,
-        Some(28),
+        Some(31),
         &["list of text"],
     );
     let port = about(
         &p,
         "metadata.acp-desk.env.PORT",
         Error,
-        Some(30),
+        Some(33),
         &["not text", "quotes"],
     );
     // An env value may be a secret: never repeated in the message.
     assert!(!port.message.contains("8080"), "{port}");
+    about(
+        &p,
+        "metadata.aip44.mcp_servers[2].ref",
+        Error,
+        Some(29),
+        &["not an http(s) URL", "https://"],
+    );
     // The stdio MCP server [1] has no `ref`; [0] has none either, but is not stdio.
     about(
         &p,
@@ -670,4 +677,14 @@ fn our_own_manifest_is_a_valid_client_declaring_what_we_advertise() {
     assert_eq!(back.definition, own);
     assert!(back.drivable.unwrap_err().contains("not an agent"));
     assert!(back.body.contains("# acp-desk"));
+}
+
+#[test]
+fn render_writes_back_every_field_and_kept_key() {
+    let m = good("good-server");
+    let text = render(&m.definition).unwrap();
+    let again = parse(&m.file, &text).unwrap();
+    assert_eq!(again.definition, m.definition);
+    assert_eq!(again.launch, m.launch);
+    assert!(again.problems.is_empty(), "{:#?}", again.problems);
 }

@@ -585,6 +585,23 @@ impl<'a> Checker<'a> {
                     "missing: a `stdio` MCP server is started from its `ref` (the command); without it there is nothing to start",
                 );
             }
+            let remote = matches!(transport.as_deref(), Some("http" | "sse"));
+            if remote {
+                match reference {
+                    Some(r) if !is_http_url(r) => self.error(
+                        &child(&p, "ref"),
+                        format!(
+                            "`{r}` is not an http(s) URL: an `http` or `sse` MCP server is reached at the URL in `ref`, like `https://example.com/mcp`"
+                        ),
+                    ),
+                    Some(_) => {}
+                    None if !s.contains_key("ref") => self.warn(
+                        &child(&p, "ref"),
+                        "missing: an `http` or `sse` MCP server is reached at the URL in `ref`; without it there is nothing to reach",
+                    ),
+                    None => {}
+                }
+            }
             if let Some(h) = s.get("headers") {
                 self.string_map(h, &child(&p, "headers"), false);
             }
@@ -613,6 +630,10 @@ impl<'a> Checker<'a> {
             self.string_map(e, "metadata.acp-desk.env", true);
         }
     }
+}
+
+fn is_http_url(s: &str) -> bool {
+    url::Url::parse(s).is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.has_host())
 }
 
 /// Lowercase letters and digits in words joined by single hyphens.
