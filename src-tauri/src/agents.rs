@@ -21,7 +21,6 @@ use acp_desk_core::agents::registry::RegistryInfo;
 use acp_desk_core::agents::{
     self, AgentEntry, AgentListing, CheckLimits, CheckReport, ConfigProblem, Sources,
 };
-use acp_desk_core::schema::v1 as acp;
 use schemars::JsonSchema;
 use serde::Serialize;
 use tauri::ipc::Channel;
@@ -117,31 +116,11 @@ pub async fn agents_list<R: Runtime>(app: AppHandle<R>) -> Result<AgentListing, 
 /// failed and what to do. Nothing is left running.
 #[tauri::command]
 pub async fn agent_check(id: String) -> Result<CheckReport, IpcError> {
-    let name = id.clone();
-    let resolved =
-        tauri::async_runtime::spawn_blocking(move || agents::resolve_in(&sources(), &name))
-            .await
-            .map_err(|e| IpcError::task_failed("find the agent", &e))?
-            .map_err(|e| IpcError::AgentUnknown(e.to_string()))?;
-    let mut report = agents::check(&resolved.spec, &here(), CheckLimits::default()).await;
-    // A manifest agent: what its ACP.md declares against what `initialize` reported.
-    if let (Some(declared), Some(reported)) = (
-        resolved
-            .manifest
-            .as_ref()
-            .and_then(|m| m.declared_capabilities()),
-        report.capabilities.as_ref(),
-    ) {
-        match serde_json::from_value::<acp::AgentCapabilities>(reported.clone()) {
-            Ok(reported) => {
-                report.differences = agents::manifest::compare_capabilities(declared, &reported);
-            }
-            Err(e) => report.warnings.push(format!(
-                "its capabilities could not be compared with its manifest's: {e}"
-            )),
-        }
-    }
-    Ok(report)
+    // Resolving (on the blocking pool inside), Check, a built-in's install command as the fix,
+    // a manifest's declared capabilities against the answer: all the engine's.
+    agents::check_agent(&sources(), &id, &here(), CheckLimits::default())
+        .await
+        .map_err(|e| IpcError::AgentUnknown(e.to_string()))
 }
 
 /// Downloads a registry agent's binary for this computer into the data folder (checked
