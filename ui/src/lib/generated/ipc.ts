@@ -931,7 +931,7 @@ export interface AgentListing {
  */
 export interface AgentEntry {
   /**
-   * The name `--agent` and [`resolve`] take.
+   * The name `--agent` and [`resolve_in`] take.
    */
   id: string;
   /**
@@ -941,7 +941,7 @@ export interface AgentEntry {
   description?: string | null;
   version?: string | null;
   /**
-   * The source [`resolve`] uses for this id.
+   * The source [`resolve_in`] uses for this id.
    */
   source: 'builtin' | 'registry' | 'settings' | 'manifest';
   /**
@@ -949,7 +949,7 @@ export interface AgentEntry {
    */
   alsoDefinedIn: AgentSource[];
   /**
-   * The settings or manifest file, or "ACP registry snapshot <date> (<commit>)".
+   * The settings or manifest file, or `ACP registry snapshot <date> (<commit>)`.
    */
   origin?: string | null;
   /**
