@@ -27,7 +27,7 @@
 //!
 //! New settings are fields of [`Settings`], each with its default in `Settings::default()`, so
 //! that a file without the key, and a missing file, mean the default; read it in
-//! [`Reader::settings`] with a problem for every wrong shape. Document each field with its JSON
+//! `Reader::settings` with a problem for every wrong shape. Document each field with its JSON
 //! key, its default and who reads it.
 
 use std::collections::BTreeMap;

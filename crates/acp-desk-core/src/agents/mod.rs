@@ -4,8 +4,13 @@
 //! - [`detect`]: whether a program is installed (PATH, an npm global package, a known install
 //!   folder), cached by program path and mtime.
 //! - the user's settings (`agent_servers`, [`crate::settings`]).
-//! - [`resolve`]: every source joined, with precedence (settings, then manifests, then the
-//!   registry, then the built-ins), the listing a front end shows and the default-agent rule.
+//! - [`manifest`]: AIP-44 `ACP.md` manifests under the config folder's `agents/`.
+//! - [`registry`], [`install`]: the public ACP registry (the shipped snapshot or an imported
+//!   file) and installing its binaries into the data folder.
+//! - [`check`](mod@check): start an agent, run `initialize`, say what answered or why nothing did.
+//! - [`resolve`](mod@resolve): every source joined, with precedence (settings, then manifests, then the
+//!   registry, then the built-ins; an installed built-in beats a registry download of the same
+//!   id), the listing a front end shows, the default-agent rule and `check_agent`.
 //!
 //! Nothing here blocks an async thread by itself: the functions that read files or look
 //! programs up say "Blocking", and the shell runs them on the blocking pool.
@@ -111,7 +116,7 @@ pub enum AgentStatus {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentEntry {
-    /// The name `--agent` and [`resolve`] take.
+    /// The name `--agent` and [`resolve_in`] take.
     pub id: String,
     /// For display.
     pub name: String,
@@ -119,11 +124,11 @@ pub struct AgentEntry {
     pub description: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
-    /// The source [`resolve`] uses for this id.
+    /// The source [`resolve_in`] uses for this id.
     pub source: AgentSource,
     /// Other sources that define the same id (the listing shows one entry per id).
     pub also_defined_in: Vec<AgentSource>,
-    /// The settings or manifest file, or "ACP registry snapshot <date> (<commit>)".
+    /// The settings or manifest file, or `ACP registry snapshot <date> (<commit>)`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub origin: Option<String>,
     /// The command line, for display (program and arguments).

@@ -2188,7 +2188,7 @@ export interface AgentListing {
  */
 export interface AgentEntry {
   /**
-   * The name `--agent` and [`resolve`] take.
+   * The name `--agent` and [`resolve_in`] take.
    */
   id: string;
   /**
@@ -2198,7 +2198,7 @@ export interface AgentEntry {
   description?: string | null;
   version?: string | null;
   /**
-   * The source [`resolve`] uses for this id.
+   * The source [`resolve_in`] uses for this id.
    */
   source: 'builtin' | 'registry' | 'settings' | 'manifest';
   /**
@@ -2206,7 +2206,7 @@ export interface AgentEntry {
    */
   alsoDefinedIn: AgentSource[];
   /**
-   * The settings or manifest file, or "ACP registry snapshot <date> (<commit>)".
+   * The settings or manifest file, or `ACP registry snapshot <date> (<commit>)`.
    */
   origin?: string | null;
   /**
