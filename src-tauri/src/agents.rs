@@ -63,9 +63,30 @@ fn sources() -> Sources {
     Sources::default_for_user()
 }
 
-/// Where agents are looked up and checked from (relative commands, Check's working folder).
+/// Where agents are looked up and checked from (relative commands, Check's working folder):
+/// the home folder, not the process's folder, which is `/` for an app started from a menu.
 fn here() -> PathBuf {
-    std::env::current_dir().unwrap_or_else(|_| std::env::temp_dir())
+    directories::BaseDirs::new()
+        .map(|b| b.home_dir().to_path_buf())
+        .unwrap_or_else(std::env::temp_dir)
+}
+
+/// Check's limit for `initialize`: an agent run through npx or uvx may download itself first
+/// (a cold npm cache takes well over the default), so it gets longer.
+fn check_limits(id: &str) -> CheckLimits {
+    let runner = agents::resolve_in(&sources(), id).is_ok_and(|r| {
+        let program = std::path::Path::new(&r.spec.command)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned());
+        matches!(program.as_deref(), Some("npx" | "uvx" | "bunx" | "pnpx"))
+    });
+    if runner {
+        CheckLimits {
+            initialize: std::time::Duration::from_secs(180),
+        }
+    } else {
+        CheckLimits::default()
+    }
 }
 
 /// The listing, with the agent for new sessions by the default rule: the one last chosen in
@@ -118,9 +139,18 @@ pub async fn agents_list<R: Runtime>(app: AppHandle<R>) -> Result<AgentListing, 
 pub async fn agent_check(id: String) -> Result<CheckReport, IpcError> {
     // Resolving (on the blocking pool inside), Check, a built-in's install command as the fix,
     // a manifest's declared capabilities against the answer: all the engine's.
-    agents::check_agent(&sources(), &id, &here(), CheckLimits::default())
+    let limits = {
+        let id = id.clone();
+        tauri::async_runtime::spawn_blocking(move || check_limits(&id))
+            .await
+            .unwrap_or_default()
+    };
+    agents::check_agent(&sources(), &id, &here(), limits)
         .await
-        .map_err(|e| IpcError::AgentUnknown(e.to_string()))
+        .map_err(|e| match e {
+            agents::AgentError::Unknown(..) => IpcError::AgentUnknown(e.to_string()),
+            _ => IpcError::AgentUnavailable(e.to_string()),
+        })
 }
 
 /// Downloads a registry agent's binary for this computer into the data folder (checked

@@ -122,8 +122,9 @@ impl Default for HistorySettings {
 }
 
 /// Zed-style settings entry: `{"agent_servers": {"Name": {"command", "args", "env"}}}`.
-/// Env values may be secrets: this type is never serialized or logged.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Env values may be secrets: this type is never serialized, and its `Debug` shows env names
+/// only.
+#[derive(Clone, PartialEq, Eq)]
 pub struct AgentServer {
     pub command: String,
     pub args: Vec<String>,
@@ -147,7 +148,47 @@ pub struct McpServer {
     pub ignored: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+impl std::fmt::Debug for AgentServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentServer")
+            .field("command", &self.command)
+            .field("args", &self.args)
+            .field(
+                "env",
+                &crate::agents::EnvNames(self.env.keys().map(String::as_str)),
+            )
+            .field("manifest", &self.manifest)
+            .field("ignored", &self.ignored)
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for McpTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::agents::EnvNames;
+        match self {
+            McpTransport::Stdio { command, args, env } => f
+                .debug_struct("Stdio")
+                .field("command", command)
+                .field("args", args)
+                .field("env", &EnvNames(env.keys().map(String::as_str)))
+                .finish(),
+            McpTransport::Http { url, headers } => f
+                .debug_struct("Http")
+                .field("url", url)
+                .field("headers", &EnvNames(headers.keys().map(String::as_str)))
+                .finish(),
+            McpTransport::Sse { url, headers } => f
+                .debug_struct("Sse")
+                .field("url", url)
+                .field("headers", &EnvNames(headers.keys().map(String::as_str)))
+                .finish(),
+        }
+    }
+}
+
+/// Values may be secrets: `Debug` shows env and header names only.
+#[derive(Clone, PartialEq, Eq)]
 pub enum McpTransport {
     Stdio {
         command: String,
@@ -451,6 +492,31 @@ impl Reader<'_> {
                 continue;
             }
             seen.push((name.clone(), self.place(prop.name.start()).0));
+            if name == "demo" {
+                // `--agent demo` always works, whatever the file says.
+                self.error(
+                    &prop.name,
+                    Some(&field),
+                    "`demo` is the name of ACP Desk's built-in demo agent, which cannot be replaced; this entry is skipped: rename it to use it".into(),
+                );
+                continue;
+            }
+            let has_command = matches!(&prop.value, Value::Object(o)
+                if o.properties.iter().any(|p| p.name.as_str() == "command"));
+            if !has_command && crate::agents::catalog::builtin(&name).is_some() {
+                // What a user pasting Zed's settings brings along: Zed's entries for its own
+                // built-in agents (`"claude": {"default_mode": ...}`) have no command. They
+                // must not turn ACP Desk's built-in agent of that name off.
+                self.push(
+                    &prop.name,
+                    Some(&field),
+                    format!(
+                        "no `command`: Zed's settings for its built-in agents have none; ACP Desk starts its own built-in `{name}` and ignores this entry (add `command` to replace the built-in)"
+                    ),
+                    ProblemSeverity::Warning,
+                );
+                continue;
+            }
             match self.agent_server(&prop.value, &field) {
                 Some(server) => out.push((name, server)),
                 None => self.invalid_agents.push(name),

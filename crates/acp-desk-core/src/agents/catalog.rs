@@ -11,6 +11,9 @@
 pub struct BuiltinAgent {
     /// What `--agent` takes. Stable: the history and remembered permission rules name it.
     pub id: &'static str,
+    /// The ids the ACP registry lists this agent under (over the registry's revisions). A
+    /// registry agent with one of them is this agent: the listing shows it once.
+    pub registry_ids: &'static [&'static str],
     /// For display.
     pub name: &'static str,
     pub description: &'static str,
@@ -37,6 +40,7 @@ pub struct BuiltinAgent {
 pub const BUILTIN: &[BuiltinAgent] = &[
     BuiltinAgent {
         id: "claude",
+        registry_ids: &["claude-acp"],
         name: "Claude",
         description: "Claude Code through Anthropic's ACP adapter (claude-agent-acp).",
         program: "claude-agent-acp",
@@ -52,6 +56,7 @@ pub const BUILTIN: &[BuiltinAgent] = &[
     },
     BuiltinAgent {
         id: "claude-code-acp",
+        registry_ids: &["claude-code-acp"],
         name: "Claude (claude-code-acp, older adapter)",
         description: "The older Claude Code ACP adapter, @zed-industries/claude-code-acp.",
         program: "claude-code-acp",
@@ -64,6 +69,7 @@ pub const BUILTIN: &[BuiltinAgent] = &[
     },
     BuiltinAgent {
         id: "codex",
+        registry_ids: &["codex-acp"],
         name: "Codex",
         description: "OpenAI Codex through its ACP adapter (codex-acp).",
         program: "codex-acp",
@@ -79,6 +85,7 @@ pub const BUILTIN: &[BuiltinAgent] = &[
     },
     BuiltinAgent {
         id: "gemini",
+        registry_ids: &["gemini"],
         name: "Gemini CLI",
         description: "Google's Gemini CLI in ACP mode (`gemini --acp`).",
         program: "gemini",
@@ -91,6 +98,7 @@ pub const BUILTIN: &[BuiltinAgent] = &[
     },
     BuiltinAgent {
         id: "goose",
+        registry_ids: &["goose"],
         name: "goose",
         description: "Block's goose in ACP mode (`goose acp`).",
         program: "goose",
@@ -104,6 +112,7 @@ pub const BUILTIN: &[BuiltinAgent] = &[
     },
     BuiltinAgent {
         id: "opencode",
+        registry_ids: &["opencode"],
         name: "opencode",
         description: "opencode in ACP mode (`opencode acp`).",
         program: "opencode",
@@ -117,6 +126,7 @@ pub const BUILTIN: &[BuiltinAgent] = &[
     },
     BuiltinAgent {
         id: "copilot",
+        registry_ids: &["github-copilot", "github-copilot-cli"],
         name: "GitHub Copilot",
         description: "GitHub Copilot CLI in ACP mode (`copilot --acp`).",
         program: "copilot",

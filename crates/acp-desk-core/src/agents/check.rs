@@ -538,9 +538,9 @@ fn failure(
                 secs(limits.initialize)
             ),
             fix: if npx {
-                "npx/uvx may still be downloading the agent on first use: check again with a longer limit (`--timeout 120`). If it still does not answer, run the command in a terminal to see what it waits for.".into()
+                "npx/uvx may still be downloading the agent on first use: check again once it has (the CLI takes a longer limit: `--timeout 300`). If it still does not answer, run the command in a terminal to see what it waits for.".into()
             } else {
-                "It may be waiting for something (a sign-in prompt, a first-run setup), or this is not its ACP mode: run the command in a terminal to see, or give it more time (`--timeout`).".into()
+                "It may be waiting for something (a sign-in prompt, a first-run setup), or this is not its ACP mode: run the command in a terminal to see, or give it more time (the CLI: `--timeout SECS`).".into()
             },
         };
     }

@@ -38,8 +38,9 @@ pub use resolve::{Resolved, check_agent, default_for_new_sessions, listing, reso
 /// Where `agent_servers` entries are defined; re-exported because front ends name it here.
 pub use crate::settings::AgentServer;
 
-/// How to start one agent.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// How to start one agent. `Debug` shows env names only: values may be secrets (a failed
+/// `assert_eq!` or a `?spec` in a log must not print them).
+#[derive(Clone, PartialEq, Eq)]
 pub struct LaunchSpec {
     /// Our name for it: `demo`, `claude`, a settings key, or the command itself.
     pub name: String,
@@ -49,6 +50,29 @@ pub struct LaunchSpec {
     pub env: Vec<(String, String)>,
     /// Working directory of the process (defaults to the session's folder).
     pub cwd: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for LaunchSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LaunchSpec")
+            .field("name", &self.name)
+            .field("command", &self.command)
+            .field("args", &self.args)
+            .field("env", &EnvNames(self.env.iter().map(|(k, _)| k.as_str())))
+            .field("cwd", &self.cwd)
+            .finish()
+    }
+}
+
+/// Prints `{NAME: <hidden>, ...}`: for the `Debug` of anything holding env values or headers.
+pub struct EnvNames<I>(pub I);
+
+impl<'a, I: Iterator<Item = &'a str> + Clone> std::fmt::Debug for EnvNames<I> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map()
+            .entries(self.0.clone().map(|k| (k, format_args!("<hidden>"))))
+            .finish()
+    }
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -94,6 +94,19 @@ pub fn listing(sources: &Sources, cwd: &Path) -> AgentListing {
             &agents_dir(sources),
         ))
         .collect();
+    // `demo` is reserved for the built-in (the settings reader refuses it the same way).
+    let (reserved, from_manifests): (Vec<AgentEntry>, Vec<AgentEntry>) =
+        from_manifests.into_iter().partition(|e| e.id == "demo");
+    for e in reserved {
+        problems.push(ConfigProblem {
+            file: e.manifest_file.clone().unwrap_or_else(|| agents_dir(sources).display().to_string()),
+            line: None,
+            column: None,
+            field: Some("name".into()),
+            message: "`demo` is the name of ACP Desk's built-in demo agent, which cannot be replaced; this manifest is not used: rename its folder and `name`".into(),
+            severity: ProblemSeverity::Error,
+        });
+    }
     let from_registry: Vec<AgentEntry> = index
         .agents
         .iter()
@@ -132,6 +145,27 @@ fn join(
     from_registry: Vec<AgentEntry>,
     builtins: Vec<AgentEntry>,
 ) -> Vec<AgentEntry> {
+    // A registry agent listed under another id than the built-in it is (codex-acp is codex)
+    // is shown once, as the built-in (which has its own launch through npx when it is not
+    // installed); `--agent <registry id>` still starts the registry's distribution.
+    let mut builtins = builtins;
+    let from_registry: Vec<AgentEntry> = from_registry
+        .into_iter()
+        .filter(|r| {
+            let alias_of = catalog::BUILTIN
+                .iter()
+                .find(|b| b.id != r.id && b.registry_ids.contains(&r.id.as_str()));
+            match alias_of.and_then(|b| builtins.iter_mut().find(|e| e.id == b.id)) {
+                Some(b) => {
+                    if !b.also_defined_in.contains(&AgentSource::Registry) {
+                        b.also_defined_in.push(AgentSource::Registry);
+                    }
+                    false
+                }
+                None => true,
+            }
+        })
+        .collect();
     let mut winners: Vec<AgentEntry> = Vec::new();
     let installed_builtin = |id: &str| {
         builtins
@@ -249,6 +283,15 @@ pub fn default_for_new_sessions(
 /// it then fails with its own clear reason, which is what Check reports); an entry with errors,
 /// a manifest we cannot drive, or a registry binary not installed yet does not. Blocking.
 pub fn resolve_in(sources: &Sources, name: &str) -> Result<Resolved, AgentError> {
+    if name == "demo" {
+        // Reserved (the settings reader and the listing say so to an entry named `demo`):
+        // `--agent demo` works whatever the files say.
+        return Ok(Resolved {
+            spec: demo_agent()?,
+            source: AgentSource::Builtin,
+            manifest: None,
+        });
+    }
     let loaded = settings::load_from(&sources.settings_file);
     if let Some(s) = loaded.settings.agent_server(name) {
         let manifest = match &s.manifest {
@@ -262,7 +305,7 @@ pub fn resolve_in(sources: &Sources, name: &str) -> Result<Resolved, AgentError>
         });
     }
     if loaded.invalid_agents.iter().any(|n| n == name)
-        && let Some(first) = loaded.agent_problems(name).into_iter().next()
+        && let Some(first) = first_error(loaded.agent_problems(name))
     {
         return Err(AgentError::Invalid {
             name: name.into(),
@@ -308,13 +351,6 @@ pub fn resolve_in(sources: &Sources, name: &str) -> Result<Resolved, AgentError>
             problem: Box::new(first.clone()),
         });
     }
-    if name == "demo" {
-        return Ok(Resolved {
-            spec: demo_agent()?,
-            source: AgentSource::Builtin,
-            manifest: None,
-        });
-    }
     let at = Where::from_sources(sources);
     let cache = ProgramCache::global();
     let builtin = catalog::builtin(name).map(|a| (a, detect::detect_builtin(a, &at, cache)));
@@ -350,6 +386,8 @@ pub fn resolve_in(sources: &Sources, name: &str) -> Result<Resolved, AgentError>
     known.extend(loaded.settings.agent_servers.iter().map(|(n, _)| n.clone()));
     known.extend(manifests.iter().map(|m| m.id().to_owned()));
     known.extend(catalog::BUILTIN.iter().map(|a| a.id.to_string()));
+    let mut seen = std::collections::HashSet::new();
+    known.retain(|k| seen.insert(k.clone()));
     let mut known = known.join(", ");
     if !index.agents.is_empty() {
         known.push_str(&format!(
@@ -363,6 +401,18 @@ pub fn resolve_in(sources: &Sources, name: &str) -> Result<Resolved, AgentError>
         known,
         sources.settings_file.display().to_string(),
     ))
+}
+
+/// The entry's first error (what makes it unusable), else its first problem.
+fn first_error(problems: Vec<ConfigProblem>) -> Option<ConfigProblem> {
+    let error = problems
+        .iter()
+        .position(|p| p.severity == ProblemSeverity::Error);
+    let mut problems = problems;
+    match error {
+        Some(i) => Some(problems.swap_remove(i)),
+        None => problems.into_iter().next(),
+    }
 }
 
 /// Check for an agent by name, over every source: resolves it (as `--agent` would), runs
@@ -648,10 +698,17 @@ fn settings_candidates(
         e.origin = Some(settings_file.into());
         e.status = AgentStatus::Invalid;
         e.problems = loaded.agent_problems(name);
-        e.hint = Some(format!(
-            "its entry in the settings file has errors ({} problem(s)); fix them to use it",
-            e.problems.len()
-        ));
+        let errors = e
+            .problems
+            .iter()
+            .filter(|p| p.severity == ProblemSeverity::Error)
+            .count();
+        e.hint = Some(match errors {
+            1 => "its entry in the settings file has an error; fix it to use this agent".into(),
+            n => {
+                format!("its entry in the settings file has {n} errors; fix them to use this agent")
+            }
+        });
         out.push(e);
     }
     out
@@ -1244,5 +1301,136 @@ mod tests {
         assert_eq!(l.problems.len(), 1);
         assert_eq!(l.problems[0].line, Some(1));
         assert!(resolve_in(&w.sources, "goose").is_ok());
+    }
+
+    #[test]
+    fn demo_is_reserved_and_zed_entries_for_builtins_do_not_turn_them_off() {
+        let w = world();
+        program(&w.bin, "goose");
+        // Zed's own entries for its built-in agents have no command; a `demo` entry would hide
+        // the demo agent, and a manifest named demo likewise.
+        w.settings(
+            r#"{"agent_servers": {
+                "demo": {"command": 3},
+                "goose": {"default_mode": "auto"},
+                "claude": {"ignore_system_version": false}
+            }}"#,
+        );
+        w.manifest("demo", &manifest_text("demo", "server", Some("/bin/false")));
+        let l = listing(&w.sources, &w.root);
+        let demo: Vec<_> = l.agents.iter().filter(|a| a.id == "demo").collect();
+        assert_eq!(demo.len(), 1);
+        assert_eq!(demo[0].source, AgentSource::Builtin);
+        let said = |field: &str| {
+            l.problems
+                .iter()
+                .find(|p| p.field.as_deref() == Some(field))
+                .unwrap_or_else(|| panic!("no problem for {field}: {:?}", l.problems))
+                .clone()
+        };
+        assert!(
+            said("agent_servers.demo")
+                .message
+                .contains("built-in demo agent")
+        );
+        assert_eq!(said("name").severity, ProblemSeverity::Error);
+        let goose = said("agent_servers.goose");
+        assert_eq!(goose.severity, ProblemSeverity::Warning);
+        assert!(
+            goose.message.contains("built-in `goose`"),
+            "{}",
+            goose.message
+        );
+        // The built-ins still work, and `demo` is never an entry with errors.
+        let g = resolve_in(&w.sources, "goose").unwrap();
+        assert_eq!(g.source, AgentSource::Builtin);
+        assert!(
+            l.agents
+                .iter()
+                .any(|a| a.id == "claude" && a.status != AgentStatus::Invalid)
+        );
+        match resolve_in(&w.sources, "demo") {
+            Ok(r) => assert_eq!(r.source, AgentSource::Builtin),
+            Err(e) => assert!(matches!(e, AgentError::DemoMissing), "{e}"),
+        }
+    }
+
+    #[test]
+    fn an_entry_with_an_error_is_refused_with_the_error_not_a_warning() {
+        let w = world();
+        w.settings(r#"{"agent_servers": {"mine": {"default_mode": "x", "args": ["a"]}}}"#);
+        let Err(AgentError::Invalid { problem, .. }) = resolve_in(&w.sources, "mine") else {
+            panic!("mine should be invalid")
+        };
+        assert_eq!(problem.severity, ProblemSeverity::Error);
+        assert_eq!(problem.field.as_deref(), Some("agent_servers.mine.command"));
+        let l = listing(&w.sources, &w.root);
+        let mine = l.get("mine").unwrap();
+        assert_eq!(
+            mine.hint.as_deref(),
+            Some("its entry in the settings file has an error; fix it to use this agent")
+        );
+    }
+
+    #[test]
+    fn a_registry_agent_under_another_id_is_its_builtin_once() {
+        let w = world();
+        let file = w.root.join("aliases.json");
+        let agent = |id: &str| {
+            serde_json::json!({"id": id, "name": id, "version": "1.0.0", "description": "d",
+                "authors": ["a"], "license": "MIT",
+                "distribution": {"npx": {"package": format!("@x/{id}")}}})
+        };
+        std::fs::write(
+            &file,
+            serde_json::json!({"version": "1.0.0", "agents": [agent("codex-acp"), agent("github-copilot")]})
+                .to_string(),
+        )
+        .unwrap();
+        registry::import(&file, &w.sources.data_dir).unwrap();
+        let l = listing(&w.sources, &w.root);
+        assert!(l.get("codex-acp").is_none());
+        assert!(l.get("github-copilot").is_none());
+        assert!(
+            l.get("codex")
+                .unwrap()
+                .also_defined_in
+                .contains(&AgentSource::Registry)
+        );
+        assert!(
+            l.get("copilot")
+                .unwrap()
+                .also_defined_in
+                .contains(&AgentSource::Registry)
+        );
+        // The registry id still starts the registry's distribution.
+        let r = resolve_in(&w.sources, "codex-acp").unwrap();
+        assert_eq!(r.source, AgentSource::Registry);
+    }
+
+    #[test]
+    fn debug_shows_env_names_never_values() {
+        let spec = LaunchSpec {
+            name: "a".into(),
+            command: "c".into(),
+            args: vec![],
+            env: vec![("API_KEY".into(), "s3cret-value".into())],
+            cwd: None,
+        };
+        let shown = format!("{spec:?}");
+        assert!(
+            shown.contains("API_KEY") && !shown.contains("s3cret"),
+            "{shown}"
+        );
+        let w = world();
+        w.settings(r#"{"agent_servers": {"m": {"command": "x", "env": {"TOKEN": "s3cret-value"}}},
+            "mcp_servers": {"h": {"url": "https://h.example/mcp", "headers": {"Authorization": "Bearer s3cret-value"}}}}"#);
+        let loaded = settings::load_from(&w.sources.settings_file);
+        let shown = format!("{:?}", loaded.settings);
+        assert!(
+            shown.contains("TOKEN") && shown.contains("Authorization"),
+            "{shown}"
+        );
+        assert!(!shown.contains("s3cret"), "{shown}");
     }
 }
