@@ -122,6 +122,7 @@ pub fn listing(sources: &Sources, cwd: &Path) -> AgentListing {
     problems.extend(registry_problems);
 
     let agents = join(from_settings, from_manifests, from_registry, builtins);
+    problems.extend(agents.iter().filter_map(shadowing));
     let (default_agent, default_reason) =
         default_rule(&loaded, &agents, &settings_file, &mut problems);
     AgentListing {
@@ -216,6 +217,45 @@ fn join(
     // Stable: each group keeps its own order (the settings file's, the catalog's, ...).
     winners.sort_by_key(rank);
     winners
+}
+
+/// Said when one of the user's own definitions (settings, manifest) shares its id with another
+/// source: deliberate when overriding a built-in, a surprise when two of the user's files
+/// collide. Either way the user learns which one runs and how to keep both.
+fn shadowing(e: &AgentEntry) -> Option<ConfigProblem> {
+    if !matches!(e.source, AgentSource::Settings | AgentSource::Manifest)
+        || e.also_defined_in.is_empty()
+    {
+        return None;
+    }
+    let name = |s: &AgentSource| match s {
+        AgentSource::Settings => "your settings",
+        AgentSource::Manifest => "a manifest",
+        AgentSource::Registry => "the ACP registry",
+        AgentSource::Builtin => "ACP Desk's built-in agents",
+    };
+    let others: Vec<&str> = e.also_defined_in.iter().map(name).collect();
+    Some(ConfigProblem {
+        file: e
+            .manifest_file
+            .clone()
+            .filter(|_| e.source == AgentSource::Manifest)
+            .or_else(|| e.origin.clone())
+            .unwrap_or_default(),
+        line: None,
+        column: None,
+        field: Some(match e.source {
+            AgentSource::Manifest => "name".into(),
+            _ => format!("agent_servers.{}", e.id),
+        }),
+        message: format!(
+            "`{}` is also defined by {}; this definition ({}) is the one used (settings, then manifests, then the registry, then built-in). Rename one to keep both.",
+            e.id,
+            others.join(" and "),
+            name(&e.source)
+        ),
+        severity: ProblemSeverity::Warning,
+    })
 }
 
 fn default_rule(
@@ -1225,11 +1265,19 @@ mod tests {
             b.problems[0].field.as_deref(),
             Some("agent_servers.broken.command")
         );
+        // The settings' error, and the override said (which definition runs, how to keep both).
+        assert_eq!(l.problems.len(), 2, "{:?}", l.problems);
+        let shadow = l
+            .problems
+            .iter()
+            .find(|p| p.field.as_deref() == Some("agent_servers.gemini"))
+            .unwrap();
+        assert_eq!(shadow.severity, ProblemSeverity::Warning);
         assert_eq!(
-            l.problems.len(),
-            1,
-            "the listing carries the settings' problems"
+            shadow.message,
+            "`gemini` is also defined by the ACP registry and ACP Desk's built-in agents; this definition (your settings) is the one used (settings, then manifests, then the registry, then built-in). Rename one to keep both."
         );
+        assert!(shadow.file.ends_with("settings.json"), "{}", shadow.file);
         let r = resolve_in(&w.sources, "gemini").unwrap();
         assert_eq!(
             (r.spec.command.as_str(), r.source),
