@@ -223,9 +223,11 @@ fn join(
 /// source: deliberate when overriding a built-in, a surprise when two of the user's files
 /// collide. Either way the user learns which one runs and how to keep both.
 fn shadowing(e: &AgentEntry) -> Option<ConfigProblem> {
-    if !matches!(e.source, AgentSource::Settings | AgentSource::Manifest)
-        || e.also_defined_in.is_empty()
-    {
+    // Overriding a built-in or registry agent from the settings is a feature (the entry says
+    // "also defined in"); two of the user's own files naming one agent is the ambiguity.
+    let user_files =
+        e.source == AgentSource::Settings && e.also_defined_in.contains(&AgentSource::Manifest);
+    if !user_files {
         return None;
     }
     let name = |s: &AgentSource| match s {
@@ -1265,19 +1267,11 @@ mod tests {
             b.problems[0].field.as_deref(),
             Some("agent_servers.broken.command")
         );
-        // The settings' error, and the override said (which definition runs, how to keep both).
-        assert_eq!(l.problems.len(), 2, "{:?}", l.problems);
-        let shadow = l
-            .problems
-            .iter()
-            .find(|p| p.field.as_deref() == Some("agent_servers.gemini"))
-            .unwrap();
-        assert_eq!(shadow.severity, ProblemSeverity::Warning);
         assert_eq!(
-            shadow.message,
-            "`gemini` is also defined by the ACP registry and ACP Desk's built-in agents; this definition (your settings) is the one used (settings, then manifests, then the registry, then built-in). Rename one to keep both."
+            l.problems.len(),
+            1,
+            "the listing carries the settings' problems (an override is no problem)"
         );
-        assert!(shadow.file.ends_with("settings.json"), "{}", shadow.file);
         let r = resolve_in(&w.sources, "gemini").unwrap();
         assert_eq!(
             (r.spec.command.as_str(), r.source),
@@ -1480,5 +1474,27 @@ mod tests {
             "{shown}"
         );
         assert!(!shown.contains("s3cret"), "{shown}");
+    }
+
+    #[test]
+    fn settings_and_a_manifest_naming_one_agent_is_said() {
+        let w = world();
+        w.settings(r#"{"agent_servers": {"twin": {"command": "/bin/true"}}}"#);
+        w.manifest("twin", &manifest_text("twin", "server", Some("/bin/false")));
+        let l = listing(&w.sources, &w.root);
+        let p = l
+            .problems
+            .iter()
+            .find(|p| p.field.as_deref() == Some("agent_servers.twin"))
+            .unwrap();
+        assert_eq!(p.severity, ProblemSeverity::Warning);
+        assert_eq!(
+            p.message,
+            "`twin` is also defined by a manifest; this definition (your settings) is the one used (settings, then manifests, then the registry, then built-in). Rename one to keep both."
+        );
+        assert_eq!(
+            resolve_in(&w.sources, "twin").unwrap().spec.command,
+            "/bin/true"
+        );
     }
 }
