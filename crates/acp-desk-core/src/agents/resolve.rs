@@ -870,6 +870,15 @@ fn registry_entry(
             e.command = command_line(&target.cmd, &target.args);
             e.env_names = target.env.keys().cloned().collect();
             e.install_command = Some(format!("acp-desk-cli agents install {}", a.id));
+            if target.sha256.is_none() {
+                // The registry's format makes the checksum optional and most entries omit it;
+                // the user deciding to install should know nothing but HTTPS vouches for it.
+                let unverified = "The registry gives no SHA-256 for this download: Install fetches it over HTTPS only and cannot check the file itself.";
+                e.hint = Some(match e.hint.take() {
+                    Some(h) => format!("{h} {unverified}"),
+                    None => unverified.into(),
+                });
+            }
         }
         RegistryLaunch::Unavailable { .. } => {
             e.status = AgentStatus::Unavailable;
@@ -1495,6 +1504,32 @@ mod tests {
         assert_eq!(
             resolve_in(&w.sources, "twin").unwrap().spec.command,
             "/bin/true"
+        );
+    }
+
+    #[test]
+    fn a_binary_without_a_sha256_says_it_cannot_be_checked() {
+        let w = world();
+        let file = w.root.join("unchecked.json");
+        let here = registry::current_platform();
+        std::fs::write(
+            &file,
+            serde_json::json!({"version": "1.0.0", "agents": [{
+                "id": "unchecked", "name": "Unchecked", "version": "1.0.0", "description": "d",
+                "authors": ["a"], "license": "MIT",
+                "distribution": {"binary": {here: {"archive": "https://example.invalid/a.tar.gz", "cmd": "./a"}}}
+            }]})
+            .to_string(),
+        )
+        .unwrap();
+        registry::import(&file, &w.sources.data_dir).unwrap();
+        let l = listing(&w.sources, &w.root);
+        let e = l.get("unchecked").unwrap();
+        assert_eq!(e.status, AgentStatus::NotInstalled);
+        assert!(
+            e.hint.as_deref().unwrap_or("").contains("no SHA-256"),
+            "{:?}",
+            e.hint
         );
     }
 }
