@@ -176,6 +176,14 @@ fn install(args: &InstallArgs) -> ExitCode {
     let (index, problems) = registry::load(&data_dir);
     print_problems(&problems);
     let Some(agent) = index.find(&args.name).cloned() else {
+        if let Some(b) = acp_desk_core::agents::catalog::builtin(&args.name) {
+            // Not ours to download: the agent's own installer (or npm) puts it in place.
+            eprintln!(
+                "acp-desk-cli: `{}` is a built-in agent, installed with its own installer, not from the registry: {}",
+                b.id, b.install_command
+            );
+            return ExitCode::from(2);
+        }
         let unknown = install::InstallError::UnknownAgent {
             id: args.name.clone(),
             origin: index.origin(),
