@@ -158,6 +158,15 @@ fn is_executable(_meta: &std::fs::Metadata) -> bool {
 /// The version in the `package.json` of the npm package `file` belongs to (npm's bin links
 /// point into the package), if it is in one.
 fn npm_package_version(file: &Path) -> Option<String> {
+    // A runner's version (npx belongs to npm) is not the agent's: an entry launched through it
+    // would show npm's version as its own.
+    let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned());
+    if matches!(
+        stem.as_deref(),
+        Some("npx" | "npm" | "pnpx" | "pnpm" | "bunx" | "bun" | "node" | "yarn")
+    ) {
+        return None;
+    }
     let real = std::fs::canonicalize(file).ok()?;
     // A bin lives at most a few folders below its package's root (`bin/x.js`, `dist/bin/x`).
     for dir in real.ancestors().skip(1).take(4) {

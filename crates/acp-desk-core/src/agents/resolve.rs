@@ -592,7 +592,7 @@ fn demo_entry() -> AgentEntry {
         AgentStatus::Missing
     };
     e.hint = Some(match demo {
-        Some(_) => "Scripted, no model: say “hello” to see what it can show.".into(),
+        Some(_) => "Say “hello” to it to see what ACP Desk can show.".into(),
         None => AgentError::DemoMissing.to_string(),
     });
     e
