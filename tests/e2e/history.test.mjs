@@ -135,8 +135,17 @@ describe('the History view with a real agent', () => {
       async () => !(await (await browser.$(`[data-history-session="${id}"]`)).isExisting()),
       { timeout: 15000, timeoutMsg: 'the session stayed in the history' },
     );
-    const said = await browser.execute(
-      () => document.querySelector('.history-said')?.textContent ?? '',
+    // What the view says comes with the delete's answer, which may land after the list
+    // refreshed: wait for it rather than read it once.
+    const saidNow = () =>
+      browser.execute(() => document.querySelector('.history-said')?.textContent ?? '');
+    let said = '';
+    await browser.waitUntil(
+      async () => {
+        said = await saidNow();
+        return /at the agent/.test(said);
+      },
+      { timeout: 10000, timeoutMsg: 'the view did not say where the session was deleted' },
     );
     assert.match(said, /at the agent/, said);
     assert.deepEqual(records(), [], 'deleted at the agent too');
