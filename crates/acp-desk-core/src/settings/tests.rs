@@ -1,0 +1,317 @@
+#![allow(clippy::unwrap_used)]
+
+use super::*;
+
+fn write(dir: &tempfile::TempDir, text: &str) -> std::path::PathBuf {
+    let file = dir.path().join("settings.json");
+    std::fs::write(&file, text).unwrap();
+    file
+}
+
+fn names(s: &Settings) -> Vec<&str> {
+    s.agent_servers.iter().map(|(n, _)| n.as_str()).collect()
+}
+
+#[test]
+fn comments_trailing_commas_and_the_file_order_are_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        &dir,
+        r#"// Zed-style settings
+            {
+                /* my agents */
+                "agent_servers": {
+                    "zeta": {
+                        "command": "/bin/my-agent", // the wrapper
+                        "args": ["--acp",],
+                        "env": {"A": "1",},
+                    },
+                    "alpha": {"type": "custom", "command": "alpha"},
+                    "mid": {"command": "mid", "manifest": "mid-agent"},
+                },
+                "default_agent": "mid",
+                "notifications": {"turn_end": false},
+                "history": {"enabled": false},
+            }
+            "#,
+    );
+    let before = std::fs::read(&file).unwrap();
+    let l = load_from(&file);
+    // Read, never rewritten: the user's comments stay.
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+    assert_eq!(l.problems, vec![]);
+    let s = l.settings;
+    assert_eq!(names(&s), vec!["zeta", "alpha", "mid"], "the file's order");
+    let zeta = s.agent_server("zeta").unwrap();
+    assert_eq!(zeta.command, "/bin/my-agent");
+    assert_eq!(zeta.args, vec!["--acp"]);
+    assert_eq!(zeta.env["A"], "1");
+    assert_eq!(
+        s.agent_server("mid").unwrap().manifest.as_deref(),
+        Some("mid-agent")
+    );
+    assert_eq!(s.default_agent.as_deref(), Some("mid"));
+    assert_eq!(
+        s.notifications,
+        Notifications {
+            permission_requests: true,
+            turn_end: false
+        }
+    );
+    assert!(!s.history.enabled);
+}
+
+#[test]
+fn unknown_keys_are_listed_as_ignored_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        &dir,
+        "{\"theme\": \"One Dark\",\n \"agent_servers\": {\"a\": {\"command\": \"x\",\n   \"future\": 1}},\n \"history\": {\"enabeld\": false}}",
+    );
+    let l = load_from(&file);
+    assert_eq!(l.settings.agent_server("a").unwrap().command, "x");
+    assert_eq!(
+        l.settings.agent_server("a").unwrap().ignored,
+        vec!["future"]
+    );
+    assert_eq!(l.settings.ignored, vec!["theme"]);
+    assert!(l.settings.history.enabled, "a typo leaves the default");
+    let shown: Vec<String> = l.problems.iter().map(ToString::to_string).collect();
+    let f = file.display();
+    assert_eq!(
+        shown,
+        vec![
+            format!(
+                "{f}:1:2: theme: not a setting ACP Desk reads: ignored (check its spelling if you meant one)"
+            ),
+            format!(
+                "{f}:3:4: agent_servers.a.future: not a setting ACP Desk reads: ignored (check its spelling if you meant one)"
+            ),
+            format!(
+                "{f}:4:14: history.enabeld: not a setting ACP Desk reads: ignored (check its spelling if you meant one)"
+            ),
+        ]
+    );
+    assert!(
+        l.problems
+            .iter()
+            .all(|p| p.severity == ProblemSeverity::Warning)
+    );
+    assert!(l.invalid_agents.is_empty());
+}
+
+#[test]
+fn bad_types_are_named_with_line_and_field_and_the_valid_part_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        &dir,
+        r#"{
+  "agent_servers": {
+    "good": {"command": "good-agent", "args": ["--acp"]},
+    "bad-args": {"command": "x", "args": ["--port", 8080]},
+    "no-command": {"args": []},
+    "secret-env": {"command": "y", "env": {"TOKEN": 12345}},
+    "not-an-object": "z",
+    "good": {"command": "again"},
+    "last": {"command": "last-agent"}
+  },
+  "default_agent": 3,
+  "history": {"enabled": "no"},
+  "restored_sessions_start": "at-once"
+}"#,
+    );
+    let l = load_from(&file);
+    assert_eq!(names(&l.settings), vec!["good", "last"]);
+    assert_eq!(
+        l.settings.agent_server("good").unwrap().command,
+        "good-agent"
+    );
+    assert_eq!(
+        l.invalid_agents,
+        vec!["bad-args", "no-command", "secret-env", "not-an-object"]
+    );
+    assert_eq!(l.settings.default_agent, None);
+    assert!(l.settings.history.enabled);
+    assert_eq!(l.settings.restored_sessions_start, RestoredStart::OnReturn);
+    let got: Vec<(Option<u32>, Option<&str>, &str)> = l
+        .problems
+        .iter()
+        .map(|p| (p.line, p.field.as_deref(), p.message.as_str()))
+        .collect();
+    let expected: Vec<(Option<u32>, Option<&str>, &str)> = vec![
+        (
+            Some(4),
+            Some("agent_servers.bad-args.args[1]"),
+            "expected a string, found a number (quote it: arguments are strings) (so `agent_servers.bad-args` is skipped until this is fixed)",
+        ),
+        (
+            Some(5),
+            Some("agent_servers.no-command.command"),
+            "missing: an agent_servers entry needs `command`, the program to run (Zed's entries for its own built-in agents have none: remove the entry to use ACP Desk's built-in agent of that name) (so `agent_servers.no-command` is skipped until this is fixed)",
+        ),
+        (
+            Some(6),
+            Some("agent_servers.secret-env.env.TOKEN"),
+            "expected a string, found a number (so `agent_servers.secret-env` is skipped until this is fixed)",
+        ),
+        (
+            Some(7),
+            Some("agent_servers.not-an-object"),
+            "expected an object ({ ... }), found a string (so `agent_servers.not-an-object` is skipped until this is fixed)",
+        ),
+        (
+            Some(8),
+            Some("agent_servers.good"),
+            "`good` is defined twice (first on line 3); the first one is used, rename or remove this one",
+        ),
+        (
+            Some(11),
+            Some("default_agent"),
+            "expected a string, found a number",
+        ),
+        (
+            Some(12),
+            Some("history.enabled"),
+            "expected true or false, found a string; the default is used",
+        ),
+        (
+            Some(13),
+            Some("restored_sessions_start"),
+            "`at-once` is not one of \"on_return\", \"at_once\"; \"on_return\" is used",
+        ),
+    ];
+    assert_eq!(got, expected);
+    // The value of an env variable (maybe a secret) is never quoted.
+    assert!(l.problems.iter().all(|p| !p.message.contains("12345")));
+    assert!(
+        l.problems
+            .iter()
+            .all(|p| p.severity == ProblemSeverity::Error)
+    );
+    assert_eq!(l.agent_problems("bad-args").len(), 1);
+    assert_eq!(l.agent_problems("bad").len(), 0, "bad-args is not bad");
+    // Column: where the value starts.
+    assert_eq!(l.problems[0].column, Some(53));
+}
+
+#[test]
+fn a_syntax_error_is_one_problem_and_the_defaults() {
+    let dir = tempfile::tempdir().unwrap();
+    for (text, line) in [
+        ("{nope", 1),
+        // Looser than Zed's dialect: typos, not accepted.
+        (
+            "{\"agent_servers\": {\n  \"a\": {\"command\": \"x\"} \"b\": {\"command\": \"y\"}}}",
+            2,
+        ),
+        ("{agent_servers: {}}", 1),
+        ("{\"agent_servers\": {\"a\": {\"command\": 'x'}}}", 1),
+    ] {
+        let file = write(&dir, text);
+        let l = load_from(&file);
+        assert_eq!(l.settings, Settings::default(), "{text}");
+        assert_eq!(l.problems.len(), 1, "{text}");
+        let p = &l.problems[0];
+        assert_eq!((p.line, p.field.as_deref()), (Some(line), None), "{text}");
+        assert!(p.message.starts_with("not valid JSON: "), "{}", p.message);
+        assert!(
+            p.to_string()
+                .starts_with(&format!("{}:{line}:", file.display()))
+        );
+    }
+    for text in [r#""agents""#, "5", "[]"] {
+        let l = load_from(&write(&dir, text));
+        assert_eq!(l.settings, Settings::default(), "{text}");
+        assert_eq!(l.problems.len(), 1, "{text}");
+        assert!(
+            l.problems[0].message.contains("must hold one JSON object"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn a_missing_or_commented_out_file_is_the_defaults() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(
+        load_from(&dir.path().join("missing.json")),
+        Loaded::default()
+    );
+    for text in ["", "  \n", "// {\"agent_servers\": {}}\n", "{}", "null"] {
+        let file = write(&dir, text);
+        assert_eq!(load_from(&file), Loaded::default(), "{text:?}");
+    }
+}
+
+#[test]
+fn an_unreadable_file_is_one_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    // A folder where the file should be: unreadable even for root.
+    let file = dir.path().join("settings.json");
+    std::fs::create_dir(&file).unwrap();
+    let l = load_from(&file);
+    assert_eq!(l.settings, Settings::default());
+    assert_eq!(l.problems.len(), 1);
+    assert!(l.problems[0].to_string().contains("settings.json"));
+    assert!(l.problems[0].message.contains("could not read"));
+}
+
+#[test]
+fn mcp_servers_take_zeds_context_servers_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        &dir,
+        r#"{"mcp_servers": {
+  "files": {"command": "mcp-files", "args": ["--root", "."], "env": {"K": "v"}},
+  "web": {"url": "https://mcp.example.com/mcp", "headers": {"X-Team": "a"}, "credential_ref": "web"},
+  "events": {"type": "sse", "url": "http://localhost:9000/sse"},
+  "both": {"command": "x", "url": "https://x"},
+  "neither": {"args": []},
+  "ftp": {"url": "ftp://x"},
+  "stdio-cred": {"command": "y", "credential_ref": "nope"}
+}}"#,
+    );
+    let l = load_from(&file);
+    let got: Vec<&str> = l
+        .settings
+        .mcp_servers
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .collect();
+    assert_eq!(got, vec!["files", "web", "events", "stdio-cred"]);
+    let (_, files) = &l.settings.mcp_servers[0];
+    assert_eq!(
+        files.transport,
+        McpTransport::Stdio {
+            command: "mcp-files".into(),
+            args: vec!["--root".into(), ".".into()],
+            env: BTreeMap::from([("K".into(), "v".into())]),
+        }
+    );
+    let (_, web) = &l.settings.mcp_servers[1];
+    assert!(matches!(&web.transport, McpTransport::Http { url, headers }
+            if url == "https://mcp.example.com/mcp" && headers["X-Team"] == "a"));
+    assert_eq!(web.credential_ref.as_deref(), Some("web"));
+    assert!(matches!(
+        &l.settings.mcp_servers[2].1.transport,
+        McpTransport::Sse { .. }
+    ));
+    assert_eq!(l.settings.mcp_servers[3].1.credential_ref, None);
+    let fields: Vec<(Option<&str>, ProblemSeverity)> = l
+        .problems
+        .iter()
+        .map(|p| (p.field.as_deref(), p.severity))
+        .collect();
+    assert_eq!(
+        fields,
+        vec![
+            (Some("mcp_servers.both"), ProblemSeverity::Error),
+            (Some("mcp_servers.neither"), ProblemSeverity::Error),
+            (Some("mcp_servers.ftp.url"), ProblemSeverity::Error),
+            (
+                Some("mcp_servers.stdio-cred.credential_ref"),
+                ProblemSeverity::Warning
+            ),
+        ]
+    );
+}
