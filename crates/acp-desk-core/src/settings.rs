@@ -392,6 +392,25 @@ impl Reader<'_> {
         );
     }
 
+    /// An object of on/off switches: each known key sets its flag, the others are listed as
+    /// ignored.
+    fn switches(&mut self, v: &Value, section: &str, known: &mut [(&str, &mut bool)]) {
+        let Some(o) = self.object(v, section) else {
+            return;
+        };
+        for p in &o.properties {
+            let field = format!("{section}.{}", p.name.as_str());
+            match known.iter_mut().find(|(k, _)| *k == p.name.as_str()) {
+                Some((_, flag)) => {
+                    if let Some(b) = self.boolean(&p.value, &field) {
+                        **flag = b;
+                    }
+                }
+                None => self.ignored(&p.name, &field),
+            }
+        }
+    }
+
     fn settings(&mut self, top: &Object) -> Settings {
         let mut s = Settings::default();
         for prop in &top.properties {
@@ -405,39 +424,18 @@ impl Reader<'_> {
                         .filter(|name| self.non_empty(v, "default_agent", name))
                 }
                 "notifications" => {
-                    if let Some(o) = self.object(v, "notifications") {
-                        for p in &o.properties {
-                            let field = format!("notifications.{}", p.name.as_str());
-                            match p.name.as_str() {
-                                "permission_requests" => {
-                                    if let Some(b) = self.boolean(&p.value, &field) {
-                                        s.notifications.permission_requests = b;
-                                    }
-                                }
-                                "turn_end" => {
-                                    if let Some(b) = self.boolean(&p.value, &field) {
-                                        s.notifications.turn_end = b;
-                                    }
-                                }
-                                _ => self.ignored(&p.name, &field),
-                            }
-                        }
-                    }
+                    let n = &mut s.notifications;
+                    self.switches(
+                        v,
+                        "notifications",
+                        &mut [
+                            ("permission_requests", &mut n.permission_requests),
+                            ("turn_end", &mut n.turn_end),
+                        ],
+                    );
                 }
                 "history" => {
-                    if let Some(o) = self.object(v, "history") {
-                        for p in &o.properties {
-                            let field = format!("history.{}", p.name.as_str());
-                            match p.name.as_str() {
-                                "enabled" => {
-                                    if let Some(b) = self.boolean(&p.value, &field) {
-                                        s.history.enabled = b;
-                                    }
-                                }
-                                _ => self.ignored(&p.name, &field),
-                            }
-                        }
-                    }
+                    self.switches(v, "history", &mut [("enabled", &mut s.history.enabled)]);
                 }
                 "mcp_servers" => s.mcp_servers = self.mcp_servers(v),
                 "restored_sessions_start" => {
