@@ -40,6 +40,8 @@ fi
 work=$(mktemp -d)
 pids_to_end=()
 cleanup() {
+  # The bus's activated services (portals, at-spi) are its children; end them with it.
+  [ -z "${bus_pid:-}" ] || pids_to_end+=($(tree "$bus_pid"))
   for p in "${pids_to_end[@]}"; do kill "$p" 2>/dev/null || true; done
   rm -rf "$work"
 }
@@ -54,7 +56,7 @@ xdpyinfo >/dev/null 2>&1 || { echo "Xvfb did not start on $DISPLAY: $(cat "$work
 # notifications and the tray look for it), and nothing reaches the user's.
 bus=$(dbus-daemon --session --fork --nopidfile --print-address=1 --print-pid=1)
 export DBUS_SESSION_BUS_ADDRESS=${bus%%$'\n'*}
-pids_to_end+=("${bus##*$'\n'}")
+bus_pid=${bus##*$'\n'}
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
@@ -74,7 +76,7 @@ tree() {
 
 pss_kib() { awk '/^Pss:/ {print $2}' "/proc/$1/smaps_rollup" 2>/dev/null || echo 0; }
 
-# run NAME TITLE BIN ARGS...: prints "NAME mapped_ms pss_kib detail"
+# run NAME TITLE_REGEX BIN ARGS...: prints "NAME mapped_ms pss_kib detail"
 run() {
   local name=$1 title=$2 bin=$3
   shift 3
@@ -86,14 +88,14 @@ run() {
   pid=$!
   local deadline=$((t0 + 30000))
   while [ "$(now_ms)" -lt "$deadline" ]; do
-    if xdotool search --onlyvisible --name "^$title\$" >/dev/null 2>&1; then
+    if xdotool search --onlyvisible --name "$title" >/dev/null 2>&1; then
       mapped=$(($(now_ms) - t0))
       break
     fi
     sleep 0.01
   done
   if [ -z "$mapped" ]; then
-    echo "$name: no window titled \"$title\" within 30 s; its output:" >&2
+    echo "$name: no visible window whose title matches $title within 30 s; its output:" >&2
     cat "$dir/log" >&2
     kill "$pid" 2>/dev/null || true
     exit 1
@@ -124,9 +126,10 @@ for i in $(seq "$RUNS"); do
   if [ $((i % 2)) -eq 1 ]; then order=(bare acp); else order=(acp bare); fi
   for which in "${order[@]}"; do
     if [ "$which" = bare ]; then
-      line=$(run bare "Bare Tauri window" "$BARE_BIN")
+      line=$(run bare '^Bare Tauri window$' "$BARE_BIN")
     else
-      line=$(run acp-desk "ACP Desk" "$ACP_DESK_BIN" "${acp_args[@]}")
+      # The window's title becomes "FOLDER — ACP Desk" once a session shows.
+      line=$(run acp-desk 'ACP Desk$' "$ACP_DESK_BIN" "${acp_args[@]}")
     fi
     echo "$line" >>"$work/results"
     read -r n ms kib rest <<<"$line"
