@@ -14,6 +14,8 @@
 #   BARE_BIN=path     the bare window (default: built here with cargo into $CARGO_TARGET_DIR)
 #   SKIP_BUILD=1      do not build the bare window
 #   DISPLAY_NUM=N     the Xvfb display (default 34)
+#   FRESH=1           new config and data folders for every run (a first launch); by default one
+#                     pair per app for the whole bench, after one uncounted warm-up launch each
 # Window mapped = the first moment `xdotool search --onlyvisible --name TITLE` finds it (polled
 # every ~10 ms from just before exec; xdotool's own --sync waits in 0.5 s steps, too coarse).
 set -euo pipefail
@@ -75,12 +77,19 @@ tree() {
 }
 
 pss_kib() { awk '/^Pss:/ {print $2}' "/proc/$1/smaps_rollup" 2>/dev/null || echo 0; }
+# USS: the pages only this process maps. PSS also charges each process a share of the shared
+# libraries (libwebkit2gtk is ~100 MB), which shrinks when any other WebKit process on the
+# machine maps them too: on a shared machine PSS moves with other people's work, USS does not.
+uss_kib() { awk '/^Private_(Clean|Dirty):/ {s += $2} END {print s + 0}' "/proc/$1/smaps_rollup" 2>/dev/null || echo 0; }
 
-# run NAME TITLE_REGEX BIN ARGS...: prints "NAME mapped_ms pss_kib detail"
+# run NAME TITLE_REGEX BIN ARGS...: prints "NAME mapped_ms pss_kib uss_kib detail"
 run() {
   local name=$1 title=$2 bin=$3
   shift 3
-  local dir="$work/$name-$RANDOM"
+  # One config and data folder per app for the whole bench (a later launch, as a user's usually
+  # is: the history store and state file exist); FRESH=1 gives every run new ones (first launch).
+  local dir="$work/$name"
+  [ -z "${FRESH:-}" ] || dir="$work/$name-$RANDOM"
   mkdir -p "$dir/config" "$dir/data"
   local t0 pid mapped=""
   t0=$(now_ms)
@@ -101,14 +110,16 @@ run() {
     exit 1
   fi
   sleep "$IDLE_S"
-  local total=0 detail="" p kib procs
+  local total=0 utotal=0 detail="" p kib ukib procs
   procs=$(tree "$pid")
   for p in $procs; do
     kib=$(pss_kib "$p")
+    ukib=$(uss_kib "$p")
     total=$((total + kib))
-    detail+="$(cat "/proc/$p/comm" 2>/dev/null || echo "?")=$((kib / 1024)) "
+    utotal=$((utotal + ukib))
+    detail+="$(cat "/proc/$p/comm" 2>/dev/null || echo "?")=$((kib / 1024))/$((ukib / 1024)) "
   done
-  echo "$name $mapped $total $detail"
+  echo "$name $mapped $total $utotal $detail"
   # End the whole tree: the app first (it ends its own children), then whatever is left.
   kill "$pid" 2>/dev/null || true
   for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
@@ -119,7 +130,10 @@ run() {
 median() { sort -n | awk '{v[NR]=$1} END {if (NR%2) print v[(NR+1)/2]; else print int((v[NR/2]+v[NR/2+1])/2)}'; }
 
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg); $RUNS runs each, memory read ${IDLE_S} s after the window maps"
-echo "app mapped_ms pss_mib (per process, MiB)"
+# One launch of each first, not counted: it fills the page cache and creates the app's files.
+run bare '^Bare Tauri window$' "$BARE_BIN" >/dev/null
+run acp-desk 'ACP Desk$' "$ACP_DESK_BIN" "${acp_args[@]}" >/dev/null
+echo "app mapped_ms PSS_MiB USS_MiB (per process: PSS/USS MiB)"
 : >"$work/results"
 for i in $(seq "$RUNS"); do
   # Alternate which goes first, so neither always meets a warmer page cache.
@@ -132,16 +146,20 @@ for i in $(seq "$RUNS"); do
       line=$(run acp-desk 'ACP Desk$' "$ACP_DESK_BIN" "${acp_args[@]}")
     fi
     echo "$line" >>"$work/results"
-    read -r n ms kib rest <<<"$line"
-    printf '%-9s %6s ms %7.1f MiB  %s\n' "$n" "$ms" "$(echo "$kib / 1024" | bc -l)" "$rest"
+    read -r n ms kib ukib rest <<<"$line"
+    printf '%-9s %6s ms  PSS %6.1f  USS %6.1f  %s\n' "$n" "$ms" "$(echo "$kib / 1024" | bc -l)" \
+      "$(echo "$ukib / 1024" | bc -l)" "$rest"
   done
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 for n in bare acp-desk; do
   ms=$(awk -v n=$n '$1==n {print $2}' "$work/results" | median)
   kib=$(awk -v n=$n '$1==n {print $3}' "$work/results" | median)
-  eval "${n//-/_}_ms=$ms ${n//-/_}_kib=$kib"
-  printf 'median %-9s mapped %5s ms   PSS %7.1f MiB\n' "$n" "$ms" "$(echo "$kib / 1024" | bc -l)"
+  ukib=$(awk -v n=$n '$1==n {print $4}' "$work/results" | median)
+  eval "${n//-/_}_ms=$ms ${n//-/_}_kib=$kib ${n//-/_}_ukib=$ukib"
+  printf 'median %-9s mapped %5s ms   PSS %7.1f MiB   USS %7.1f MiB\n' "$n" "$ms" \
+    "$(echo "$kib / 1024" | bc -l)" "$(echo "$ukib / 1024" | bc -l)"
 done
-printf 'ACP Desk / bare: start %.2f×, PSS %.2f× (goal: at most 1.15×)\n' \
-  "$(echo "$acp_desk_ms / $bare_ms" | bc -l)" "$(echo "$acp_desk_kib / $bare_kib" | bc -l)"
+printf 'ACP Desk / bare: start %.2f×, PSS %.2f×, USS %.2f× (goal: at most 1.15×)\n' \
+  "$(echo "$acp_desk_ms / $bare_ms" | bc -l)" "$(echo "$acp_desk_kib / $bare_kib" | bc -l)" \
+  "$(echo "$acp_desk_ukib / $bare_ukib" | bc -l)"
