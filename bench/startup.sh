@@ -43,7 +43,11 @@ work=$(mktemp -d)
 pids_to_end=()
 cleanup() {
   # The bus's activated services (portals, at-spi) are its children; end them with it.
-  [ -z "${bus_pid:-}" ] || pids_to_end+=($(tree "$bus_pid"))
+  if [ -n "${bus_pid:-}" ]; then
+    local more
+    read -r -a more <<<"$(tree "$bus_pid")"
+    pids_to_end+=("${more[@]}")
+  fi
   for p in "${pids_to_end[@]}"; do kill "$p" 2>/dev/null || true; done
   rm -rf "$work"
 }
@@ -152,14 +156,18 @@ for i in $(seq "$RUNS"); do
   done
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+declare -A med_ms med_kib med_ukib
 for n in bare acp-desk; do
   ms=$(awk -v n=$n '$1==n {print $2}' "$work/results" | median)
   kib=$(awk -v n=$n '$1==n {print $3}' "$work/results" | median)
   ukib=$(awk -v n=$n '$1==n {print $4}' "$work/results" | median)
-  eval "${n//-/_}_ms=$ms ${n//-/_}_kib=$kib ${n//-/_}_ukib=$ukib"
+  med_ms[$n]=$ms
+  med_kib[$n]=$kib
+  med_ukib[$n]=$ukib
   printf 'median %-9s mapped %5s ms   PSS %7.1f MiB   USS %7.1f MiB\n' "$n" "$ms" \
     "$(echo "$kib / 1024" | bc -l)" "$(echo "$ukib / 1024" | bc -l)"
 done
 printf 'ACP Desk / bare: start %.2f×, PSS %.2f×, USS %.2f× (goal: at most 1.15×)\n' \
-  "$(echo "$acp_desk_ms / $bare_ms" | bc -l)" "$(echo "$acp_desk_kib / $bare_kib" | bc -l)" \
-  "$(echo "$acp_desk_ukib / $bare_ukib" | bc -l)"
+  "$(echo "${med_ms[acp-desk]} / ${med_ms[bare]}" | bc -l)" \
+  "$(echo "${med_kib[acp-desk]} / ${med_kib[bare]}" | bc -l)" \
+  "$(echo "${med_ukib[acp-desk]} / ${med_ukib[bare]}" | bc -l)"
