@@ -133,16 +133,35 @@ for round in $(seq "$rounds"); do
   # Unfocused before the request comes (the scenario says a line first).
   xdotool windowfocus --sync "$other"
   for _ in $(seq 100); do [ "$(count)" -gt "$before" ] && break; sleep 0.1; done
-  line=$(fd notifications | python3 -c 'import json,sys; n=json.load(sys.stdin)[-1]; print(n["id"], n["at_ms"], json.dumps(n["actions"]), json.dumps(n["summary"] + " | " + n["body"]))')
-  read -r id at_ms actions text <<<"$line"
+  IFS=$'\t' read -r id at_ms text <<<"$(fd notifications | python3 -c '
+import json, sys
+n = json.load(sys.stdin)[-1]
+keys = ",".join(a["key"] for a in n["actions"])
+print(n["id"], n["at_ms"], n["summary"] + " | " + n["body"] + " | actions " + keys, sep="\t")')"
   asked=$(python3 -c 'import json,sys; print([json.loads(l) for l in open(sys.argv[1]) if "asked_ms" in l][-1]["asked_ms"])' "$work/agent.log")
   ms=$(python3 -c "print(round($at_ms - ($asked + 2000), 1))")
   results+=("$ms")
-  echo "round $round: notify $ms ms after the delay; notification $id: $text; actions $actions"
+  echo "round $round: Notify $ms ms after the delay's end; notification $id: $text"
+  if [ "$round" = 1 ]; then
+    # What the tray host and the dock see while the request waits.
+    fd tray | python3 -c '
+import json, sys
+for item in json.load(sys.stdin).get("items", []):
+    print("  tray title:", item.get("props", {}).get("XAyatanaLabel") or item.get("props", {}).get("Title"))
+    print("  tray menu:", [e["text"] for e in item.get("entries", [])])'
+    echo "  launcher: $(fd launcher | python3 -c 'import json,sys; l=json.load(sys.stdin); print(l[-1] if l else "no signal")')"
+  fi
   fd invoke-action "$id" reject >/dev/null
   for _ in $(seq 50); do grep -q answered "$work/agent.log" && [ "$(grep -c answered "$work/agent.log")" -ge "$round" ] && break; sleep 0.1; done
   answer=$(grep answered "$work/agent.log" | tail -1)
   echo "  the agent got: $answer"
+  if [ "$round" = 1 ]; then
+    sleep 0.5
+    fd tray | python3 -c '
+import json, sys
+for item in json.load(sys.stdin).get("items", []):
+    print("  tray menu after Reject:", [e["text"] for e in item.get("entries", [])])'
+  fi
   sleep 1.5 # the turn ends
 done
 
