@@ -305,7 +305,19 @@ fn the_menu_bar_has_file_edit_view_window_and_help() {
     let menu = app.menu().expect("the app has a menu bar");
     let outline = menu_outline(&menu.items().unwrap());
     let want: Vec<(&str, Vec<&str>)> = vec![
-        ("File", vec!["open-folder", "close-session", "-", "quit"]),
+        (
+            "File",
+            vec![
+                "open-folder",
+                "submenu:Open &Recent",
+                "  no-recent",
+                "  -",
+                "  clear-recent",
+                "close-session",
+                "-",
+                "quit",
+            ],
+        ),
         (
             "Edit",
             vec![
@@ -380,6 +392,95 @@ fn the_usual_shortcuts_each_on_one_item() {
     for taken in ["CmdOrCtrl+X", "CmdOrCtrl+C", "CmdOrCtrl+V", "CmdOrCtrl+A"] {
         assert!(!all.contains(&taken), "{taken}");
     }
+}
+
+/// File → Open Recent shows the state file's folders with their agents, follows the list as it
+/// changes, opens the chosen one with its agent (`folder-chosen`, as a chosen folder opens), and
+/// Clear Recent empties it.
+#[test]
+fn open_recent_lists_the_folders_with_their_agents_and_opens_one_with_its_agent() {
+    use acp_desk_shell::AppState;
+    use tauri::Listener;
+    use tauri::menu::MenuItemKind as K;
+    let (app, _webview) = mock_app(Launch::default());
+    let recorder = app.state::<AppState>().recorder.clone().unwrap();
+    recorder.update(|s| {
+        s.clear_recent();
+        s.add_recent("/p/b", None);
+        s.add_recent("/p/a", Some("claude".into()));
+    });
+    acp_desk_shell::menu::apply_saved(app.handle());
+    let labels = || -> Vec<(String, String, bool)> {
+        let items = app.menu().unwrap().items().unwrap();
+        let Some(K::Submenu(sub)) = acp_desk_shell::menu::find(&items, "open-recent") else {
+            panic!("no Open Recent")
+        };
+        sub.items()
+            .unwrap()
+            .iter()
+            .filter_map(|i| match i {
+                K::MenuItem(m) => {
+                    Some((m.id().0.clone(), m.text().unwrap(), m.is_enabled().unwrap()))
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    let wait_for = |want: &[(&str, &str, bool)]| {
+        let want: Vec<(String, String, bool)> = want
+            .iter()
+            .map(|(i, l, e)| (i.to_string(), l.to_string(), *e))
+            .collect();
+        for _ in 0..200 {
+            if labels() == want {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        assert_eq!(labels(), want);
+    };
+    wait_for(&[
+        ("recent-0", "a — claude", true),
+        ("recent-1", "b", true),
+        ("clear-recent", "Clear Recent", true),
+    ]);
+    let (tx, rx) = std::sync::mpsc::channel::<Value>();
+    app.listen_any("folder-chosen", move |e| {
+        tx.send(serde_json::from_str(e.payload()).unwrap()).unwrap();
+    });
+    acp_desk_shell::menu::on_event(app.handle(), "recent-0");
+    acp_desk_shell::menu::on_event(app.handle(), "recent-1");
+    let got: Vec<Value> = (0..2)
+        .map(|_| rx.recv_timeout(Duration::from_secs(10)).unwrap())
+        .collect();
+    assert_eq!(
+        got,
+        [
+            json!({"path": "/p/a", "agent": "claude"}),
+            json!({"path": "/p/b"})
+        ]
+    );
+    // A session opened elsewhere comes first, with its agent.
+    recorder.update(|s| s.add_recent("/q/b", Some("demo".into())));
+    wait_for(&[
+        ("recent-0", "/q/b — demo", true),
+        ("recent-1", "a — claude", true),
+        ("recent-2", "/p/b", true),
+        ("clear-recent", "Clear Recent", true),
+    ]);
+    acp_desk_shell::menu::on_event(app.handle(), "clear-recent");
+    wait_for(&[
+        ("no-recent", "No Recent Folders", false),
+        ("clear-recent", "Clear Recent", false),
+    ]);
+    recorder.finish();
+    assert!(
+        recorder
+            .state(Duration::ZERO)
+            .unwrap()
+            .recent_folders
+            .is_empty()
+    );
 }
 
 #[test]

@@ -10,11 +10,13 @@
 //!   thread; then `app.exit(0)`, whose `RunEvent::Exit` closes every session (each agent and
 //!   its terminals' process trees).
 //! - **Single instance** ([`instance`]): a second launch hands its folder to the running app.
+//! - **Open Recent** ([`recent`]): File → Open Recent from the state file.
 //! - **Window state**: tauri-plugin-window-state ([`window_state`]).
 
 pub mod close;
 pub mod host;
 pub mod instance;
+pub mod recent;
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
