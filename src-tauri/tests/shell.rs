@@ -252,6 +252,87 @@ fn every_command_is_granted_to_the_main_window() {
     }
 }
 
+/// The capability grants exactly what the UI calls (ARCHITECTURE.md, "Capabilities"): the app's
+/// commands, listening to events, and the window calls `ui/src/lib/backend.ts` makes (the one
+/// module importing `@tauri-apps/*`). No plugin's JS permission: the UI calls no plugin, so the
+/// dialog, clipboard, opener, window-state and single-instance plugins are used from Rust only.
+#[test]
+fn the_window_is_granted_only_what_the_ui_calls() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let backend = std::fs::read_to_string(format!("{root}/ui/src/lib/backend.ts")).unwrap();
+    let mut want: Vec<String> = vec![
+        "allow-app-commands".into(),
+        "core:event:allow-listen".into(),
+        "core:event:allow-unlisten".into(),
+    ];
+    // Each `getCurrentWindow().setTitle(...)`-style call needs `core:window:allow-set-title`.
+    for call in backend.split("getCurrentWindow().").skip(1) {
+        let method: String = call.chars().take_while(|c| c.is_alphanumeric()).collect();
+        let mut kebab = String::new();
+        for c in method.chars() {
+            if c.is_uppercase() {
+                kebab.push('-');
+            }
+            kebab.push(c.to_ascii_lowercase());
+        }
+        want.push(format!("core:window:allow-{kebab}"));
+    }
+    for import in backend.match_indices("from '@tauri-apps/") {
+        let module: String = backend[import.0 + 6..]
+            .chars()
+            .take_while(|c| *c != '\'')
+            .collect();
+        assert!(
+            [
+                "@tauri-apps/api/core",
+                "@tauri-apps/api/event",
+                "@tauri-apps/api/window"
+            ]
+            .contains(&module.as_str()),
+            "backend.ts imports {module}: grant what it needs in capabilities/default.json \
+             and list it here"
+        );
+    }
+    want.sort();
+    want.dedup();
+    let cap = std::fs::read_to_string(format!("{root}/capabilities/default.json")).unwrap();
+    let cap: Value = serde_json::from_str(&cap).unwrap();
+    let mut got: Vec<String> = cap["permissions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap().to_string())
+        .collect();
+    got.sort();
+    assert_eq!(got, want);
+    assert_eq!(cap["windows"], json!(["main"]));
+    assert!(
+        cap.get("remote").is_none(),
+        "no remote origin gets anything"
+    );
+    // No other UI module reaches Tauri.
+    let mut stack = vec![std::path::PathBuf::from(format!("{root}/ui/src"))];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let path = e.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if path.is_dir() {
+                stack.push(path);
+            } else if (name.ends_with(".ts") || name.ends_with(".svelte"))
+                && !name.ends_with(".test.ts")
+                && name != "backend.ts"
+            {
+                let text = std::fs::read_to_string(&path).unwrap();
+                assert!(
+                    !text.contains("from '@tauri-apps/"),
+                    "{} imports @tauri-apps: only backend.ts may",
+                    path.display()
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn the_app_and_the_cli_share_one_identifier() {
     let conf = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../tauri.conf.json"))
