@@ -279,11 +279,16 @@ pub struct DragHover {
     pub active: bool,
 }
 
-/// A folder the user picked with File → Open Folder.
+/// A folder to open: picked with File → Open Folder or File → Open Recent, or given to a
+/// second launch of the app.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FolderChosen {
     pub path: String,
+    /// The agent to open it with (Open Recent: the one last used there; a second launch's
+    /// `--agent`); absent: the window's choice for new sessions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 /// A notification (its body or Show) or a tray item asked to show a session: the window
