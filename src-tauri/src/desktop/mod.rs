@@ -205,8 +205,8 @@ struct Running<R: Runtime> {
 }
 
 /// Tells the tray and the policy that the window was just shown (`true`) or hidden (`false`)
-/// by someone else (closing to the tray), so the tray's Show/Hide follows and a hidden window
-/// counts as unfocused. Main thread.
+/// by someone else (closing to the tray, a second launch), so the tray's Show/Hide follows and
+/// a hidden window counts as unfocused. Any thread: the redraw is handed to the main thread.
 pub fn window_shown<R: Runtime>(app: &AppHandle<R>, visible: bool) {
     let Some(r) = app.try_state::<Running<R>>() else {
         return;
@@ -217,7 +217,10 @@ pub fn window_shown<R: Runtime>(app: &AppHandle<R>, visible: bool) {
             a.set_focused(false);
         }
     }
-    r.inner.redraw(None, Some(visible));
+    let inner = r.inner.clone();
+    if let Err(e) = app.run_on_main_thread(move || inner.redraw(None, Some(visible))) {
+        tracing::debug!("could not redraw the tray: {e}");
+    }
 }
 
 /// The app exits: the policy's thread ends and our notifications leave the screen (their
@@ -341,9 +344,8 @@ fn on_tray<R: Runtime>(app: &AppHandle<R>, action: TrayAction) {
                 show_window(app);
             }
         }
-        // TODO(lifecycle): `crate::lifecycle::request_quit(app)` once d-lifecycle is merged: it
-        // asks first when turns run.
-        TrayAction::Quit => app.exit(0),
+        // Lifecycle's: it asks first when turns run.
+        TrayAction::Quit => crate::lifecycle::request_quit(app),
         TrayAction::ShowRequest {
             session_id,
             request_id,
