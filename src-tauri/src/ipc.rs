@@ -275,11 +275,16 @@ pub struct DragHover {
     pub active: bool,
 }
 
-/// A folder the user picked with File → Open Folder.
+/// A folder to open: picked with File → Open Folder or File → Open Recent, or given to a
+/// second launch of the app.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FolderChosen {
     pub path: String,
+    /// The agent to open it with (Open Recent: the one last used there; a second launch's
+    /// `--agent`); absent: the window's choice for new sessions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
 }
 
 /// The app-wide Tauri events (DESIGN.md: app-wide notices are events; a session's stream is its

@@ -8,6 +8,7 @@ pub mod files;
 pub mod help;
 pub mod history;
 pub mod ipc;
+pub mod lifecycle;
 pub mod menu;
 pub mod restore;
 pub mod sessions;
@@ -33,6 +34,12 @@ impl Launch {
     /// Reads the arguments after the program name. Unknown flags are ignored (with a log line)
     /// rather than refused: desktop launchers add their own.
     pub fn parse(args: impl IntoIterator<Item = String>) -> Self {
+        Self::parse_in(args, std::env::current_dir().ok().as_deref())
+    }
+
+    /// [`Launch::parse`] with a relative folder resolved against `cwd` (a second launch's
+    /// working folder, which is not ours); left relative without one.
+    pub fn parse_in(args: impl IntoIterator<Item = String>, cwd: Option<&std::path::Path>) -> Self {
         let mut out = Self::default();
         let mut args = args.into_iter();
         while let Some(a) = args.next() {
@@ -43,21 +50,21 @@ impl Launch {
             } else if a.starts_with('-') {
                 tracing::info!("ignoring the unknown argument {a}");
             } else if out.folder.is_none() {
-                out.folder = Some(absolute(&a));
+                out.folder = Some(absolute(&a, cwd));
             }
         }
         out
     }
 }
 
-fn absolute(p: &str) -> String {
+fn absolute(p: &str, cwd: Option<&std::path::Path>) -> String {
     let path = PathBuf::from(p);
     if path.is_absolute() {
         return p.to_string();
     }
-    match std::env::current_dir() {
-        Ok(cwd) => cwd.join(path).display().to_string(),
-        Err(_) => p.to_string(),
+    match cwd {
+        Some(cwd) => cwd.join(path).display().to_string(),
+        None => p.to_string(),
     }
 }
 
@@ -154,6 +161,8 @@ macro_rules! command_handler {
 /// drag-drop. Tests build it on Tauri's mock runtime.
 pub fn build_app<R: Runtime>(builder: Builder<R>, launch: Launch) -> Builder<R> {
     builder
+        // First: a second launch hands its folder over and exits in this plugin's setup.
+        .plugin(lifecycle::instance::plugin())
         .plugin(tauri_plugin_dialog::init())
         // Help → Copy Diagnostics, from Rust only (the window is granted none of its commands).
         .plugin(tauri_plugin_clipboard_manager::init())
@@ -167,6 +176,8 @@ pub fn build_app<R: Runtime>(builder: Builder<R>, launch: Launch) -> Builder<R> 
         )
         .plugin(navigation_guard())
         .manage(AppState::new(launch))
+        .plugin(lifecycle::plugin())
+        .plugin(lifecycle::window_state())
         // Registered from the one list the manifest and the UI's types come from.
         .invoke_handler(commands::with_command_names!(command_handler))
         .menu(menu::build)

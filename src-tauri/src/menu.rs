@@ -49,7 +49,7 @@ pub const OPEN_LOGS: &str = "open-logs";
 pub const COPY_DIAGNOSTICS: &str = "copy-diagnostics";
 
 /// The main window's label (`tauri.conf.json`).
-const MAIN: &str = "main";
+pub(crate) const MAIN: &str = "main";
 
 /// Each item of ours: id, label, shortcut. The menu is built from this table, so a typo in a
 /// shortcut fails the build of the menu (and its test) rather than going unnoticed.
@@ -195,7 +195,7 @@ pub fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<Menu<R>> {
 pub fn on_event<R: Runtime>(app: &AppHandle<R>, id: &str) {
     match id {
         OPEN_FOLDER => pick_folder(app),
-        QUIT => app.exit(0),
+        QUIT => crate::lifecycle::request_quit(app),
         CLOSE_SESSION => tell_window(app, MenuAction::CloseSession),
         UNDO => tell_window(app, MenuAction::Undo),
         REDO => tell_window(app, MenuAction::Redo),
@@ -323,7 +323,7 @@ pub fn pick_folder<R: Runtime>(app: &AppHandle<R>) {
             let Some(chosen) = chosen else { return };
             match chosen.into_path() {
                 Ok(path) => {
-                    crate::commands::folder_chosen(&handle, path.display().to_string());
+                    crate::commands::folder_chosen(&handle, path.display().to_string(), None);
                 }
                 Err(e) => tracing::warn!("the folder picker gave no local path: {e}"),
             }

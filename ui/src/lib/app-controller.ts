@@ -216,7 +216,9 @@ export class AppController {
 
   async start(): Promise<void> {
     this.unsubscribers.push(
-      await this.backend.onFolderChosen((e) => void this.openFolder(e.path)),
+      await this.backend.onFolderChosen(
+        (e) => void this.openFolder(e.path, undefined, e.agent ?? undefined),
+      ),
       await this.backend.onPathsDropped((e) => void this.dropped(e.paths, e.x, e.y)),
       await this.backend.onDragHover((e) => this.set({ dragging: e.active })),
       await this.backend.onMenuAction((e) => this.onMenu(e)),

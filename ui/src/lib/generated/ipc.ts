@@ -1899,13 +1899,19 @@ export interface DragHover {
   active: boolean;
 }
 /**
- * A folder the user picked with File → Open Folder.
+ * A folder to open: picked with File → Open Folder or File → Open Recent, or given to a
+ * second launch of the app.
  *
  * This interface was referenced by `IpcTypes`'s JSON-Schema
  * via the `definition` "FolderChosen".
  */
 export interface FolderChosen {
   path: string;
+  /**
+   * The agent to open it with (Open Recent: the one last used there; a second launch's
+   * `--agent`); absent: the window's choice for new sessions.
+   */
+  agent?: string | null;
 }
 /**
  * The project's files for the `@` picker (gitignore honoured), relative and `/`-separated.
