@@ -292,7 +292,7 @@ describe('a waiting request reaches the desktop', () => {
   it('opens the folder of a second launch in the first instance, and the second exits', async () => {
     const before = appProcesses();
     const started = Date.now();
-    const second_ = spawn(app, [second], { stdio: 'ignore' });
+    const second_ = spawn(app, ['--agent', 'demo-desk', second], { stdio: 'ignore' });
     const code = await new Promise((r) => {
       const timer = setTimeout(() => {
         second_.kill('SIGKILL');
@@ -323,11 +323,15 @@ describe('a waiting request reaches the desktop', () => {
     // Back to the first folder's session: a turn that leaves a terminal running (the agent
     // never releases it).
     await browser.execute((name) => {
-      const li = [...document.querySelectorAll('[data-session-list] li')].find((l) =>
-        (l.textContent ?? '').includes(name),
-      );
-      (li?.querySelector('button, a') ?? li)?.click();
+      const items = [...document.querySelectorAll('[data-session-list] li')];
+      const li = items.find((l) => l.querySelector('.session-name')?.textContent === name);
+      li?.querySelector('.session-select')?.click();
     }, basename(first));
+    await until(
+      async () =>
+        (await (await browser.$('.session-header .folder')).getAttribute('data-tip')) === first,
+      'the first session could not be shown again',
+    );
     await prompt('hold');
     const held = await until(() => {
       const live = processesIn(first).map((p) => cmdline(p));
