@@ -4,6 +4,7 @@
 
 pub mod agents;
 pub mod commands;
+pub mod desktop;
 pub mod files;
 pub mod help;
 pub mod history;
@@ -121,6 +122,7 @@ pub fn app_info(launch: &Launch, theme: crate::ipc::Theme) -> AppInfo {
         config_dir: acp_desk_core::paths::config_dir().display().to_string(),
         data_dir: acp_desk_core::paths::data_dir().display().to_string(),
         theme,
+        desktop_notice: crate::desktop::notice(),
     }
 }
 
@@ -247,6 +249,7 @@ pub fn run(context: tauri::Context<tauri::Wry>) {
             start_log_file(app.handle());
             crate::history::notify_window(app.handle());
             menu::apply_saved(app.handle());
+            desktop::start(app.handle());
             Ok(())
         })
         .build(context);
@@ -259,6 +262,7 @@ pub fn run(context: tauri::Context<tauri::Wry>) {
     };
     app.run(|app, event| {
         if let tauri::RunEvent::Exit = event {
+            desktop::finish(app);
             // Closing the window ends the sessions' agents (politely, then by force). The
             // supervisor's lifeline ends them too if this process dies without getting here.
             let state = app.state::<AppState>();

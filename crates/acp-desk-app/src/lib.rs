@@ -15,11 +15,15 @@
 //! - [`at_agent`]: deleting a stored session at its agent too (`Registry::delete_at_agent`,
 //!   with a running agent or one started for it, `Registry::with_agent`); [`reconnect`]: a
 //!   dead session continued with a new agent process (`Registry::reconnect`).
+//! - [`attention`]: what the desktop shows outside the window when a session needs the user
+//!   (waiting permission requests, turns ended in the background): the observer, the pure
+//!   notification policy and the only texts a desktop surface may show.
 //! - [`logging`]: the desktop app's logs (stderr and a daily file, without secrets).
 //! - [`state`]: the app's own state file (everything the app writes for itself; the user's
 //!   settings file is only ever read, by `acp_desk_core::settings`).
 
 pub mod at_agent;
+pub mod attention;
 pub mod continuation;
 pub mod error;
 pub mod history;
