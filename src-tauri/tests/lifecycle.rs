@@ -132,3 +132,64 @@ async fn quitting_mid_turn_ends_the_agent_and_its_terminals_whole_tree() {
     let ended = tokio::time::timeout(Duration::from_secs(10), turn).await;
     assert!(ended.is_ok(), "the turn's prompt call never returned");
 }
+
+/// A StatusNotifierWatcher of the test's own, on a private bus.
+struct Watcher {
+    host: bool,
+}
+
+#[zbus::interface(name = "org.kde.StatusNotifierWatcher")]
+impl Watcher {
+    #[zbus(property)]
+    fn is_status_notifier_host_registered(&self) -> bool {
+        self.host
+    }
+}
+
+/// `tray_host_present` against a real bus: no watcher, a watcher without a host, a watcher
+/// with one, and no bus at all.
+#[test]
+fn a_tray_host_is_a_watcher_with_a_registered_host_on_the_session_bus() {
+    use acp_desk_shell::lifecycle::host::{WATCHER, tray_host_present};
+    use std::io::{BufRead, BufReader};
+    let mut daemon = std::process::Command::new("dbus-daemon")
+        .args(["--session", "--nofork", "--nopidfile", "--print-address=1"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("dbus-daemon is needed for this test (Debian: dbus-daemon; scripts/deps --tests)");
+    let mut address = String::new();
+    BufReader::new(daemon.stdout.take().unwrap())
+        .read_line(&mut address)
+        .unwrap();
+    // SAFETY: this test alone in its process (nextest) reads the bus address; the other test
+    // here never connects to a bus.
+    unsafe { std::env::set_var("DBUS_SESSION_BUS_ADDRESS", address.trim()) };
+    let result = std::panic::catch_unwind(|| {
+        assert!(!tray_host_present(), "no watcher on the bus");
+        let serve = |host: bool| {
+            zbus::blocking::connection::Builder::session()
+                .unwrap()
+                .name(WATCHER)
+                .unwrap()
+                .serve_at("/StatusNotifierWatcher", Watcher { host })
+                .unwrap()
+                .build()
+                .unwrap()
+        };
+        let without = serve(false);
+        assert!(!tray_host_present(), "a watcher, but no host registered");
+        // Released by a call (answered once the bus has done it), not by a disconnect the bus
+        // may see after the next request for the name.
+        without.release_name(WATCHER).unwrap();
+        let with = serve(true);
+        assert!(tray_host_present(), "a watcher with a host");
+        drop(with);
+        unsafe { std::env::set_var("DBUS_SESSION_BUS_ADDRESS", "disabled") };
+        assert!(!tray_host_present(), "no bus");
+    });
+    let _ = daemon.kill();
+    let _ = daemon.wait();
+    if let Err(e) = result {
+        std::panic::resume_unwind(e);
+    }
+}

@@ -119,6 +119,7 @@ pub fn request_quit<R: Runtime>(app: &AppHandle<R>) {
         let _ = w.show();
         let _ = w.set_focus();
         dialog = dialog.parent(&w);
+        tray_follows(app);
     }
     dialog.show(move |quit| {
         if let Some(life) = handle.try_state::<Lifecycle>() {
@@ -128,6 +129,15 @@ pub fn request_quit<R: Runtime>(app: &AppHandle<R>) {
             exit(&handle);
         }
     });
+}
+
+/// The tray's Show/Hide follows a window shown or hidden here (the desktop's tray redraws on
+/// the main thread).
+pub(crate) fn tray_follows<R: Runtime>(app: &AppHandle<R>) {
+    let handle = app.clone();
+    if let Err(e) = app.run_on_main_thread(move || crate::desktop::refresh(&handle)) {
+        tracing::debug!("the tray menu was not redrawn: {e}");
+    }
 }
 
 /// Exits: the instance name is given up first, so that a launch while the sessions close
