@@ -350,7 +350,7 @@ fn on_tray<R: Runtime>(app: &AppHandle<R>, action: TrayAction) {
                 show_window(app);
             }
         }
-        // Lifecycle's: it asks first when turns run.
+        // Asks first when turns run (lifecycle owns what quitting means).
         TrayAction::Quit => crate::lifecycle::request_quit(app),
         TrayAction::ShowRequest {
             session_id,

@@ -13,9 +13,14 @@ pub const NOTICE_ID: &str = "close-to-tray";
 
 /// The notice's summary and body. The body names the way out, and the setting.
 pub const NOTICE_SUMMARY: &str = "ACP Desk is still running";
+#[cfg(not(target_os = "macos"))]
 pub const NOTICE_BODY: &str = "Closing the window keeps ACP Desk in the tray, and its agents go \
     on working. Quit from the tray's menu or with Ctrl+Q; \"close_to_tray\": false in the \
     settings file makes closing quit.";
+#[cfg(target_os = "macos")]
+pub const NOTICE_BODY: &str = "Closing the window keeps ACP Desk in the menu bar, and its agents \
+    go on working. Quit from its menu or with Cmd+Q; \"close_to_tray\": false in the settings \
+    file makes closing quit.";
 
 /// What closing the window does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,7 +75,7 @@ fn hide<R: Runtime>(app: &AppHandle<R>) {
     }
     crate::desktop::window_shown(app, false);
     if first_time(app) {
-        notify(NOTICE_SUMMARY, NOTICE_BODY);
+        crate::desktop::notify_plain(NOTICE_SUMMARY, NOTICE_BODY);
     }
 }
 
@@ -86,16 +91,4 @@ fn first_time<R: Runtime>(app: &AppHandle<R>) -> bool {
         let _ = tx.send(s.mark_notice_seen(NOTICE_ID));
     });
     rx.recv_timeout(Duration::from_secs(5)).unwrap_or(false)
-}
-
-/// A one-off notification with no actions. Blocking (a D-Bus call).
-fn notify(summary: &str, body: &str) {
-    let shown = notify_rust::Notification::new()
-        .appname("ACP Desk")
-        .summary(summary)
-        .body(body)
-        .show();
-    if let Err(e) = shown {
-        tracing::info!("could not say that ACP Desk stays in the tray: {e}");
-    }
 }
