@@ -235,9 +235,10 @@ pub fn pick_folder<R: Runtime>(app: AppHandle<R>) {
     crate::menu::pick_folder(&app);
 }
 
-/// Emits `folder-chosen`; exposed for the menu.
-pub(crate) fn folder_chosen<R: Runtime>(app: &AppHandle<R>, path: String) {
-    if let Err(e) = app.emit(AppEvent::FolderChosen.name(), FolderChosen { path }) {
+/// Emits `folder-chosen` (with the agent to open it with, when the choice named one: Open
+/// Recent, a second launch's `--agent`); exposed for the menu and the lifecycle.
+pub(crate) fn folder_chosen<R: Runtime>(app: &AppHandle<R>, path: String, agent: Option<String>) {
+    if let Err(e) = app.emit(AppEvent::FolderChosen.name(), FolderChosen { path, agent }) {
         tracing::warn!("could not tell the window about the chosen folder: {e}");
     }
 }

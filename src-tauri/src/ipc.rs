@@ -130,6 +130,10 @@ pub struct AppInfo {
     /// The theme chosen with View → Theme (saved in the app's state file); later changes arrive
     /// as `menu-action` `theme`.
     pub theme: Theme,
+    /// Something about the desktop to say once (the platform has no notification service), if
+    /// it was known when the window asked; later it arrives as `desktop-notice`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub desktop_notice: Option<String>,
 }
 
 pub use acp_desk_app::state::Theme;
@@ -275,11 +279,36 @@ pub struct DragHover {
     pub active: bool,
 }
 
-/// A folder the user picked with File → Open Folder.
+/// A folder to open: picked with File → Open Folder or File → Open Recent, or given to a
+/// second launch of the app.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FolderChosen {
     pub path: String,
+    /// The agent to open it with (Open Recent: the one last used there; a second launch's
+    /// `--agent`); absent: the window's choice for new sessions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+}
+
+/// A notification (its body or Show) or a tray item asked to show a session: the window
+/// selects it, so the dialog of its waiting request shows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ShowRequest {
+    /// The session's registry id (`SessionInfo.id`).
+    pub session: String,
+    /// The permission request the notification or item was about (none for a turn's end).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
+}
+
+/// Something about the desktop the window says once, as a dismissible banner.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DesktopNotice {
+    /// What happened and what it means for the user.
+    pub message: String,
 }
 
 /// The app-wide Tauri events (DESIGN.md: app-wide notices are events; a session's stream is its
@@ -298,6 +327,12 @@ pub enum AppEvent {
     /// Payload [`HistoryNotice`](crate::history::HistoryNotice): something happened to the
     /// history file while the app runs (a full disk, history turned off).
     HistoryNotice,
+    /// Payload [`ShowRequest`]: a notification or the tray asked to show a session (on its
+    /// permission dialog when a request is named).
+    ShowRequest,
+    /// Payload [`DesktopNotice`]: something about the desktop the user must hear once (no
+    /// notification service).
+    DesktopNotice,
 }
 
 impl AppEvent {
@@ -308,6 +343,8 @@ impl AppEvent {
             Self::FolderChosen => "folder-chosen",
             Self::MenuAction => "menu-action",
             Self::HistoryNotice => "history-notice",
+            Self::ShowRequest => "show-request",
+            Self::DesktopNotice => "desktop-notice",
         }
     }
 }
@@ -346,6 +383,8 @@ pub struct IpcTypes {
     paths_dropped: PathsDropped,
     drag_hover: DragHover,
     folder_chosen: FolderChosen,
+    show_request: ShowRequest,
+    desktop_notice: DesktopNotice,
     menu_action: MenuAction,
     theme: Theme,
     app_event: AppEvent,
@@ -461,6 +500,8 @@ mod tests {
             AppEvent::FolderChosen,
             AppEvent::MenuAction,
             AppEvent::HistoryNotice,
+            AppEvent::ShowRequest,
+            AppEvent::DesktopNotice,
         ] {
             assert_eq!(serde_json::to_value(e).unwrap(), e.name());
         }

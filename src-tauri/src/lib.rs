@@ -4,10 +4,12 @@
 
 pub mod agents;
 pub mod commands;
+pub mod desktop;
 pub mod files;
 pub mod help;
 pub mod history;
 pub mod ipc;
+pub mod lifecycle;
 pub mod menu;
 pub mod restore;
 pub mod sessions;
@@ -33,6 +35,12 @@ impl Launch {
     /// Reads the arguments after the program name. Unknown flags are ignored (with a log line)
     /// rather than refused: desktop launchers add their own.
     pub fn parse(args: impl IntoIterator<Item = String>) -> Self {
+        Self::parse_in(args, std::env::current_dir().ok().as_deref())
+    }
+
+    /// [`Launch::parse`] with a relative folder resolved against `cwd` (a second launch's
+    /// working folder, which is not ours); left relative without one.
+    pub fn parse_in(args: impl IntoIterator<Item = String>, cwd: Option<&std::path::Path>) -> Self {
         let mut out = Self::default();
         let mut args = args.into_iter();
         while let Some(a) = args.next() {
@@ -43,21 +51,21 @@ impl Launch {
             } else if a.starts_with('-') {
                 tracing::info!("ignoring the unknown argument {a}");
             } else if out.folder.is_none() {
-                out.folder = Some(absolute(&a));
+                out.folder = Some(absolute(&a, cwd));
             }
         }
         out
     }
 }
 
-fn absolute(p: &str) -> String {
+fn absolute(p: &str, cwd: Option<&std::path::Path>) -> String {
     let path = PathBuf::from(p);
     if path.is_absolute() {
         return p.to_string();
     }
-    match std::env::current_dir() {
-        Ok(cwd) => cwd.join(path).display().to_string(),
-        Err(_) => p.to_string(),
+    match cwd {
+        Some(cwd) => cwd.join(path).display().to_string(),
+        None => p.to_string(),
     }
 }
 
@@ -114,6 +122,7 @@ pub fn app_info(launch: &Launch, theme: crate::ipc::Theme) -> AppInfo {
         config_dir: acp_desk_core::paths::config_dir().display().to_string(),
         data_dir: acp_desk_core::paths::data_dir().display().to_string(),
         theme,
+        desktop_notice: crate::desktop::notice(),
     }
 }
 
@@ -154,6 +163,8 @@ macro_rules! command_handler {
 /// drag-drop. Tests build it on Tauri's mock runtime.
 pub fn build_app<R: Runtime>(builder: Builder<R>, launch: Launch) -> Builder<R> {
     builder
+        // First: a second launch hands its folder over and exits in this plugin's setup.
+        .plugin(lifecycle::instance::plugin())
         .plugin(tauri_plugin_dialog::init())
         // Help → Copy Diagnostics, from Rust only (the window is granted none of its commands).
         .plugin(tauri_plugin_clipboard_manager::init())
@@ -167,6 +178,8 @@ pub fn build_app<R: Runtime>(builder: Builder<R>, launch: Launch) -> Builder<R> 
         )
         .plugin(navigation_guard())
         .manage(AppState::new(launch))
+        .plugin(lifecycle::plugin())
+        .plugin(lifecycle::window_state())
         // Registered from the one list the manifest and the UI's types come from.
         .invoke_handler(commands::with_command_names!(command_handler))
         .menu(menu::build)
@@ -236,6 +249,7 @@ pub fn run(context: tauri::Context<tauri::Wry>) {
             start_log_file(app.handle());
             crate::history::notify_window(app.handle());
             menu::apply_saved(app.handle());
+            desktop::start(app.handle());
             Ok(())
         })
         .build(context);
@@ -248,6 +262,7 @@ pub fn run(context: tauri::Context<tauri::Wry>) {
     };
     app.run(|app, event| {
         if let tauri::RunEvent::Exit = event {
+            desktop::finish(app);
             // Closing the window ends the sessions' agents (politely, then by force). The
             // supervisor's lifeline ends them too if this process dies without getting here.
             let state = app.state::<AppState>();

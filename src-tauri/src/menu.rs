@@ -1,6 +1,6 @@
 //! The window's menu bar and what its items do.
 //!
-//! - File: Open Folder…, Close Session, Quit. Edit: Undo, Redo, Cut, Copy, Paste, Select All.
+//! - File: Open Folder…, Open Recent (`lifecycle::recent`), Close Session, Quit. Edit: Undo, Redo, Cut, Copy, Paste, Select All.
 //!   View: Toggle Sidebar, Zoom In / Out, Actual Size, Theme (System, Light, Dark). Window:
 //!   Minimize, Maximize. Help: About ACP Desk, Open Settings File, Open Logs Folder, Copy
 //!   Diagnostics. macOS also gets its app menu (unverified: macOS code cannot be built here).
@@ -49,7 +49,7 @@ pub const OPEN_LOGS: &str = "open-logs";
 pub const COPY_DIAGNOSTICS: &str = "copy-diagnostics";
 
 /// The main window's label (`tauri.conf.json`).
-const MAIN: &str = "main";
+pub(crate) const MAIN: &str = "main";
 
 /// Each item of ours: id, label, shortcut. The menu is built from this table, so a typo in a
 /// shortcut fails the build of the menu (and its test) rather than going unnoticed.
@@ -101,6 +101,7 @@ pub fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<Menu<R>> {
         true,
         &[
             &item(app, OPEN_FOLDER)?,
+            &crate::lifecycle::recent::submenu(app)?,
             &item(app, CLOSE_SESSION)?,
             &sep()?,
             &item(app, QUIT)?,
@@ -195,7 +196,7 @@ pub fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<Menu<R>> {
 pub fn on_event<R: Runtime>(app: &AppHandle<R>, id: &str) {
     match id {
         OPEN_FOLDER => pick_folder(app),
-        QUIT => app.exit(0),
+        QUIT => crate::lifecycle::request_quit(app),
         CLOSE_SESSION => tell_window(app, MenuAction::CloseSession),
         UNDO => tell_window(app, MenuAction::Undo),
         REDO => tell_window(app, MenuAction::Redo),
@@ -217,6 +218,7 @@ pub fn on_event<R: Runtime>(app: &AppHandle<R>, id: &str) {
         COPY_DIAGNOSTICS => crate::help::in_background(app, crate::help::copy_diagnostics),
         _ => match THEMES.iter().find(|(i, _)| *i == id) {
             Some((_, theme)) => choose_theme(app, *theme),
+            None if crate::lifecycle::recent::on_event(app, id) => {}
             None => tracing::debug!("menu item {id} has nothing to do here"),
         },
     }
@@ -297,6 +299,7 @@ pub fn find<R: Runtime>(items: &[MenuItemKind<R>], id: &str) -> Option<MenuItemK
 /// At start: the saved zoom for the window, the saved theme ticked. The UI applies the theme
 /// itself (`app_info`). The state file is read off the main thread.
 pub fn apply_saved<R: Runtime>(app: &AppHandle<R>) {
+    crate::lifecycle::recent::watch(app);
     let Some(recorder) = app.state::<AppState>().recorder.clone() else {
         return;
     };
@@ -323,7 +326,7 @@ pub fn pick_folder<R: Runtime>(app: &AppHandle<R>) {
             let Some(chosen) = chosen else { return };
             match chosen.into_path() {
                 Ok(path) => {
-                    crate::commands::folder_chosen(&handle, path.display().to_string());
+                    crate::commands::folder_chosen(&handle, path.display().to_string(), None);
                 }
                 Err(e) => tracing::warn!("the folder picker gave no local path: {e}"),
             }

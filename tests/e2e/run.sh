@@ -1,18 +1,47 @@
 #!/usr/bin/env bash
 # The real app end to end: Xvfb + tauri-driver (+ WebKitWebDriver) + WebdriverIO (node:test).
-# Needs: the app and the demo agent built (target/debug), `npm ci` done, tauri-driver on PATH
-# (`cargo install tauri-driver --locked`), and Debian's xvfb and webkit2gtk-driver.
+# Needs: the app, the demo agent and fake-desktop built (target/debug, or $CARGO_TARGET_DIR/debug),
+# `npm ci` done, tauri-driver on PATH (`cargo install tauri-driver --locked`), and Debian's xvfb,
+# webkit2gtk-driver, x11-utils, xdotool and dbus-daemon.
 # E2E_SCREENSHOTS=DIR keeps the screenshots there (docs/screenshots when refreshing them).
+# E2E_TESTS="FILES" runs only those; E2E_PORT=N puts the WebDriver ports at N..N+3 (default: random).
+#
+# The desktop tests (desktop*.test.mjs) need a session bus: the whole run goes inside
+# `dbus-run-session` on a bus of its own (session-bus.conf: nothing is started on demand), with
+# tests/src/bin/fake-desktop.rs on it as the notification server, tray host and launcher; their
+# tauri-driver (so their app) has that bus. The other tests keep DBUS_SESSION_BUS_ADDRESS=disabled:
+# as before: they start and quit the app in quick succession, and on a bus the single-instance
+# name would hand a new launch's folder to the app still exiting (and they want no desktop).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+
+target=${CARGO_TARGET_DIR:-target}
+export ACP_DESK_APP=${ACP_DESK_APP:-$target/debug/acp-desk}
+export FAKE_DESKTOP=${FAKE_DESKTOP:-$target/debug/fake-desktop}
+tests=${E2E_TESTS:-tests/e2e/app.test.mjs tests/e2e/restart.test.mjs tests/e2e/history.test.mjs tests/e2e/agents.test.mjs tests/e2e/desktop.test.mjs}
+plain=() desktop=()
+for t in $tests; do
+  case "$(basename "$t")" in desktop*) desktop+=("$t") ;; *) plain+=("$t") ;; esac
+done
 
 for tool in Xvfb tauri-driver WebKitWebDriver xdpyinfo xdotool; do
   command -v "$tool" >/dev/null || { echo "e2e: $tool is missing (see README: prerequisites)"; exit 2; }
 done
-[ -x "${ACP_DESK_APP:-target/debug/acp-desk}" ] || { echo "e2e: build the app first: cargo build --workspace --bins"; exit 2; }
+[ -x "$ACP_DESK_APP" ] || { echo "e2e: build the app first: cargo build --workspace --bins ($ACP_DESK_APP)"; exit 2; }
+if [ ${#desktop[@]} -gt 0 ]; then
+  for tool in dbus-run-session xmessage; do
+    command -v "$tool" >/dev/null || { echo "e2e: $tool is missing (scripts/deps --tests)"; exit 2; }
+  done
+  [ -x "$FAKE_DESKTOP" ] || { echo "e2e: build fake-desktop first: cargo build -p acp-desk-tests --bin fake-desktop ($FAKE_DESKTOP)"; exit 2; }
+  if [ -z "${E2E_PRIVATE_BUS:-}" ]; then
+    # Again, inside a private bus that ends with the run (the daemon with it).
+    export E2E_PRIVATE_BUS=1
+    exec dbus-run-session --config-file="$PWD/tests/e2e/session-bus.conf" -- "$0" "$@"
+  fi
+fi
 
 work=$(mktemp -d)
-port=$((4400 + RANDOM % 500))
+port=${E2E_PORT:-$((4400 + RANDOM % 500))}
 
 pids=()
 cleanup() {
@@ -21,6 +50,7 @@ cleanup() {
   for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
   # WebKitWebDriver and the app are tauri-driver's children; make sure none outlive the run.
   pkill -f "WebKitWebDriver --port=$((port + 1))" 2>/dev/null || true
+  pkill -f "WebKitWebDriver --port=$((port + 3))" 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -37,19 +67,40 @@ display=":$(head -1 "$work/display" 2>/dev/null)"
 for _ in $(seq 50); do xdpyinfo -display "$display" >/dev/null 2>&1 && break; sleep 0.1; done
 xdpyinfo -display "$display" >/dev/null 2>&1 || { echo "e2e: Xvfb on $display does not answer"; exit 2; }
 
-# No session bus: without one GLib would autolaunch a dbus-daemon (and portals) that outlive us.
-export DISPLAY="$display" DBUS_SESSION_BUS_ADDRESS="disabled:"
 # Settings and data of this run only: a user's agent_servers must not change the default agent.
-export ACP_DESK_CONFIG_DIR="$work/config" ACP_DESK_DATA_DIR="$work/data"
-tauri-driver --port "$port" --native-port $((port + 1)) >"$work/tauri-driver.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
-(exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null ||
-  { echo "e2e: tauri-driver did not listen on $port"; cat "$work/tauri-driver.log"; exit 2; }
+export DISPLAY="$display" ACP_DESK_CONFIG_DIR="$work/config" ACP_DESK_DATA_DIR="$work/data"
+bus=${DBUS_SESSION_BUS_ADDRESS:-disabled:}
+
+# Starts a tauri-driver on $1 (+1 for WebKitWebDriver) with the session bus $2.
+driver() {
+  DBUS_SESSION_BUS_ADDRESS="$2" tauri-driver --port "$1" --native-port $(($1 + 1)) >"$work/tauri-driver-$1.log" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && break; sleep 0.1; done
+  (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null ||
+    { echo "e2e: tauri-driver did not listen on $1"; cat "$work/tauri-driver-$1.log"; exit 2; }
+}
 
 rc=0
-TAURI_DRIVER_PORT=$port node --test --test-concurrency=1 ${E2E_TESTS:-tests/e2e/app.test.mjs tests/e2e/restart.test.mjs tests/e2e/history.test.mjs tests/e2e/agents.test.mjs} || rc=$?
-if [ "$rc" -ne 0 ]; then
-  echo "--- tauri-driver log (last 40 lines)"; tail -40 "$work/tauri-driver.log" || true
+if [ ${#plain[@]} -gt 0 ]; then
+  # No session bus: without one GLib would autolaunch a dbus-daemon (and portals) that outlive us.
+  driver "$port" "disabled:"
+  TAURI_DRIVER_PORT=$port node --test --test-concurrency=1 "${plain[@]}" || rc=$?
+  if [ "$rc" -ne 0 ]; then
+    echo "--- tauri-driver log (last 40 lines)"; tail -40 "$work/tauri-driver-$port.log" || true
+  fi
+fi
+if [ ${#desktop[@]} -gt 0 ]; then
+  "$FAKE_DESKTOP" serve >"$work/fake-desktop.log" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 100); do "$FAKE_DESKTOP" call ping >/dev/null 2>&1 && break; sleep 0.1; done
+  "$FAKE_DESKTOP" call ping >/dev/null || { echo "e2e: fake-desktop did not start"; cat "$work/fake-desktop.log"; exit 2; }
+  driver $((port + 2)) "$bus"
+  drc=0
+  TAURI_DRIVER_PORT=$((port + 2)) node --test --test-concurrency=1 "${desktop[@]}" || drc=$?
+  if [ "$drc" -ne 0 ]; then
+    echo "--- tauri-driver log (last 40 lines)"; tail -40 "$work/tauri-driver-$((port + 2)).log" || true
+    echo "--- fake-desktop log (last 20 lines)"; tail -20 "$work/fake-desktop.log" || true
+    rc=$drc
+  fi
 fi
 exit "$rc"

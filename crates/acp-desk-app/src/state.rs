@@ -2,7 +2,7 @@
 //!
 //! The user's settings file is the user's (`acp_desk_core::settings` only reads it); what the
 //! app writes goes here instead: switches changed in the window, first-time notices seen,
-//! recent folders, the agent chosen for new sessions, the sidebar, the theme and zoom, and which
+//! recent folders (with the agent last used in each), the agent chosen for new sessions, the sidebar, the theme and zoom, and which
 //! sessions were open.
 //! One JSON file, `state.json` in [`acp_desk_core::paths::data_dir`] (`ACP_DESK_DATA_DIR`
 //! moves it, for tests and portable installs).
@@ -69,6 +69,13 @@ pub struct AppState {
     /// [`MAX_RECENT_FOLDERS`] (kept so by every [`StateFile::update`]; use
     /// [`AppState::add_recent_folder`]).
     pub recent_folders: Vec<PathBuf>,
+    /// The agent last used in each recent folder (its launch name), by folder: what File →
+    /// Open Recent opens it with. A map beside `recent_folders` rather than a new shape of its
+    /// entries, so that the file still reads in an older ACP Desk (which keeps this field as
+    /// it is). Only folders in `recent_folders` (kept so by every [`StateFile::update`]); a
+    /// folder without an entry (an agent given as a command line, a file from before this
+    /// field) opens with the agent for new sessions.
+    pub recent_agents: BTreeMap<PathBuf, String>,
     /// The agent last chosen for new sessions (its launch name); `None`: the listing's default.
     pub new_session_agent: Option<String>,
     pub sidebar: Sidebar,
@@ -94,6 +101,7 @@ impl Default for AppState {
             switches: BTreeMap::new(),
             notices_seen: BTreeSet::new(),
             recent_folders: Vec::new(),
+            recent_agents: BTreeMap::new(),
             new_session_agent: None,
             sidebar: Sidebar::default(),
             open_sessions: Vec::new(),
@@ -197,6 +205,32 @@ impl AppState {
         self.normalize();
     }
 
+    /// [`AppState::add_recent_folder`], remembering the agent used there: `Some` (a launch
+    /// name) replaces the folder's agent, `None` (a session whose agent was a command line,
+    /// which may hold secrets and is never kept here) forgets it.
+    pub fn add_recent(&mut self, folder: impl Into<PathBuf>, agent: Option<String>) {
+        let folder = folder.into();
+        match agent {
+            Some(agent) => self.recent_agents.insert(folder.clone(), agent),
+            None => self.recent_agents.remove(&folder),
+        };
+        self.add_recent_folder(folder);
+    }
+
+    /// The recent folders, most recent first, each with the agent last used there.
+    pub fn recent(&self) -> Vec<(&Path, Option<&str>)> {
+        self.recent_folders
+            .iter()
+            .map(|f| (f.as_path(), self.recent_agents.get(f).map(String::as_str)))
+            .collect()
+    }
+
+    /// File → Open Recent → Clear Recent.
+    pub fn clear_recent(&mut self) {
+        self.recent_folders.clear();
+        self.recent_agents.clear();
+    }
+
     /// The window's sessions, in sidebar order, and the one shown (an index into them). An
     /// entry with the same history id as one already kept keeps that one's unknown fields (a
     /// newer ACP Desk's), so rewriting the list on every change loses nothing of theirs.
@@ -273,6 +307,8 @@ impl AppState {
         let mut seen = BTreeSet::new();
         self.recent_folders.retain(|f| seen.insert(f.clone()));
         self.recent_folders.truncate(MAX_RECENT_FOLDERS);
+        let recent: BTreeSet<&PathBuf> = self.recent_folders.iter().collect();
+        self.recent_agents.retain(|f, _| recent.contains(f));
         let (min, max) = (ZOOM_LEVELS[0], ZOOM_LEVELS[ZOOM_LEVELS.len() - 1]);
         self.zoom = if self.zoom.is_finite() {
             self.zoom.clamp(min, max)
@@ -288,6 +324,7 @@ impl AppState {
         let mut s = self.clone();
         let utf8 = |p: &Path| p.to_str().is_some();
         s.recent_folders.retain(|f| utf8(f));
+        s.recent_agents.retain(|f, _| utf8(f));
         // The shown one keeps its place among those that are stored.
         let shown = s.shown_session.and_then(|i| {
             let kept = s.open_sessions.get(i).is_some_and(|o| utf8(&o.folder));

@@ -41,7 +41,7 @@ use crate::agents::problem::{ConfigProblem, ProblemSeverity};
 
 /// Everything ACP Desk reads from the settings file. `Settings::default()` is what a missing
 /// file means.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
     /// `agent_servers` (Zed's shape), in the file's order: agents the user added, by the name
     /// `--agent` takes. An entry overrides every other source's agent of the same name. The
@@ -64,8 +64,27 @@ pub struct Settings {
     /// start (the sidebar as it was) are started. Read by the desktop shell. Default
     /// `"on_return"`.
     pub restored_sessions_start: RestoredStart,
+    /// `close_to_tray`: closing the window keeps the app running in the tray, when the desktop
+    /// has a tray (a StatusNotifierItem host); false: closing quits. Read by the desktop shell
+    /// (issue 15). Default true.
+    pub close_to_tray: bool,
     /// Top-level keys ACP Desk does not read (a file shared with Zed has many).
     pub ignored: Vec<String>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            agent_servers: Vec::new(),
+            default_agent: None,
+            notifications: Notifications::default(),
+            history: HistorySettings::default(),
+            mcp_servers: Vec::new(),
+            restored_sessions_start: RestoredStart::default(),
+            close_to_tray: true,
+            ignored: Vec::new(),
+        }
+    }
 }
 
 impl Settings {
@@ -438,6 +457,11 @@ impl Reader<'_> {
                     self.switches(v, "history", &mut [("enabled", &mut s.history.enabled)]);
                 }
                 "mcp_servers" => s.mcp_servers = self.mcp_servers(v),
+                "close_to_tray" => {
+                    if let Some(b) = self.boolean(v, key) {
+                        s.close_to_tray = b;
+                    }
+                }
                 "restored_sessions_start" => {
                     if let Some(text) = self.string(v, key) {
                         match text.as_str() {

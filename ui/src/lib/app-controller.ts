@@ -49,6 +49,11 @@ export interface AppView {
   theme: Theme;
   /** A busy session File → Close Session asks about before closing it. */
   confirmClose: string | null;
+  /** The permission request a notification or the tray asked to show (its dialog shows it
+   * first), until the user selects a session themselves. */
+  shownRequest: string | null;
+  /** Said once about the desktop (no notification service), until dismissed. */
+  desktopNotice: string | null;
 }
 
 /** The webview's own editing commands, on the focused field (Edit → Undo / Redo). */
@@ -109,6 +114,8 @@ export class AppController {
     sidebarOpen: true,
     theme: 'system',
     confirmClose: null,
+    shownRequest: null,
+    desktopNotice: null,
   };
   private listeners = new Set<Listener>();
   private unsubscribers: Unsubscribe[] = [];
@@ -216,10 +223,14 @@ export class AppController {
 
   async start(): Promise<void> {
     this.unsubscribers.push(
-      await this.backend.onFolderChosen((e) => void this.openFolder(e.path)),
+      await this.backend.onFolderChosen(
+        (e) => void this.openFolder(e.path, undefined, e.agent ?? undefined),
+      ),
       await this.backend.onPathsDropped((e) => void this.dropped(e.paths, e.x, e.y)),
       await this.backend.onDragHover((e) => this.set({ dragging: e.active })),
       await this.backend.onMenuAction((e) => this.onMenu(e)),
+      await this.backend.onShowRequest((e) => this.showRequested(e.session, e.requestId ?? null)),
+      await this.backend.onDesktopNotice((e) => this.set({ desktopNotice: e.message })),
     );
     // Not awaited: the window works while the agents are detected.
     void this.agentsView.refresh();
@@ -231,6 +242,7 @@ export class AppController {
         this.knowAgent();
       }
       this.set({ ready: true, theme: info.theme });
+      if (info.desktopNotice) this.set({ desktopNotice: info.desktopNotice });
       await this.restore();
       if (info.initialFolder) await this.openFolder(info.initialFolder);
     } catch (e) {
@@ -289,6 +301,18 @@ export class AppController {
     void this.agentsView.useForNewSessions(id);
   }
 
+  /** A notification (its body, Show) or a tray item: the session is shown, so its permission
+   * dialog opens on the request it named. A session closed since is no longer there to show. */
+  showRequested(session: string, requestId: string | null): void {
+    if (!this.stores.has(session)) return;
+    this.select(session);
+    this.set({ shownRequest: requestId });
+  }
+
+  dismissDesktopNotice(): void {
+    this.set({ desktopNotice: null });
+  }
+
   dismissError(): void {
     this.set({ error: null });
   }
@@ -308,7 +332,7 @@ export class AppController {
   /** Shows another open session; its draft comes back with it. */
   select(id: string): void {
     if (!this.stores.has(id)) return;
-    this.set({ active: id });
+    this.set({ active: id, shownRequest: null });
     // Returning to a restored session starts its agent.
     void this.wake(id);
   }

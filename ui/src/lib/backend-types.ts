@@ -3,6 +3,7 @@
 import type {
   AppInfo,
   ConfigValue,
+  DesktopNotice,
   DragHover,
   FolderChosen,
   IpcError,
@@ -14,6 +15,7 @@ import type {
   PromptPart,
   RestoredSidebar,
   SessionInfo,
+  ShowRequest,
   StreamFrame,
   TurnEnd,
 } from './generated/ipc';
@@ -78,6 +80,10 @@ export interface Backend extends AgentsBackend {
   onDragHover(cb: (e: DragHover) => void): Promise<Unsubscribe>;
   /** Menu items the window acts on (the Rust side does the others). */
   onMenuAction(cb: (e: MenuAction) => void): Promise<Unsubscribe>;
+  /** A notification or the tray asked to show a session (on its permission dialog). */
+  onShowRequest(cb: (e: ShowRequest) => void): Promise<Unsubscribe>;
+  /** Something about the desktop to say once (no notification service). */
+  onDesktopNotice(cb: (e: DesktopNotice) => void): Promise<Unsubscribe>;
   /** The sidebar as the last run left it: sessions with their stored transcripts and drafts. */
   restoredSessions(): Promise<RestoredSidebar>;
   /** Saves the sidebar (its sessions in order, the index of the one shown) for the next start. */

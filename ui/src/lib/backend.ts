@@ -11,6 +11,7 @@ import type {
   AppEvent,
   AppInfo,
   CommandName,
+  DesktopNotice,
   DragHover,
   FolderChosen,
   HistoryEvents,
@@ -23,6 +24,7 @@ import type {
   ProjectFiles,
   RestoredSidebar,
   SessionInfo,
+  ShowRequest,
   StreamFrame,
   TurnEnd,
 } from './generated/ipc';
@@ -81,6 +83,10 @@ export function tauriBackend(): Backend {
     onDragHover: (cb) => listen<DragHover>('drag-hover' satisfies AppEvent, (e) => cb(e.payload)),
     onMenuAction: (cb) =>
       listen<MenuAction>('menu-action' satisfies AppEvent, (e) => cb(e.payload)),
+    onShowRequest: (cb) =>
+      listen<ShowRequest>('show-request' satisfies AppEvent, (e) => cb(e.payload)),
+    onDesktopNotice: (cb) =>
+      listen<DesktopNotice>('desktop-notice' satisfies AppEvent, (e) => cb(e.payload)),
     restoredSessions: () => call<RestoredSidebar>('restored_sessions'),
     setOpenSessions: (sessions, shown) => run('set_open_sessions', { sessions, shown }),
     saveDraft: (sessionId, text) => run('save_draft', { sessionId, text }),

@@ -4,6 +4,7 @@ import type { Backend, ProjectFiles, PromptPart, Unsubscribe } from '../lib/back
 import type { AgentListing, CheckReport, InstallProgress, RegistryImported } from '../lib/agents';
 import type {
   AppInfo,
+  DesktopNotice,
   DragHover,
   FolderChosen,
   IpcError,
@@ -13,6 +14,7 @@ import type {
   PermissionResolution,
   RestoredSidebar,
   SessionInfo,
+  ShowRequest,
   StreamFrame,
   TurnEnd,
 } from '../lib/generated/ipc';
@@ -102,6 +104,8 @@ export class FakeBackend implements Backend {
   private dropped: Handler<PathsDropped>[] = [];
   private hover: Handler<DragHover>[] = [];
   private menuActions: Handler<MenuAction>[] = [];
+  private showRequests: Handler<ShowRequest>[] = [];
+  private desktopNotices: Handler<DesktopNotice>[] = [];
   private counter = 0;
   promptResult: Promise<TurnEnd> = new Promise(() => undefined);
   /** What respondPermission rejects with, if anything. */
@@ -286,6 +290,27 @@ export class FakeBackend implements Backend {
   /** A menu item the window acts on was chosen. */
   menu(action: MenuAction): void {
     for (const cb of this.menuActions) cb(action);
+  }
+
+  async onShowRequest(cb: Handler<ShowRequest>): Promise<Unsubscribe> {
+    this.showRequests.push(cb);
+    return () => {
+      this.showRequests = this.showRequests.filter((h) => h !== cb);
+    };
+  }
+  /** A notification or a tray item asked to show a session. */
+  showRequest(e: ShowRequest): void {
+    for (const cb of this.showRequests) cb(e);
+  }
+  async onDesktopNotice(cb: Handler<DesktopNotice>): Promise<Unsubscribe> {
+    this.desktopNotices.push(cb);
+    return () => {
+      this.desktopNotices = this.desktopNotices.filter((h) => h !== cb);
+    };
+  }
+  /** The shell found something about the desktop to say (no notification service). */
+  desktopNotice(e: DesktopNotice): void {
+    for (const cb of this.desktopNotices) cb(e);
   }
 
   /** What restoredSessions answers: the last run's sidebar (none by default). */

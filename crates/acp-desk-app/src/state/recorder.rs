@@ -19,9 +19,11 @@ use crate::observer::{Observer, SessionStatus};
 use crate::registry::SessionInfo;
 
 type Update = Box<dyn FnOnce(&mut AppState) + Send>;
+type Listener = Box<dyn Fn(&AppState) + Send>;
 
 enum Change {
-    Opened(PathBuf),
+    /// A session opened in the folder, with the agent's launch name (`None`: a command line).
+    Opened(PathBuf, Option<String>),
     Update(Update),
 }
 
@@ -30,6 +32,8 @@ enum Change {
 struct Current {
     state: Mutex<Option<AppState>>,
     changed: Condvar,
+    /// Told each state as it is published, in order ([`StateRecorder::on_change`]).
+    listener: Mutex<Option<Listener>>,
 }
 
 impl Current {
@@ -38,6 +42,11 @@ impl Current {
             *s = Some(state.clone());
         }
         self.changed.notify_all();
+        if let Ok(l) = self.listener.lock()
+            && let Some(f) = l.as_ref()
+        {
+            f(state);
+        }
     }
 }
 
@@ -62,7 +71,9 @@ impl StateRecorder {
                 published.publish(file.state());
                 for change in rx {
                     let result = match change {
-                        Change::Opened(folder) => file.update(|s| s.add_recent_folder(folder)),
+                        Change::Opened(folder, agent) => {
+                            file.update(|s| s.add_recent(folder, agent))
+                        }
                         Change::Update(change) => file.update(change),
                     };
                     // Logged by `update`; the change stays in memory and the next write
@@ -97,6 +108,22 @@ impl StateRecorder {
         guard.clone()
     }
 
+    /// Calls `f` with the state once it has been read (at once, if it has been), then after
+    /// every change, in order, on the writer's thread: `f` must return at once (hand real work
+    /// elsewhere). It may be called twice with the same state. Replaces an earlier `f`. The
+    /// shell rebuilds File → Open Recent this way.
+    pub fn on_change(&self, f: impl Fn(&AppState) + Send + 'static) {
+        let Ok(mut listener) = self.current.listener.lock() else {
+            return;
+        };
+        // Under the listener's lock: a publish now waits, so `f` sees states in order.
+        let now = self.current.state.lock().ok().and_then(|s| s.clone());
+        if let Some(state) = now {
+            f(&state);
+        }
+        *listener = Some(Box::new(f));
+    }
+
     /// Waits until every change so far is written (or failed); later changes are dropped.
     /// For quitting, and for tests.
     pub fn finish(&self) {
@@ -122,7 +149,10 @@ impl StateRecorder {
 impl Observer for StateRecorder {
     fn on_status(&self, session: &SessionInfo, status: &SessionStatus) {
         if *status == SessionStatus::Opened {
-            self.send(Change::Opened(session.folder.clone()));
+            // A command line may hold secrets: only a name is kept.
+            let agent = (session.launch.origin == acp_desk_store::LaunchOrigin::Named)
+                .then(|| session.agent.clone());
+            self.send(Change::Opened(session.folder.clone(), agent));
         }
     }
 }
@@ -132,6 +162,7 @@ mod tests {
     #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
     use super::*;
+    use std::path::Path;
 
     fn info(id: &str, folder: &str) -> SessionInfo {
         SessionInfo::demo(id, folder)
@@ -159,6 +190,51 @@ mod tests {
         recorder.finish();
         let (file, _) = StateFile::open(&path);
         assert_eq!(file.state().recent_folders.len(), 2);
+    }
+
+    #[test]
+    fn the_agent_used_in_a_folder_is_kept_with_it_and_a_command_line_never() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.json");
+        let recorder = StateRecorder::start(path.clone()).unwrap();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let log = seen.clone();
+        recorder.on_change(move |s| {
+            let recent: Vec<(PathBuf, Option<String>)> = s
+                .recent()
+                .into_iter()
+                .map(|(f, a)| (f.to_owned(), a.map(str::to_owned)))
+                .collect();
+            log.lock().unwrap().push(recent);
+        });
+        let mut claude = info("s1", "/p/a");
+        claude.agent = "claude".into();
+        recorder.on_status(&claude, &SessionStatus::Opened);
+        recorder.on_status(&info("s2", "/p/b"), &SessionStatus::Opened);
+        let mut command = info("s3", "/p/b");
+        command.agent = "my-agent --token sk-123".into();
+        command.launch.origin = acp_desk_store::LaunchOrigin::CommandLine;
+        recorder.on_status(&command, &SessionStatus::Opened);
+        recorder.finish();
+        let (file, _) = StateFile::open(&path);
+        assert_eq!(
+            file.state().recent(),
+            [
+                (Path::new("/p/b"), None),
+                (Path::new("/p/a"), Some("claude"))
+            ]
+        );
+        assert!(!std::fs::read_to_string(&path).unwrap().contains("sk-123"));
+        // The listener saw each change, the last one last.
+        let seen = seen.lock().unwrap();
+        assert_eq!(
+            seen.last().unwrap(),
+            &[
+                (PathBuf::from("/p/b"), None),
+                (PathBuf::from("/p/a"), Some("claude".to_string()))
+            ]
+        );
+        assert!(seen.len() >= 3, "{seen:?}");
     }
 
     #[test]

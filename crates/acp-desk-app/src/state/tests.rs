@@ -486,3 +486,76 @@ fn a_shown_session_past_the_list_is_none_and_unknown_fields_of_a_session_survive
     assert!(json["openSessions"][0].get("pinned").is_none());
     assert_eq!(json["shownSession"], 0);
 }
+
+#[test]
+fn recent_folders_keep_their_last_agent_and_old_files_still_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = state_path(&dir);
+    // A file from before `recentAgents`: its folders have no agent, and nothing is lost.
+    std::fs::write(
+        &path,
+        r#"{"version": 1, "recentFolders": ["/p/old", "/p/b"]}"#,
+    )
+    .unwrap();
+    let (mut file, warning) = StateFile::open(&path);
+    assert!(warning.is_none());
+    assert_eq!(
+        file.state().recent(),
+        [(Path::new("/p/old"), None), (Path::new("/p/b"), None)]
+    );
+    file.update(|s| {
+        s.add_recent("/p/a", Some("claude".into()));
+        s.add_recent("/p/b", Some("demo".into()));
+        // Opened again with another agent: the last one is kept.
+        s.add_recent("/p/a", Some("gemini".into()));
+    })
+    .unwrap();
+    let json = read_json(&path);
+    assert_eq!(
+        json["recentFolders"],
+        serde_json::json!(["/p/a", "/p/b", "/p/old"])
+    );
+    // The folders' list keeps its old shape (an older ACP Desk reads it); the agents beside it.
+    assert_eq!(
+        json["recentAgents"],
+        serde_json::json!({"/p/a": "gemini", "/p/b": "demo"})
+    );
+    let (mut file, _) = StateFile::open(&path);
+    assert_eq!(
+        file.state().recent(),
+        [
+            (Path::new("/p/a"), Some("gemini")),
+            (Path::new("/p/b"), Some("demo")),
+            (Path::new("/p/old"), None)
+        ]
+    );
+    // A command-line agent forgets the folder's agent; a folder falling off the list takes
+    // its agent along.
+    file.update(|s| {
+        s.add_recent("/p/b", None);
+        for i in 0..MAX_RECENT_FOLDERS {
+            s.add_recent(format!("/q/{i}"), Some("demo".into()));
+        }
+    })
+    .unwrap();
+    assert!(
+        file.state()
+            .recent_agents
+            .keys()
+            .all(|f| f.starts_with("/q"))
+    );
+    assert_eq!(file.state().recent_agents.len(), MAX_RECENT_FOLDERS);
+    // A hand-edited agent for a folder not in the list is dropped on load.
+    std::fs::write(
+        &path,
+        r#"{"version": 1, "recentFolders": ["/p/a"], "recentAgents": {"/p/a": "x", "/gone": "y"}}"#,
+    )
+    .unwrap();
+    let (mut file, _) = StateFile::open(&path);
+    assert_eq!(file.state().recent(), [(Path::new("/p/a"), Some("x"))]);
+    assert_eq!(file.state().recent_agents.len(), 1);
+    file.update(AppState::clear_recent).unwrap();
+    let json = read_json(&path);
+    assert_eq!(json["recentFolders"], serde_json::json!([]));
+    assert_eq!(json["recentAgents"], serde_json::json!({}));
+}

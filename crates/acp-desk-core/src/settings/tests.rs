@@ -315,3 +315,29 @@ fn mcp_servers_take_zeds_context_servers_shape() {
         ]
     );
 }
+
+#[test]
+fn close_to_tray_is_on_unless_the_file_says_false() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(Settings::default().close_to_tray);
+    let off = load_from(&write(&dir, r#"{"close_to_tray": false}"#));
+    assert!(!off.settings.close_to_tray);
+    assert!(off.problems.is_empty(), "{:?}", off.problems);
+    assert!(off.settings.ignored.is_empty());
+    // A wrong shape is named, and the default kept.
+    let bad = load_from(&write(&dir, "{\n  \"close_to_tray\": \"no\"\n}"));
+    assert!(bad.settings.close_to_tray);
+    let got: Vec<_> = bad
+        .problems
+        .iter()
+        .map(|p| (p.line, p.field.as_deref(), p.message.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [(
+            Some(2),
+            Some("close_to_tray"),
+            "expected true or false, found a string; the default is used"
+        )]
+    );
+}

@@ -636,7 +636,13 @@ export type Theme = ('light' | 'dark') | 'system';
  * via the `definition` "AppEvent".
  */
 export type AppEvent =
-  'paths-dropped' | 'drag-hover' | 'folder-chosen' | 'menu-action' | 'history-notice';
+  | 'paths-dropped'
+  | 'drag-hover'
+  | 'folder-chosen'
+  | 'menu-action'
+  | 'history-notice'
+  | 'show-request'
+  | 'desktop-notice';
 /**
  * One piece of a prompt as the composer builds it; the shell turns each into an ACP content
  * block (`prompt`).
@@ -880,6 +886,8 @@ export interface IpcTypes {
   pathsDropped: PathsDropped;
   dragHover: DragHover;
   folderChosen: FolderChosen;
+  showRequest: ShowRequest;
+  desktopNotice: DesktopNotice;
   menuAction: MenuAction;
   theme: Theme;
   appEvent: AppEvent;
@@ -924,6 +932,11 @@ export interface AppInfo {
    * as `menu-action` `theme`.
    */
   theme: ('light' | 'dark') | 'system';
+  /**
+   * Something about the desktop to say once (the platform has no notification service), if
+   * it was known when the window asked; later it arrives as `desktop-notice`.
+   */
+  desktopNotice?: string | null;
 }
 /**
  * This interface was referenced by `IpcTypes`'s JSON-Schema
@@ -1899,13 +1912,48 @@ export interface DragHover {
   active: boolean;
 }
 /**
- * A folder the user picked with File → Open Folder.
+ * A folder to open: picked with File → Open Folder or File → Open Recent, or given to a
+ * second launch of the app.
  *
  * This interface was referenced by `IpcTypes`'s JSON-Schema
  * via the `definition` "FolderChosen".
  */
 export interface FolderChosen {
   path: string;
+  /**
+   * The agent to open it with (Open Recent: the one last used there; a second launch's
+   * `--agent`); absent: the window's choice for new sessions.
+   */
+  agent?: string | null;
+}
+/**
+ * A notification (its body or Show) or a tray item asked to show a session: the window
+ * selects it, so the dialog of its waiting request shows.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "ShowRequest".
+ */
+export interface ShowRequest {
+  /**
+   * The session's registry id (`SessionInfo.id`).
+   */
+  session: string;
+  /**
+   * The permission request the notification or item was about (none for a turn's end).
+   */
+  requestId?: string | null;
+}
+/**
+ * Something about the desktop the window says once, as a dismissible banner.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "DesktopNotice".
+ */
+export interface DesktopNotice {
+  /**
+   * What happened and what it means for the user.
+   */
+  message: string;
 }
 /**
  * The project's files for the `@` picker (gitignore honoured), relative and `/`-separated.
