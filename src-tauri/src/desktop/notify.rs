@@ -153,6 +153,45 @@ mod linux {
         conn: Connection,
         screen: Mutex<Screen>,
         on_action: OnAction,
+        /// Whether the server reads the body as markup (`body-markup`), asked once it answers.
+        markup: OnceLock<bool>,
+    }
+
+    impl Inner {
+        fn body_markup(&self) -> bool {
+            if let Some(m) = self.markup.get() {
+                return *m;
+            }
+            let caps = self
+                .conn
+                .call_method(Some(NAME), PATH, Some(NAME), "GetCapabilities", &())
+                .and_then(|r| r.body().deserialize::<Vec<String>>());
+            match caps {
+                Ok(caps) => *self
+                    .markup
+                    .get_or_init(|| caps.iter().any(|c| c == "body-markup")),
+                // Not cached: the server may not be up yet. Escaped meanwhile, the safe side.
+                Err(_) => true,
+            }
+        }
+    }
+
+    /// A body as text, for a server that reads markup: a tool's title such as
+    /// `Read <span size="1">…</span>` must show as written, not hide part of itself next to an
+    /// Allow button (the spec's markup is a small XML subset, so the XML escapes are enough).
+    pub(super) fn escape_markup(text: &str) -> String {
+        let mut out = String::with_capacity(text.len());
+        for c in text.chars() {
+            match c {
+                '&' => out.push_str("&amp;"),
+                '<' => out.push_str("&lt;"),
+                '>' => out.push_str("&gt;"),
+                '"' => out.push_str("&quot;"),
+                '\'' => out.push_str("&apos;"),
+                c => out.push(c),
+            }
+        }
+        out
     }
 
     /// The notifications of the app's sessions. Connects on first use; a bus that cannot be
@@ -220,6 +259,11 @@ mod linux {
             let mut hints: HashMap<&str, Value> = HashMap::new();
             hints.insert("desktop-entry", Value::from(super::super::DESKTOP_ID));
             hints.insert("urgency", Value::U8(1));
+            let body = if inner.body_markup() {
+                escape_markup(&n.body)
+            } else {
+                n.body.clone()
+            };
             let asked = Instant::now();
             let reply = inner.conn.call_method(
                 Some(NAME),
@@ -231,7 +275,7 @@ mod linux {
                     replaces,
                     super::super::DESKTOP_ID,
                     n.summary.as_str(),
-                    n.body.as_str(),
+                    body.as_str(),
                     action_list(n),
                     hints,
                     -1i32,
@@ -307,6 +351,7 @@ mod linux {
             conn,
             screen: Mutex::new(Screen::default()),
             on_action,
+            markup: OnceLock::new(),
         });
         let listener = Arc::downgrade(&inner);
         std::thread::Builder::new()
@@ -457,5 +502,14 @@ mod tests {
             })
         );
         assert_eq!(invoked(&n, "reject"), None);
+    }
+
+    #[cfg(all(unix, not(target_os = "macos")))]
+    #[test]
+    fn a_title_cannot_hide_itself_in_markup() {
+        assert_eq!(
+            linux::escape_markup(r#"Read <span size="1">a</span> & 'b'"#),
+            "Read &lt;span size=&quot;1&quot;&gt;a&lt;/span&gt; &amp; &apos;b&apos;"
+        );
     }
 }
