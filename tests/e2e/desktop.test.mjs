@@ -253,6 +253,7 @@ describe('a waiting request reaches the desktop', () => {
     const calls = await notifications(1, 'no Notify reached the notification server');
     assert.equal(calls.length, 1, `exactly one notification: ${JSON.stringify(calls)}`);
     const [n] = calls;
+    console.log(`# notified: ${n.summary} / ${n.body} / ${n.actions.map((a) => a.label)}`);
     const said = `${n.summary}\n${n.body}`;
     assert.match(said, /demo-desk/, `the agent is named: ${said}`);
     assert.match(said, new RegExp(basename(first)), `the folder is named: ${said}`);
@@ -406,6 +407,7 @@ describe('a claude-code-acp shell request: its command never leaves the window',
     const calls = await notifications(1, 'no Notify reached the notification server');
     assert.equal(calls.length, 1, `one notification: ${JSON.stringify(calls)}`);
     const [n] = calls;
+    console.log(`# notified: ${n.summary} / ${n.body} / ${n.actions.map((a) => a.label)}`);
     assert.deepEqual(
       leaks(`${n.summary}\n${n.body}`),
       [],
