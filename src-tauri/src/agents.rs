@@ -44,6 +44,8 @@ pub const SETTINGS_TEMPLATE: &str = r#"// ACP Desk's settings. JSON with comment
   "agent_servers": {
     // "my-agent": { "command": "my-agent", "args": ["--acp"], "env": {} },
   },
+  // Closing the window keeps ACP Desk in the tray (when the desktop has one); false: it quits.
+  // "close_to_tray": true,
 }
 "#;
 

@@ -1,6 +1,6 @@
 //! The window's menu bar and what its items do.
 //!
-//! - File: Open Folder…, Close Session, Quit. Edit: Undo, Redo, Cut, Copy, Paste, Select All.
+//! - File: Open Folder…, Open Recent (`lifecycle::recent`), Close Session, Quit. Edit: Undo, Redo, Cut, Copy, Paste, Select All.
 //!   View: Toggle Sidebar, Zoom In / Out, Actual Size, Theme (System, Light, Dark). Window:
 //!   Minimize, Maximize. Help: About ACP Desk, Open Settings File, Open Logs Folder, Copy
 //!   Diagnostics. macOS also gets its app menu (unverified: macOS code cannot be built here).
@@ -101,6 +101,7 @@ pub fn build<R: Runtime>(app: &AppHandle<R>) -> tauri::Result<Menu<R>> {
         true,
         &[
             &item(app, OPEN_FOLDER)?,
+            &crate::lifecycle::recent::submenu(app)?,
             &item(app, CLOSE_SESSION)?,
             &sep()?,
             &item(app, QUIT)?,
@@ -217,6 +218,7 @@ pub fn on_event<R: Runtime>(app: &AppHandle<R>, id: &str) {
         COPY_DIAGNOSTICS => crate::help::in_background(app, crate::help::copy_diagnostics),
         _ => match THEMES.iter().find(|(i, _)| *i == id) {
             Some((_, theme)) => choose_theme(app, *theme),
+            None if crate::lifecycle::recent::on_event(app, id) => {}
             None => tracing::debug!("menu item {id} has nothing to do here"),
         },
     }
@@ -297,6 +299,7 @@ pub fn find<R: Runtime>(items: &[MenuItemKind<R>], id: &str) -> Option<MenuItemK
 /// At start: the saved zoom for the window, the saved theme ticked. The UI applies the theme
 /// itself (`app_info`). The state file is read off the main thread.
 pub fn apply_saved<R: Runtime>(app: &AppHandle<R>) {
+    crate::lifecycle::recent::watch(app);
     let Some(recorder) = app.state::<AppState>().recorder.clone() else {
         return;
     };

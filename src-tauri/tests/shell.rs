@@ -252,6 +252,87 @@ fn every_command_is_granted_to_the_main_window() {
     }
 }
 
+/// The capability grants exactly what the UI calls (ARCHITECTURE.md, "Capabilities"): the app's
+/// commands, listening to events, and the window calls `ui/src/lib/backend.ts` makes (the one
+/// module importing `@tauri-apps/*`). No plugin's JS permission: the UI calls no plugin, so the
+/// dialog, clipboard, opener, window-state and single-instance plugins are used from Rust only.
+#[test]
+fn the_window_is_granted_only_what_the_ui_calls() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let backend = std::fs::read_to_string(format!("{root}/ui/src/lib/backend.ts")).unwrap();
+    let mut want: Vec<String> = vec![
+        "allow-app-commands".into(),
+        "core:event:allow-listen".into(),
+        "core:event:allow-unlisten".into(),
+    ];
+    // Each `getCurrentWindow().setTitle(...)`-style call needs `core:window:allow-set-title`.
+    for call in backend.split("getCurrentWindow().").skip(1) {
+        let method: String = call.chars().take_while(|c| c.is_alphanumeric()).collect();
+        let mut kebab = String::new();
+        for c in method.chars() {
+            if c.is_uppercase() {
+                kebab.push('-');
+            }
+            kebab.push(c.to_ascii_lowercase());
+        }
+        want.push(format!("core:window:allow-{kebab}"));
+    }
+    for import in backend.match_indices("from '@tauri-apps/") {
+        let module: String = backend[import.0 + 6..]
+            .chars()
+            .take_while(|c| *c != '\'')
+            .collect();
+        assert!(
+            [
+                "@tauri-apps/api/core",
+                "@tauri-apps/api/event",
+                "@tauri-apps/api/window"
+            ]
+            .contains(&module.as_str()),
+            "backend.ts imports {module}: grant what it needs in capabilities/default.json \
+             and list it here"
+        );
+    }
+    want.sort();
+    want.dedup();
+    let cap = std::fs::read_to_string(format!("{root}/capabilities/default.json")).unwrap();
+    let cap: Value = serde_json::from_str(&cap).unwrap();
+    let mut got: Vec<String> = cap["permissions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap().to_string())
+        .collect();
+    got.sort();
+    assert_eq!(got, want);
+    assert_eq!(cap["windows"], json!(["main"]));
+    assert!(
+        cap.get("remote").is_none(),
+        "no remote origin gets anything"
+    );
+    // No other UI module reaches Tauri.
+    let mut stack = vec![std::path::PathBuf::from(format!("{root}/ui/src"))];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let path = e.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if path.is_dir() {
+                stack.push(path);
+            } else if (name.ends_with(".ts") || name.ends_with(".svelte"))
+                && !name.ends_with(".test.ts")
+                && name != "backend.ts"
+            {
+                let text = std::fs::read_to_string(&path).unwrap();
+                assert!(
+                    !text.contains("from '@tauri-apps/"),
+                    "{} imports @tauri-apps: only backend.ts may",
+                    path.display()
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn the_app_and_the_cli_share_one_identifier() {
     let conf = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../tauri.conf.json"))
@@ -305,7 +386,19 @@ fn the_menu_bar_has_file_edit_view_window_and_help() {
     let menu = app.menu().expect("the app has a menu bar");
     let outline = menu_outline(&menu.items().unwrap());
     let want: Vec<(&str, Vec<&str>)> = vec![
-        ("File", vec!["open-folder", "close-session", "-", "quit"]),
+        (
+            "File",
+            vec![
+                "open-folder",
+                "submenu:Open &Recent",
+                "  no-recent",
+                "  -",
+                "  clear-recent",
+                "close-session",
+                "-",
+                "quit",
+            ],
+        ),
         (
             "Edit",
             vec![
@@ -380,6 +473,95 @@ fn the_usual_shortcuts_each_on_one_item() {
     for taken in ["CmdOrCtrl+X", "CmdOrCtrl+C", "CmdOrCtrl+V", "CmdOrCtrl+A"] {
         assert!(!all.contains(&taken), "{taken}");
     }
+}
+
+/// File → Open Recent shows the state file's folders with their agents, follows the list as it
+/// changes, opens the chosen one with its agent (`folder-chosen`, as a chosen folder opens), and
+/// Clear Recent empties it.
+#[test]
+fn open_recent_lists_the_folders_with_their_agents_and_opens_one_with_its_agent() {
+    use acp_desk_shell::AppState;
+    use tauri::Listener;
+    use tauri::menu::MenuItemKind as K;
+    let (app, _webview) = mock_app(Launch::default());
+    let recorder = app.state::<AppState>().recorder.clone().unwrap();
+    recorder.update(|s| {
+        s.clear_recent();
+        s.add_recent("/p/b", None);
+        s.add_recent("/p/a", Some("claude".into()));
+    });
+    acp_desk_shell::menu::apply_saved(app.handle());
+    let labels = || -> Vec<(String, String, bool)> {
+        let items = app.menu().unwrap().items().unwrap();
+        let Some(K::Submenu(sub)) = acp_desk_shell::menu::find(&items, "open-recent") else {
+            panic!("no Open Recent")
+        };
+        sub.items()
+            .unwrap()
+            .iter()
+            .filter_map(|i| match i {
+                K::MenuItem(m) => {
+                    Some((m.id().0.clone(), m.text().unwrap(), m.is_enabled().unwrap()))
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    let wait_for = |want: &[(&str, &str, bool)]| {
+        let want: Vec<(String, String, bool)> = want
+            .iter()
+            .map(|(i, l, e)| (i.to_string(), l.to_string(), *e))
+            .collect();
+        for _ in 0..200 {
+            if labels() == want {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        assert_eq!(labels(), want);
+    };
+    wait_for(&[
+        ("recent-0", "a — claude", true),
+        ("recent-1", "b", true),
+        ("clear-recent", "Clear Recent", true),
+    ]);
+    let (tx, rx) = std::sync::mpsc::channel::<Value>();
+    app.listen_any("folder-chosen", move |e| {
+        tx.send(serde_json::from_str(e.payload()).unwrap()).unwrap();
+    });
+    acp_desk_shell::menu::on_event(app.handle(), "recent-0");
+    acp_desk_shell::menu::on_event(app.handle(), "recent-1");
+    let got: Vec<Value> = (0..2)
+        .map(|_| rx.recv_timeout(Duration::from_secs(10)).unwrap())
+        .collect();
+    assert_eq!(
+        got,
+        [
+            json!({"path": "/p/a", "agent": "claude"}),
+            json!({"path": "/p/b"})
+        ]
+    );
+    // A session opened elsewhere comes first, with its agent.
+    recorder.update(|s| s.add_recent("/q/b", Some("demo".into())));
+    wait_for(&[
+        ("recent-0", "/q/b — demo", true),
+        ("recent-1", "a — claude", true),
+        ("recent-2", "/p/b", true),
+        ("clear-recent", "Clear Recent", true),
+    ]);
+    acp_desk_shell::menu::on_event(app.handle(), "clear-recent");
+    wait_for(&[
+        ("no-recent", "No Recent Folders", false),
+        ("clear-recent", "Clear Recent", false),
+    ]);
+    recorder.finish();
+    assert!(
+        recorder
+            .state(Duration::ZERO)
+            .unwrap()
+            .recent_folders
+            .is_empty()
+    );
 }
 
 #[test]

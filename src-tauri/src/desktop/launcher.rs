@@ -19,7 +19,7 @@ pub use linux::Launcher;
 #[cfg(target_os = "linux")]
 mod linux {
     use std::collections::HashMap;
-    use std::sync::OnceLock;
+    use std::sync::mpsc;
 
     use tauri::{Runtime, WebviewWindow};
     use zbus::blocking::Connection;
@@ -48,21 +48,50 @@ mod linux {
         ])
     }
 
-    #[derive(Default)]
+    /// Sends on a thread of its own: the count changes on the main thread, which must never
+    /// wait for the bus (connecting to it, a full socket).
     pub struct Launcher {
-        conn: OnceLock<Option<Connection>>,
+        tx: Option<mpsc::Sender<Badge>>,
+    }
+
+    impl Default for Launcher {
+        fn default() -> Self {
+            let (tx, rx) = mpsc::channel::<Badge>();
+            let spawned = std::thread::Builder::new()
+                .name("launcher-count".into())
+                .spawn(move || send_all(rx));
+            match spawned {
+                Ok(_) => Self { tx: Some(tx) },
+                Err(e) => {
+                    tracing::info!("no launcher count: {e}");
+                    Self { tx: None }
+                }
+            }
+        }
     }
 
     impl Launcher {
         pub fn set<R: Runtime>(&self, _window: Option<&WebviewWindow<R>>, badge: Badge) {
-            let conn = self.conn.get_or_init(|| match Connection::session() {
-                Ok(c) => Some(c),
-                Err(e) => {
-                    tracing::info!("no launcher count: the session bus cannot be reached ({e})");
-                    None
-                }
-            });
-            let Some(conn) = conn else { return };
+            if let Some(tx) = &self.tx {
+                // The thread ends only when the bus cannot be reached: then nothing is sent.
+                let _ = tx.send(badge);
+            }
+        }
+    }
+
+    fn send_all(rx: mpsc::Receiver<Badge>) {
+        let conn = match Connection::session() {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::info!("no launcher count: the session bus cannot be reached ({e})");
+                return;
+            }
+        };
+        while let Ok(mut badge) = rx.recv() {
+            // Only the latest count matters.
+            while let Ok(newer) = rx.try_recv() {
+                badge = newer;
+            }
             let sent = conn.emit_signal(
                 None::<&str>,
                 PATH,

@@ -332,9 +332,8 @@ fn on_tray<R: Runtime>(app: &AppHandle<R>, action: TrayAction) {
             }
             refresh(app);
         }
-        // TODO(lifecycle): `crate::lifecycle::request_quit(app)` once d-lifecycle is merged: it
-        // asks first when turns run.
-        TrayAction::Quit => app.exit(0),
+        // Asks first when turns run (lifecycle owns what quitting means).
+        TrayAction::Quit => crate::lifecycle::request_quit(app),
         TrayAction::ShowRequest {
             session_id,
             request_id,

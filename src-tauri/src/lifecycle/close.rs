@@ -69,7 +69,7 @@ fn hide<R: Runtime>(app: &AppHandle<R>) {
         return;
     }
     if first_time(app) {
-        notify(NOTICE_SUMMARY, NOTICE_BODY);
+        crate::desktop::notify_plain(NOTICE_SUMMARY, NOTICE_BODY);
     }
 }
 
@@ -85,16 +85,4 @@ fn first_time<R: Runtime>(app: &AppHandle<R>) -> bool {
         let _ = tx.send(s.mark_notice_seen(NOTICE_ID));
     });
     rx.recv_timeout(Duration::from_secs(5)).unwrap_or(false)
-}
-
-/// A one-off notification with no actions. Blocking (a D-Bus call).
-fn notify(summary: &str, body: &str) {
-    let shown = notify_rust::Notification::new()
-        .appname("ACP Desk")
-        .summary(summary)
-        .body(body)
-        .show();
-    if let Err(e) = shown {
-        tracing::info!("could not say that ACP Desk stays in the tray: {e}");
-    }
 }

@@ -10,11 +10,13 @@
 //!   thread; then `app.exit(0)`, whose `RunEvent::Exit` closes every session (each agent and
 //!   its terminals' process trees).
 //! - **Single instance** ([`instance`]): a second launch hands its folder to the running app.
+//! - **Open Recent** ([`recent`]): File → Open Recent from the state file.
 //! - **Window state**: tauri-plugin-window-state ([`window_state`]).
 
 pub mod close;
 pub mod host;
 pub mod instance;
+pub mod recent;
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -91,11 +93,11 @@ pub fn quit_question(running: usize) -> Option<String> {
 pub fn request_quit<R: Runtime>(app: &AppHandle<R>) {
     let Some(life) = app.try_state::<Lifecycle>() else {
         // Not set up (a test app without the lifecycle plugin): nothing to ask about.
-        app.exit(0);
+        exit(app);
         return;
     };
     let Some(question) = quit_question(life.turns.running()) else {
-        app.exit(0);
+        exit(app);
         return;
     };
     if life.asking.swap(true, Ordering::SeqCst) {
@@ -123,9 +125,17 @@ pub fn request_quit<R: Runtime>(app: &AppHandle<R>) {
             life.asking.store(false, Ordering::SeqCst);
         }
         if quit {
-            handle.exit(0);
+            exit(&handle);
         }
     });
+}
+
+/// Exits: the instance name is given up first, so that a launch while the sessions close
+/// (which can take an agent's whole grace) starts an app of its own instead of handing its
+/// folder to this one, which is going away.
+fn exit<R: Runtime>(app: &AppHandle<R>) {
+    tauri_plugin_single_instance::destroy(app);
+    app.exit(0);
 }
 
 /// The lifecycle's plugin: tracks running turns (an observer on the registry, so it must be

@@ -152,3 +152,25 @@ fn without_a_session_bus_address_or_socket_there_is_no_bus() {
         None
     );
 }
+
+#[test]
+fn open_recent_labels_name_the_folder_and_its_agent_and_the_path_where_names_repeat() {
+    use super::recent::labels;
+    use std::path::PathBuf;
+    let recent = vec![
+        (PathBuf::from("/home/u/proj"), Some("claude".to_string())),
+        (PathBuf::from("/home/u/R&D"), None),
+        (PathBuf::from("/work/proj"), Some("demo".to_string())),
+        (PathBuf::from("/"), None),
+    ];
+    assert_eq!(
+        labels(&recent),
+        [
+            "/home/u/proj — claude",
+            // A single `&` would underline the D.
+            "R&&D",
+            "/work/proj — demo",
+            "/",
+        ]
+    );
+}
