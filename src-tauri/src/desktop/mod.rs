@@ -81,7 +81,7 @@ impl<R: Runtime> Desktop for Shell<R> {
         if let Err(e) = self
             .inner
             .app
-            .run_on_main_thread(move || inner.redraw(Some(waiting)))
+            .run_on_main_thread(move || inner.redraw(Some(waiting), None))
         {
             tracing::debug!("could not redraw the tray: {e}");
         }
@@ -98,14 +98,18 @@ impl<R: Runtime> Desktop for Shell<R> {
 
 impl<R: Runtime> Inner<R> {
     /// Draws the tray, badge and urgency hint for `waiting` (or, with `None`, for what was last
-    /// told, after a change of focus or visibility). Main thread only.
-    fn redraw(&self, waiting: Option<Waiting>) {
+    /// told, after a change of focus or visibility). `visible`: the window was just shown or
+    /// hidden (on Linux `is_visible` says so only once the toolkit has done it). Main thread
+    /// only.
+    fn redraw(&self, waiting: Option<Waiting>, visible: Option<bool>) {
         let window = self.app.get_webview_window(MAIN);
         let focused = self.focused.load(Ordering::SeqCst);
-        let visible = window
-            .as_ref()
-            .and_then(|w| w.is_visible().ok())
-            .unwrap_or(false);
+        let visible = visible.unwrap_or_else(|| {
+            window
+                .as_ref()
+                .and_then(|w| w.is_visible().ok())
+                .unwrap_or(false)
+        });
         let mut shown = lock(&self.shown);
         let newly = waiting
             .as_ref()
@@ -140,7 +144,7 @@ impl<R: Runtime> Inner<R> {
         if let Some(a) = self.attention.get() {
             a.set_focused(focused);
         }
-        self.redraw(None);
+        self.redraw(None, None);
     }
 }
 
@@ -195,16 +199,27 @@ pub fn start<R: Runtime>(app: &AppHandle<R>) {
     app.manage(Running { inner });
 }
 
-/// What `finish` and `refresh` reach through the app's state.
+/// What `finish` and `window_shown` reach through the app's state.
 struct Running<R: Runtime> {
     inner: Arc<Inner<R>>,
 }
 
-/// Redraws the tray's Show/Hide after the window was shown or hidden by someone else (closing
-/// to the tray). Main thread.
-pub fn refresh<R: Runtime>(app: &AppHandle<R>) {
-    if let Some(r) = app.try_state::<Running<R>>() {
-        r.inner.redraw(None);
+/// Tells the tray and the policy that the window was just shown (`true`) or hidden (`false`)
+/// by someone else (closing to the tray, a second launch), so the tray's Show/Hide follows and
+/// a hidden window counts as unfocused. Any thread: the redraw is handed to the main thread.
+pub fn window_shown<R: Runtime>(app: &AppHandle<R>, visible: bool) {
+    let Some(r) = app.try_state::<Running<R>>() else {
+        return;
+    };
+    if !visible {
+        r.inner.focused.store(false, Ordering::SeqCst);
+        if let Some(a) = r.inner.attention.get() {
+            a.set_focused(false);
+        }
+    }
+    let inner = r.inner.clone();
+    if let Err(e) = app.run_on_main_thread(move || inner.redraw(None, Some(visible))) {
+        tracing::debug!("could not redraw the tray: {e}");
     }
 }
 
@@ -309,7 +324,7 @@ fn show_window<R: Runtime>(app: &AppHandle<R>) {
     if let Err(e) = shown {
         tracing::warn!("could not bring the window forward: {e}");
     }
-    refresh(app);
+    window_shown(app, true);
 }
 
 /// A tray menu item (main thread).
@@ -324,15 +339,12 @@ fn on_tray<R: Runtime>(app: &AppHandle<R>, action: TrayAction) {
                     tracing::warn!("could not hide the window: {e}");
                 }
                 // A hidden window is not in front, whatever the toolkit last said of focus.
-                if let Some(r) = app.try_state::<Running<R>>() {
-                    r.inner.focus_changed(false);
-                }
+                window_shown(app, false);
             } else {
                 show_window(app);
             }
-            refresh(app);
         }
-        // Asks first when turns run (lifecycle owns what quitting means).
+        // Lifecycle's: it asks first when turns run.
         TrayAction::Quit => crate::lifecycle::request_quit(app),
         TrayAction::ShowRequest {
             session_id,

@@ -68,6 +68,7 @@ fn hide<R: Runtime>(app: &AppHandle<R>) {
         super::request_quit(app);
         return;
     }
+    crate::desktop::window_shown(app, false);
     if first_time(app) {
         crate::desktop::notify_plain(NOTICE_SUMMARY, NOTICE_BODY);
     }

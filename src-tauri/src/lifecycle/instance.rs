@@ -110,6 +110,7 @@ fn second_launch<R: Runtime>(app: &AppHandle<R>, argv: Vec<String>, cwd: &str) {
         if let Err(e) = shown {
             tracing::warn!("could not bring the window forward: {e}");
         }
+        crate::desktop::window_shown(app, true);
     }
     match launch.folder {
         Some(folder) => crate::commands::folder_chosen(app, folder, launch.agent),

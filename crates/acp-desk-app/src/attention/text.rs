@@ -136,6 +136,8 @@ pub fn summary(agent: &str, folder_name: &str) -> String {
 /// folder: "wants to run a command in proj"), and " and N more" for the others waiting in the
 /// session.
 pub fn permission_body(request: &WaitingRequest, folder_name: &str, more: usize) -> String {
+    // A read-only request without a title carries its kind's line (`request`), which reads like
+    // a sensitive one's and gets the folder as they do.
     let mut body = match request.kind {
         RequestKind::ReadOnly(_) if request.line != kind_line(request.kind) => request.line.clone(),
         _ => format!("{} in {folder_name}", request.line),
