@@ -324,7 +324,10 @@ describe('a waiting request reaches the desktop', () => {
             ),
           )
         ).some((t) => t.includes(basename(second))),
-      'the first window has no session for the handed-over folder',
+      async () =>
+        `the first window has no session for the handed-over folder ${basename(second)}; ` +
+        `the sidebar: ${await browser.execute(() => document.querySelector('[data-session-list]')?.textContent ?? '(none)')}; ` +
+        `windows: ${execFileSync('xdotool', ['search', '--name', 'ACP Desk'], { encoding: 'utf8' }).trim().split('\n').length}`,
     );
     console.log(`# second launch to handed over: ${Date.now() - started} ms`);
   });
