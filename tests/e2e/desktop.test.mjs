@@ -101,7 +101,10 @@ async function launch(args) {
     () => `an earlier app still holds its single-instance name: ${desk('names')}`,
     20000,
   );
+  // No sidebar to restore, and the default size: another file's 800x600 (window-state.json,
+  // restored by the app) would fold the sidebar these tests read.
   rmSync(join(data, 'state.json'), { force: true });
+  rmSync(join(data, 'window-state.json'), { force: true });
   return launchApp(args);
 }
 
