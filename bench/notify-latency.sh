@@ -103,7 +103,7 @@ mkdir -p "$work/proj" "$work/config" "$work/data"
 
 NOTIFY_BENCH_LOG=$work/agent.log NOTIFY_BENCH_AGENT=$bin/acp-desk-demo-agent \
   ACP_DESK_DEMO_AGENT=$work/agent.py ACP_DESK_CONFIG_DIR=$work/config ACP_DESK_DATA_DIR=$work/data \
-  RUST_LOG=${RUST_LOG:-info} "$app" --agent demo "$work/proj" >"$work/app.log" 2>&1 &
+  ACP_DESK_LOG=${ACP_DESK_LOG:-info} "$app" --agent demo "$work/proj" >"$work/app.log" 2>&1 &
 pids+=($!)
 win=
 for _ in $(seq 150); do

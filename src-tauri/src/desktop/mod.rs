@@ -143,6 +143,12 @@ impl<R: Runtime> Inner<R> {
         self.focused.store(focused, Ordering::SeqCst);
         if let Some(a) = self.attention.get() {
             a.set_focused(focused);
+            if focused {
+                // The user may have come back from editing the settings file: its switches are
+                // read again (a small file, off the main thread).
+                let a = a.clone();
+                tauri::async_runtime::spawn_blocking(move || a.set_switches(switches()));
+            }
         }
         self.redraw(None, None);
     }
@@ -344,7 +350,7 @@ fn on_tray<R: Runtime>(app: &AppHandle<R>, action: TrayAction) {
                 show_window(app);
             }
         }
-        // Lifecycle's: it asks first when turns run.
+        // Asks first when turns run (lifecycle owns what quitting means).
         TrayAction::Quit => crate::lifecycle::request_quit(app),
         TrayAction::ShowRequest {
             session_id,

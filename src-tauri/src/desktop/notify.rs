@@ -9,8 +9,10 @@
 
 use acp_desk_app::attention::{Notification, NotificationAbout, NotificationAction};
 
-/// What the user did with a notification, as the shell acts on it.
+/// What the user did with a notification, as the shell acts on it. (Only Linux reports actions:
+/// elsewhere nothing makes one.)
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(not(all(unix, not(target_os = "macos"))), allow(dead_code))]
 pub enum Invoked {
     /// The body was clicked (`default`) or Show was chosen: show the window on the session
     /// (on its request's dialog when the notification was about one).
@@ -27,12 +29,17 @@ pub enum Invoked {
 }
 
 /// The D-Bus action keys. `default` is the spec's key for a click on the body.
-const DEFAULT: &str = "default";
-const SHOW: &str = "show";
-const ALLOW: &str = "allow";
-const REJECT: &str = "reject";
+#[cfg_attr(not(all(unix, not(target_os = "macos"))), allow(dead_code))]
+mod keys {
+    pub const DEFAULT: &str = "default";
+    pub const SHOW: &str = "show";
+    pub const ALLOW: &str = "allow";
+    pub const REJECT: &str = "reject";
+}
+use keys::{ALLOW, DEFAULT, REJECT, SHOW};
 
 /// The actions list `Notify` takes: key, label, key, label...
+#[cfg_attr(not(all(unix, not(target_os = "macos"))), allow(dead_code))]
 fn action_list(n: &Notification) -> Vec<&'static str> {
     let mut out = vec![DEFAULT, "Show"];
     for a in &n.actions {
@@ -46,6 +53,7 @@ fn action_list(n: &Notification) -> Vec<&'static str> {
 }
 
 /// What the action key `key` of notification `n` means.
+#[cfg_attr(not(all(unix, not(target_os = "macos"))), allow(dead_code))]
 fn invoked(n: &Notification, key: &str) -> Option<Invoked> {
     let respond = |request_id: &String, option_id: &String| Invoked::Respond {
         session_id: n.session_id.clone(),

@@ -119,6 +119,7 @@ pub fn request_quit<R: Runtime>(app: &AppHandle<R>) {
         let _ = w.show();
         let _ = w.set_focus();
         dialog = dialog.parent(&w);
+        tray_follows(app, true);
     }
     dialog.show(move |quit| {
         if let Some(life) = handle.try_state::<Lifecycle>() {
@@ -128,6 +129,12 @@ pub fn request_quit<R: Runtime>(app: &AppHandle<R>) {
             exit(&handle);
         }
     });
+}
+
+/// The tray's Show/Hide follows a window shown (`true`) or hidden here (the desktop redraws
+/// on the main thread; on Linux `is_visible` lags a show or hide, so it is told which).
+pub(crate) fn tray_follows<R: Runtime>(app: &AppHandle<R>, visible: bool) {
+    crate::desktop::window_shown(app, visible);
 }
 
 /// Exits: the instance name is given up first, so that a launch while the sessions close
