@@ -341,8 +341,9 @@ export class FakeBackend implements Backend {
     if (!h) throw new Error(`no view attached to ${session}`);
     h(frame);
   }
-  chooseFolder(path: string): void {
-    for (const cb of this.folderChosen) cb({ path });
+  /** `folder-chosen`: the folder picker, File → Open Recent or a second launch (with its agent). */
+  chooseFolder(path: string, agent?: string): void {
+    for (const cb of this.folderChosen) cb(agent === undefined ? { path } : { path, agent });
   }
   drop(paths: string[], x = 10, y = 10): void {
     for (const cb of this.dropped) cb({ paths, x, y });
