@@ -50,14 +50,17 @@ function desk(...args) {
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-/** Polls `probe` until it answers something truthy; fails with `why` (and the last answer). */
+/** Polls `probe` until it answers something truthy; fails saying `why` (a text, or a function
+ * making one from what is there then). */
 async function until(probe, why, timeout = 15000) {
   const deadline = Date.now() + timeout;
   let last;
   for (;;) {
     last = await probe();
     if (last) return last;
-    if (Date.now() > deadline) assert.fail(`${why} (after ${timeout} ms)`);
+    if (Date.now() > deadline) {
+      assert.fail(`${typeof why === 'function' ? await why() : why} (after ${timeout} ms)`);
+    }
     await sleep(100);
   }
 }
@@ -92,7 +95,16 @@ function cmdline(pid) {
  * (a D-Bus name), so a launch while the last one still exits would hand its folder to that. */
 async function launch(args) {
   await until(() => appProcesses().length === 0, 'an earlier app is still running', 20000);
+  await until(
+    () =>
+      !desk('names').some((n) => n.endsWith('.SingleInstance') || n.includes('.SingleInstance.')),
+    () => `an earlier app still holds its single-instance name: ${desk('names')}`,
+    20000,
+  );
+  // No sidebar to restore, and the default size: another file's 800x600 (window-state.json,
+  // restored by the app) would fold the sidebar these tests read.
   rmSync(join(data, 'state.json'), { force: true });
+  rmSync(join(data, 'window-state.json'), { force: true });
   return launchApp(args);
 }
 
@@ -244,6 +256,7 @@ describe('a waiting request reaches the desktop', () => {
     const calls = await notifications(1, 'no Notify reached the notification server');
     assert.equal(calls.length, 1, `exactly one notification: ${JSON.stringify(calls)}`);
     const [n] = calls;
+    console.log(`# notified: ${n.summary} / ${n.body} / ${n.actions.map((a) => a.label)}`);
     const said = `${n.summary}\n${n.body}`;
     assert.match(said, /demo-desk/, `the agent is named: ${said}`);
     assert.match(said, new RegExp(basename(first)), `the folder is named: ${said}`);
@@ -314,7 +327,10 @@ describe('a waiting request reaches the desktop', () => {
             ),
           )
         ).some((t) => t.includes(basename(second))),
-      'the first window has no session for the handed-over folder',
+      async () =>
+        `the first window has no session for the handed-over folder ${basename(second)}; ` +
+        `the sidebar: ${await browser.execute(() => document.querySelector('[data-session-list]')?.textContent ?? '(none)')}; ` +
+        `windows: ${execFileSync('xdotool', ['search', '--name', 'ACP Desk'], { encoding: 'utf8' }).trim().split('\n').length}`,
     );
     console.log(`# second launch to handed over: ${Date.now() - started} ms`);
   });
@@ -333,16 +349,23 @@ describe('a waiting request reaches the desktop', () => {
       'the first session could not be shown again',
     );
     await prompt('hold');
-    const held = await until(() => {
-      const live = processesIn(first).map((p) => cmdline(p));
-      return live.some((c) => c === 'sleep 300') ? live : null;
-    }, 'the terminal (sleep 300) never started');
+    const held = await until(
+      () => {
+        const live = processesIn(first).map((p) => cmdline(p));
+        return live.some((c) => /(^|\/)sleep 300$/.test(c)) ? live : null;
+      },
+      async () => {
+        const live = processesIn(first).map((p) => cmdline(p));
+        const said = await browser.execute(() => document.querySelector('main')?.textContent ?? '');
+        return `the terminal (sleep 300) never started; in ${first}: ${live}; the window: ${said.slice(-600)}`;
+      },
+    );
     assert.ok(
       held.some((c) => c.startsWith(demoAgent)),
       `the agent runs: ${held}`,
     );
     assert.ok(
-      held.some((c) => c === 'sleep 3600'),
+      held.some((c) => /(^|\/)sleep 3600$/.test(c)),
       `the agent's grandchild runs: ${held}`,
     );
 
@@ -390,6 +413,7 @@ describe('a claude-code-acp shell request: its command never leaves the window',
     const calls = await notifications(1, 'no Notify reached the notification server');
     assert.equal(calls.length, 1, `one notification: ${JSON.stringify(calls)}`);
     const [n] = calls;
+    console.log(`# notified: ${n.summary} / ${n.body} / ${n.actions.map((a) => a.label)}`);
     assert.deepEqual(
       leaks(`${n.summary}\n${n.body}`),
       [],

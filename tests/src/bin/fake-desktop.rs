@@ -722,7 +722,7 @@ fn call(args: &[String]) -> anyhow::Result<String> {
     };
     let usage = "fake-desktop call: ping | notifications | tray | launcher | reset \
                  | invoke-action ID KEY | click-tray LABEL | activate-tray \
-                 | set-service NAME on|off | has-owner NAME";
+                 | set-service NAME on|off | has-owner NAME | names";
     match args {
         [m] if m == "ping" => method("Ping", &()),
         [m] if m == "notifications" => method("Notifications", &()),
@@ -741,6 +741,16 @@ fn call(args: &[String]) -> anyhow::Result<String> {
             "SetService",
             &(name.clone(), matches!(on.as_str(), "on" | "true")),
         ),
+        [m] if m == "names" => {
+            let dbus = zbus::blocking::fdo::DBusProxy::new(&conn)?;
+            let names: Vec<String> = dbus
+                .list_names()?
+                .into_iter()
+                .map(|n| n.to_string())
+                .filter(|n| !n.starts_with(':'))
+                .collect();
+            Ok(serde_json::to_string(&names)?)
+        }
         [m, name] if m == "has-owner" => {
             let dbus = zbus::blocking::fdo::DBusProxy::new(&conn)?;
             let name = zbus::names::BusName::try_from(name.as_str())?;
