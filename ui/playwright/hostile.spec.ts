@@ -455,6 +455,8 @@ test("the showcase replays under the app's CSP without a violation", async ({ pa
   // xterm's own <style> elements are in (style-src 'unsafe-inline').
   expect(await page.evaluate(() => document.querySelectorAll('style').length)).toBeGreaterThan(0);
   await revealEntry(page, '[data-tool-call-id="show-edit"] .diff-view');
+  // highlight.js came as its own chunk (loaded on first use) and coloured the Rust blocks.
+  await expect(page.locator('.markdown code.language-rust .hljs-keyword').first()).toBeAttached();
   await page.waitForTimeout(500);
   expect(await violations(page)).toEqual([]);
   expect(seen.errors).toEqual([]);

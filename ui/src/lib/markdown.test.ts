@@ -1,6 +1,11 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { sentinelCases, sentinelChunkings } from '../../playwright/sentinel-corpus';
+import { loadHighlighter } from './highlight';
 import { MarkdownStream, lexStats, renderMarkdown, renderStreaming, renderTitle } from './markdown';
+
+// highlight.js is loaded on first use (highlight.ts); these tests check the highlighted output,
+// so load it first. markdown-lazy.test.ts checks what shows before and after it is in.
+beforeAll(() => loadHighlighter());
 
 // Agent output is untrusted: whatever it sends must render inert.
 const hostile: [string, string][] = [

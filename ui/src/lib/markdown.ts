@@ -47,7 +47,18 @@
 // exactly what any sequence of appends ends with; markdown.test.ts checks it for many chunkings.
 import DOMPurify from 'dompurify';
 import { Lexer, Marked, type Token } from 'marked';
-import { escapeHtml, highlightCode, knownLanguage } from './highlight';
+import {
+  escapeHtml,
+  fenceLanguage,
+  highlightCode,
+  highlighterLoaded,
+  knownLanguage,
+  loadHighlighter,
+} from './highlight';
+
+/** Code blocks with a language rendered plain because highlight.js was not loaded yet: a stream
+ * that rendered one renders again once it is (see `MarkdownStream.update`). */
+let plainCodeBlocks = 0;
 
 /** `breaks`: a single newline is a line break. Off for prose (Markdown's rule); on for tool
  * output, which is lines (search hits, listings) far more often than paragraphs. */
@@ -58,6 +69,12 @@ const makeMarked = (breaks: boolean) =>
     async: false,
     renderer: {
       code({ text, lang }) {
+        // The first block that names a language loads highlight.js (highlight.ts); until it
+        // is in, the block is plain and counted, so its message is rendered again after.
+        if (fenceLanguage(lang) && !highlighterLoaded()) {
+          plainCodeBlocks += 1;
+          void loadHighlighter();
+        }
         const name = knownLanguage(lang);
         const label = (lang ?? '').trim().split(/\s+/)[0] ?? '';
         const cls = name ? ` class="hljs language-${escapeHtml(name)}"` : '';
@@ -275,6 +292,8 @@ export class MarkdownStream {
   /** Link definitions or carriage returns seen: render whole (see the top of the file). */
   private whole = false;
   private result: RenderedMarkdown = { blocks: [], tail: '' };
+  /** Some code block was rendered plain while highlight.js was loading. */
+  private plainCode = false;
   private readonly m: Marked;
 
   constructor(readonly breaks = false) {
@@ -282,8 +301,11 @@ export class MarkdownStream {
   }
 
   update(text: string): RenderedMarkdown {
-    if (text === this.text) return this.result;
-    const appended = text.startsWith(this.text);
+    const stale = this.plainCode && highlighterLoaded();
+    if (text === this.text && !stale) return this.result;
+    const appended = text.startsWith(this.text) && !stale;
+    if (stale) this.plainCode = false;
+    const plainBefore = plainCodeBlocks;
     if (!appended) {
       this.frozen = 0;
       this.blocks = [];
@@ -310,6 +332,7 @@ export class MarkdownStream {
       }
       this.tail = parse(rest, this.m);
     }
+    if (plainCodeBlocks !== plainBefore) this.plainCode = true;
     this.result = { blocks: this.blocks, tail: this.tail };
     return this.result;
   }
