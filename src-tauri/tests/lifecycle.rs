@@ -10,6 +10,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+mod support;
+use support::wait_for;
+
 use acp_desk_shell::ipc::PromptPart;
 use acp_desk_shell::lifecycle::Turns;
 use acp_desk_shell::sessions::Sessions;
@@ -46,17 +49,6 @@ fn is_zombie(pid: i32) -> bool {
 
 fn alive(pid: u32) -> bool {
     std::path::Path::new(&format!("/proc/{pid}")).exists() && !is_zombie(pid as i32)
-}
-
-async fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while !ok() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting: {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

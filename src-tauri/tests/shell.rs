@@ -7,6 +7,9 @@
 
 use std::time::Duration;
 
+mod support;
+use support::wait_for;
+
 use acp_desk_core::StreamEvent;
 use acp_desk_core::events::PermissionResolution;
 use acp_desk_core::hub::RecordingView;
@@ -655,17 +658,6 @@ impl Text for View {
                 _ => None,
             })
             .collect()
-    }
-}
-
-async fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while !ok() {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting: {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
