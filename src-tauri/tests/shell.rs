@@ -280,11 +280,23 @@ fn the_window_is_granted_only_what_the_ui_calls() {
         }
         want.push(format!("core:window:allow-{kebab}"));
     }
-    for import in backend.match_indices("from '@tauri-apps/") {
-        let module: String = backend[import.0 + 6..]
-            .chars()
-            .take_while(|c| *c != '\'')
-            .collect();
+    // Every quoted `@tauri-apps/...` specifier, whatever the quote: static and dynamic imports.
+    let specifiers = |text: &str| -> Vec<String> {
+        ["'@tauri-apps/", "\"@tauri-apps/", "`@tauri-apps/"]
+            .iter()
+            .flat_map(|q| {
+                text.match_indices(q)
+                    .map(|(at, _)| {
+                        text[at + 1..]
+                            .chars()
+                            .take_while(|c| !matches!(c, '\'' | '"' | '`'))
+                            .collect::<String>()
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    for module in specifiers(&backend) {
         assert!(
             [
                 "@tauri-apps/api/core",
@@ -327,7 +339,7 @@ fn the_window_is_granted_only_what_the_ui_calls() {
             {
                 let text = std::fs::read_to_string(&path).unwrap();
                 assert!(
-                    !text.contains("from '@tauri-apps/"),
+                    specifiers(&text).is_empty(),
                     "{} imports @tauri-apps: only backend.ts may",
                     path.display()
                 );

@@ -72,7 +72,7 @@ describe('the desktop asks the window', () => {
 
   it('to say once that there is no notification service, at start or later', async () => {
     const backend = new FakeBackend();
-    const message = 'This desktop has no notification service, so ACP Desk cannot tell you';
+    const message = 'No notification service answers on this desktop, so ACP Desk cannot tell you';
     backend.info = appInfo({ desktopNotice: message });
     render(App, { backend, schedule: now });
     const banner = await waitFor(() => {

@@ -201,7 +201,10 @@ pub fn start<R: Runtime>(app: &AppHandle<R>) {
             }
         });
     }
-    check_service(app, inner.clone());
+    // Only worth saying when a notification would be sent at all.
+    if switches.permission_requests || switches.turn_end {
+        check_service(app, inner.clone());
+    }
     app.manage(Running { inner });
 }
 
@@ -256,11 +259,16 @@ fn check_service<R: Runtime>(app: &AppHandle<R>, inner: Arc<Inner<R>>) {
             Ok(server) => tracing::info!("notifications go to {server}"),
             Err(e) => {
                 tracing::warn!("no notification service: {e}");
-                let message = format!(
-                    "This desktop has no notification service, so ACP Desk cannot tell you when an agent waits for you while its window is in the background; the tray and the window's title still count the requests ({e})."
-                );
+                // The D-Bus error stays in the log: it says nothing a user can act on.
+                let message = "No notification service answers on this desktop, so ACP Desk \
+                    cannot tell you when an agent waits for you while its window is in the \
+                    background. Start one (your desktop's own, or dunst or mako) and restart \
+                    ACP Desk; or turn this off with \"notifications\": {\"permission_requests\": \
+                    false, \"turn_end\": false} in the settings file (Help → Open Settings File)."
+                    .to_string();
                 if NOTICE.set(message.clone()).is_ok()
-                    && let Err(e) = app.emit(AppEvent::DesktopNotice.name(), DesktopNotice { message })
+                    && let Err(e) =
+                        app.emit(AppEvent::DesktopNotice.name(), DesktopNotice { message })
                 {
                     tracing::warn!("could not tell the window there are no notifications: {e}");
                 }

@@ -155,6 +155,9 @@ mod linux {
         on_action: OnAction,
         /// Whether the server reads the body as markup (`body-markup`), asked once it answers.
         markup: OnceLock<bool>,
+        /// The bus name of the server that answered our last `Notify`: only its signals are
+        /// actions (any client on the bus can send an `ActionInvoked`, and ids are sequential).
+        server: Mutex<Option<String>>,
     }
 
     impl Inner {
@@ -281,8 +284,13 @@ mod linux {
                     -1i32,
                 ),
             );
-            match reply.and_then(|r| r.body().deserialize::<u32>()) {
-                Ok(id) => {
+            let reply = reply.and_then(|r| {
+                let id = r.body().deserialize::<u32>()?;
+                Ok((id, r.header().sender().map(|s| s.to_string())))
+            });
+            match reply {
+                Ok((id, sender)) => {
+                    *lock(&inner.server) = sender;
                     tracing::debug!(
                         "notification {id} for session {} shown in {:?}",
                         n.session_id,
@@ -352,6 +360,7 @@ mod linux {
             screen: Mutex::new(Screen::default()),
             on_action,
             markup: OnceLock::new(),
+            server: Mutex::new(None),
         });
         let listener = Arc::downgrade(&inner);
         std::thread::Builder::new()
@@ -372,6 +381,11 @@ mod linux {
                 }
             };
             let header = msg.header();
+            let sender = header.sender().map(|s| s.as_str());
+            if sender.is_none() || lock(&inner.server).as_deref() != sender {
+                tracing::debug!("a notification signal from {sender:?}, not our server: ignored");
+                continue;
+            }
             match header.member().map(|m| m.as_str()) {
                 Some("ActionInvoked") => {
                     let Ok((id, key)) = msg.body().deserialize::<(u32, String)>() else {

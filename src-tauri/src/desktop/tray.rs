@@ -66,7 +66,9 @@ pub fn request_items(waiting: &Waiting) -> Vec<(String, String)> {
             s.requests.iter().map(move |r| {
                 (
                     format!("{REQUEST}{}/{}", s.session_id, r.request_id),
-                    format!("{} in {}: {}", s.agent, s.folder_name, r.line),
+                    // `&` doubled: the menu reads a single one as a keyboard mnemonic, so a
+                    // folder named `R&D` would show as "RD".
+                    format!("{} in {}: {}", s.agent, s.folder_name, r.line).replace('&', "&&"),
                 )
             })
         })

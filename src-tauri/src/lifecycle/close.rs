@@ -16,11 +16,11 @@ pub const NOTICE_SUMMARY: &str = "ACP Desk is still running";
 #[cfg(not(target_os = "macos"))]
 pub const NOTICE_BODY: &str = "Closing the window keeps ACP Desk in the tray, and its agents go \
     on working. Quit from the tray's menu or with Ctrl+Q; \"close_to_tray\": false in the \
-    settings file makes closing quit.";
+    settings file (Help → Open Settings File) makes closing quit.";
 #[cfg(target_os = "macos")]
 pub const NOTICE_BODY: &str = "Closing the window keeps ACP Desk in the menu bar, and its agents \
     go on working. Quit from its menu or with Cmd+Q; \"close_to_tray\": false in the settings \
-    file makes closing quit.";
+    file (Help → Open Settings File) makes closing quit.";
 
 /// What closing the window does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

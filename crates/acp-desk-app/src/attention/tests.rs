@@ -76,8 +76,14 @@ fn prompt(
         session_id: "engine-id".into(),
         request_id: request_id.into(),
         options,
-        text: Some(title.into()),
-        tool_name: Some(title.into()),
+        // As the engine words them (thread.rs): the dialog's question, and the call's title
+        // (`None` when it has none).
+        text: Some(if title.is_empty() {
+            "Allow this tool call?".into()
+        } else {
+            format!("Allow {title}?")
+        }),
+        tool_name: (!title.is_empty()).then(|| title.into()),
         raw_input: Some(serde_json::json!({ "command": title })),
         meta: None,
         target_tool_call_id: request_id.split('#').next().unwrap_or(request_id).into(),
@@ -731,6 +737,8 @@ fn a_read_only_call_without_a_title_shows_its_kind_and_no_allow() {
     let r = text::request(&p);
     assert_eq!(r.line, "wants to read a file");
     assert_eq!(r.allow_option_id, None);
+    // The engine's question is worded even without a title: it must not become the line.
+    assert_eq!(p.text.as_deref(), Some("Allow this tool call?"));
     p.text = None;
     assert_eq!(text::request(&p).line, "wants to read a file");
     let n = text::permission_body(&r, "proj", 0);
@@ -739,24 +747,48 @@ fn a_read_only_call_without_a_title_shows_its_kind_and_no_allow() {
 
 #[test]
 fn a_title_is_one_line_trimmed_and_capped() {
+    let shown = |t: &str| text::title_line(t).map(|t| t.shown);
+    let whole = |t: &str| text::title_line(t).map(|t| t.whole);
     assert_eq!(
-        text::title_line("  Read a.txt\nand then\u{1b}[31m more ").as_deref(),
+        shown("  Read a.txt\nand then\u{1b}[31m more ").as_deref(),
         Some("Read a.txt")
     );
+    assert_eq!(whole("  Read a.txt\nand then more "), Some(false));
     assert_eq!(
-        text::title_line("Read\t\u{202e}a  b\u{7}").as_deref(),
+        shown("Read\t\u{202e}a  b\u{7}").as_deref(),
         Some("Read a b")
     );
-    assert_eq!(text::title_line(" \n "), None);
+    assert_eq!(whole("Read\t\u{202e}a  b\u{7}\n  "), Some(true));
+    assert_eq!(shown(" \n "), None);
     let long = format!("Read {}", "x".repeat(200));
-    let t = text::title_line(&long).unwrap_or_default();
+    let t = shown(&long).unwrap_or_default();
     assert_eq!(t.chars().count(), text::TITLE_MAX_CHARS);
     assert!(t.ends_with('…'));
+    assert_eq!(whole(&long), Some(false));
     let wide = "Read ".to_owned() + &"é".repeat(100);
     assert_eq!(
-        text::title_line(&wide).unwrap_or_default().chars().count(),
+        shown(&wide).unwrap_or_default().chars().count(),
         text::TITLE_MAX_CHARS
     );
+}
+
+#[test]
+fn a_cut_title_offers_no_allow() {
+    // The engine's outside-the-folder read: the path that matters is at the end of the title.
+    let long = format!(
+        "Access outside the session's folders: /home/me/{}/.ssh/id_ed25519",
+        "deep/".repeat(12)
+    );
+    let r = read("r#1", &long);
+    assert!(r.line.ends_with('…'), "{}", r.line);
+    assert_eq!(r.allow_option_id, None);
+    assert_eq!(r.reject_option_id.as_deref(), Some("no"));
+    let two_lines = read("r#2", "Read a.txt\nand b.txt");
+    assert_eq!(two_lines.line, "Read a.txt");
+    assert_eq!(two_lines.allow_option_id, None);
+    let whole = read("r#3", "Read README.md");
+    assert_eq!(whole.line, "Read README.md");
+    assert_eq!(whole.allow_option_id.as_deref(), Some("once"));
 }
 
 // ---- options ----

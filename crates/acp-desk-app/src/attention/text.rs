@@ -24,17 +24,23 @@ pub const TITLE_MAX_CHARS: usize = 80;
 /// A permission request, reduced to what the desktop may show and do.
 pub fn request(p: &AgentPromptEvent) -> WaitingRequest {
     let kind = kind_of(p.tool_kind);
+    // The call's own title (`tool_name`), not the dialog's question (`text`, "Allow …?", which
+    // the engine words even for a call without a title).
     let title = match kind {
-        RequestKind::ReadOnly(_) => p.text.as_deref().and_then(title_line),
+        RequestKind::ReadOnly(_) => p.tool_name.as_deref().and_then(title_line),
         RequestKind::Sensitive(_) => None,
     };
-    // Allow only where the line names the call: a read-only call without a title is shown by
-    // its kind, which is not enough to decide on.
-    let allow_option_id = title.is_some().then(|| allow_option(&p.options)).flatten();
+    // Allow only where the line names the whole call: a read-only call without a title is shown
+    // by its kind, and a title cut to one line or to its cap may hide what is being allowed
+    // (the path of an outside-the-folder read is at its end); neither is enough to decide on.
+    let allow_option_id = title
+        .as_ref()
+        .filter(|t| t.whole)
+        .and_then(|_| allow_option(&p.options));
     WaitingRequest {
         request_id: p.request_id.clone(),
         kind,
-        line: title.unwrap_or_else(|| kind_line(kind).to_owned()),
+        line: title.map_or_else(|| kind_line(kind).to_owned(), |t| t.shown),
         allow_option_id,
         reject_option_id: reject_option(&p.options),
     }
@@ -73,13 +79,24 @@ pub fn kind_line(kind: RequestKind) -> &'static str {
 /// A read-only call's title as shown: trimmed, its first line, control and bidi characters
 /// dropped, runs of spaces made one, capped at [`TITLE_MAX_CHARS`]. `None` when nothing is
 /// left.
-pub fn title_line(text: &str) -> Option<String> {
-    let first = text.trim().lines().next()?;
+pub fn title_line(text: &str) -> Option<Title> {
+    let mut lines = text.trim().lines();
+    let first = lines.next()?;
     let line = one_line(first);
     if line.is_empty() {
         return None;
     }
-    Some(cap(&line, TITLE_MAX_CHARS))
+    let shown = cap(&line, TITLE_MAX_CHARS);
+    let whole = shown == line && lines.all(|l| one_line(l).is_empty());
+    Some(Title { shown, whole })
+}
+
+/// A read-only call's title as [`title_line`] makes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Title {
+    pub shown: String,
+    /// Nothing was cut (no later line, no cap): only then may the desktop offer Allow.
+    pub whole: bool,
 }
 
 /// `allow_once` preferred over `allow_always`.
