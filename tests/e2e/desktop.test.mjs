@@ -429,6 +429,13 @@ describe('a claude-code-acp shell request: its command never leaves the window',
       'Reject is offered',
     );
     assert.match(`${n.summary} ${n.body}`, /claude-replay/, 'the agent is named');
+    // What it says instead: the kind (so the engine kept the call's `execute` kind through the
+    // adapter's updates) and the folder.
+    assert.equal(
+      n.body,
+      `wants to run a command in ${basename(shell)}`,
+      `the kind and the folder: ${n.body}`,
+    );
 
     const entries = await until(async () => {
       const e = await trayEntries();
