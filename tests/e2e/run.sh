@@ -15,7 +15,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-target=${CARGO_TARGET_DIR:-target}
+# Absolute: the tests hand these paths to the app (settings files, ACP_DESK_DEMO_AGENT), whose
+# working folder is not ours.
+target=$(realpath -m "${CARGO_TARGET_DIR:-target}")
 export ACP_DESK_APP=${ACP_DESK_APP:-$target/debug/acp-desk}
 export FAKE_DESKTOP=${FAKE_DESKTOP:-$target/debug/fake-desktop}
 tests=${E2E_TESTS:-tests/e2e/app.test.mjs tests/e2e/restart.test.mjs tests/e2e/history.test.mjs tests/e2e/agents.test.mjs tests/e2e/desktop.test.mjs}
