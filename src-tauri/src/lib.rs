@@ -49,7 +49,9 @@ impl Launch {
             } else if let Some(v) = a.strip_prefix("--agent=") {
                 out.agent = Some(v.to_string());
             } else if a.starts_with('-') {
-                tracing::info!("ignoring the unknown argument {a}");
+                // The flag's name only: `--token=…` is a value the log must not keep.
+                let name = a.split('=').next().unwrap_or_default();
+                tracing::info!("ignoring the unknown argument {name}");
             } else if out.folder.is_none() {
                 out.folder = Some(absolute(&a, cwd));
             }
