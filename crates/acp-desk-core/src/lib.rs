@@ -14,6 +14,7 @@ pub mod jsonrpc;
 pub mod paths;
 pub mod process;
 pub mod rules;
+pub mod secrets;
 pub mod session;
 pub mod settings;
 pub mod supervisor;
