@@ -11,6 +11,7 @@ pub mod events;
 pub mod fs;
 pub mod hub;
 pub mod jsonrpc;
+pub mod mcp;
 pub mod paths;
 pub mod process;
 pub mod rules;
