@@ -54,12 +54,12 @@ impl fmt::Debug for McpConfigTransport {
                 .field("args", &args.len())
                 .field("env", &EnvNames(env.keys().map(String::as_str)))
                 .finish(),
-            McpConfigTransport::Http { url, headers }
-            | McpConfigTransport::Sse { url, headers } => f
-                .debug_struct("Url")
-                .field("url", &crate::mcp::shown_url(url))
-                .field("headers", &EnvNames(headers.keys().map(String::as_str)))
-                .finish(),
+            McpConfigTransport::Http { url, headers } | McpConfigTransport::Sse { url, headers } => {
+                f.debug_struct("Url")
+                    .field("url", &crate::mcp::shown_url(url))
+                    .field("headers", &EnvNames(headers.keys().map(String::as_str)))
+                    .finish()
+            }
         }
     }
 }
