@@ -313,6 +313,8 @@ struct Checked {
     /// The agent's name as the user chose it.
     agent: String,
     origin: acp_desk_store::LaunchOrigin,
+    /// The agent's AIP-44 manifest: its MCP servers go to the session.
+    manifest: Option<core_agents::manifest::Manifest>,
 }
 
 /// `--continue ID`: the stored session, its agent, folder and how to continue it.
@@ -432,6 +434,9 @@ fn check(args: &RunArgs) -> anyhow::Result<Checked> {
     let (agent, origin) = match continued {
         Some(c) => {
             opts.opening = c.options.opening;
+            if manifest.is_none() {
+                manifest = c.manifest;
+            }
             (c.agent, c.origin)
         }
         None if args.agent_command.is_some() => {
@@ -445,6 +450,7 @@ fn check(args: &RunArgs) -> anyhow::Result<Checked> {
         ask: permission == Permission::Ask,
         agent,
         origin,
+        manifest,
     })
 }
 
@@ -455,6 +461,7 @@ async fn run(args: RunArgs, history: &history::RunHistory) -> anyhow::Result<Exi
         ask,
         agent,
         origin,
+        manifest,
     } = match check(&args) {
         Ok(c) => c,
         Err(e) => {
@@ -497,6 +504,8 @@ async fn run(args: RunArgs, history: &history::RunHistory) -> anyhow::Result<Exi
         views: false,
         tap: Some(ev_tx),
         origin,
+        manifest,
+        project_mcp: Vec::new(),
     });
     let id = session.id;
     let handle = tokio::select! {
