@@ -79,8 +79,6 @@ impl Registry {
         opts.audit = AuditKind::Off;
         opts.watch_roots = false;
         opts.rules_file = None;
-        // The agent's own `{"secret": REF}` env values are read for this start too.
-        opts.keychain = self.keychain();
         let (events, mut rx) = mpsc::channel(ENGINE_QUEUE);
         // Nobody shows this agent's events; they are taken so it never waits.
         let drain = self

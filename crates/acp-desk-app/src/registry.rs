@@ -16,7 +16,6 @@ use acp_desk_core::events::PermissionResolution;
 use acp_desk_core::hub::{FrameSink, Hub, SharedHub};
 use acp_desk_core::mcp::McpServerConfig;
 use acp_desk_core::schema::v1 as acp;
-use acp_desk_core::secrets::Keychain;
 use acp_desk_core::{EventBatch, Opening, SessionHandle, SessionOptions, StreamEvent, TurnOutcome};
 use acp_desk_store::{LaunchOrigin, StoredLaunch};
 use tokio::runtime::Handle;
@@ -212,8 +211,6 @@ pub struct Registry {
     pub(crate) open: Mutex<BTreeMap<String, Arc<Session>>>,
     counter: AtomicU64,
     observers: Mutex<Vec<Arc<dyn Observer>>>,
-    /// Where every session's secrets are read (a session whose options name none gets this).
-    keychain: Mutex<Option<Arc<dyn Keychain>>>,
 }
 
 /// Resolves an agent name over every source (settings, manifests, registry, built-in) to how
@@ -279,20 +276,7 @@ impl Registry {
             open: Mutex::new(BTreeMap::new()),
             counter: AtomicU64::new(0),
             observers: Mutex::new(Vec::new()),
-            keychain: Mutex::new(None),
         }
-    }
-
-    /// The keychain every session opened from now on reads its secrets from (its agent's
-    /// `{"secret": REF}` env values, its MCP servers' credentials), unless its options name
-    /// one. The front ends set the OS's ([`acp_desk_core::secrets::OsKeychain`]).
-    pub fn set_keychain(&self, keychain: Arc<dyn Keychain>) {
-        *lock(&self.keychain) = Some(keychain);
-    }
-
-    /// The keychain set with [`Registry::set_keychain`].
-    pub fn keychain(&self) -> Option<Arc<dyn Keychain>> {
-        lock(&self.keychain).clone()
     }
 
     /// Adds an observer for every session opened from now on (each observer sees a session
@@ -354,9 +338,6 @@ impl Registry {
     ) {
         let id = info.id.clone();
         let mut options = options;
-        if options.keychain.is_none() {
-            options.keychain = self.keychain();
-        }
         let (ended_tx, ended) = watch::channel(false);
         let (removed, removed_rx) = oneshot::channel();
         let session = Arc::new(Session {

@@ -181,6 +181,11 @@ enum Permission {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging();
+    // Sessions (and Check) read `{"secret": REF}` env values and MCP credentials from the OS's
+    // keychain; it is only reached when a launch names a secret.
+    acp_desk_core::session::set_default_keychain(std::sync::Arc::new(
+        acp_desk_core::secrets::OsKeychain::new(),
+    ));
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -327,7 +327,7 @@ fn unreadable(name: &SecretRef, got: &Result<Option<SecretValue>, SecretError>) 
 /// The answer when no keychain was given to the session.
 fn no_keychain() -> Result<Option<SecretValue>, SecretError> {
     Err(SecretError::Backend {
-        detail: "this session was started without a keychain".into(),
+        detail: "this program was started without a keychain".into(),
     })
 }
 

@@ -121,8 +121,8 @@ pub struct SessionOptions {
     /// and reported in the `mcp-servers` event. None for [`Opening::ListOnly`]. Default: none.
     pub mcp_servers: Vec<crate::mcp::McpServerConfig>,
     /// Where the launch's secrets are read: the agent's `{"secret": REF}` env values and the
-    /// MCP servers' credentials. `None`: a launch that needs one fails (agent env) or skips the
-    /// server (MCP), saying so.
+    /// MCP servers' credentials. `None`: the process's ([`set_default_keychain`]); with none
+    /// either, a launch that needs one fails (agent env) or skips the server (MCP), saying so.
     pub keychain: Option<Arc<dyn crate::secrets::Keychain>>,
 }
 
@@ -265,6 +265,17 @@ pub enum EngineError {
     },
 }
 
+static DEFAULT_KEYCHAIN: std::sync::OnceLock<Arc<dyn crate::secrets::Keychain>> =
+    std::sync::OnceLock::new();
+
+/// The keychain of every session of this process whose options name none
+/// ([`SessionOptions::keychain`]), Check's and the app layer's own starts included: what a
+/// front end sets once at its start (the OS's, `secrets::OsKeychain`). The first call wins;
+/// `false` when one was set already.
+pub fn set_default_keychain(keychain: Arc<dyn crate::secrets::Keychain>) -> bool {
+    DEFAULT_KEYCHAIN.set(keychain).is_ok()
+}
+
 /// Reads what the launch needs from the keychain, on the blocking pool: the agent's secret
 /// env values (into the spec, as text: it goes to the process's environment and nowhere else)
 /// and the MCP servers' secrets.
@@ -282,7 +293,10 @@ async fn read_launch_secrets(
         return Ok((spec.clone(), crate::mcp::McpLaunch::default()));
     }
     let spec = spec.clone();
-    let keychain = opts.keychain.clone();
+    let keychain = opts
+        .keychain
+        .clone()
+        .or_else(|| DEFAULT_KEYCHAIN.get().cloned());
     tokio::task::spawn_blocking(move || {
         let keychain = keychain.as_deref();
         let mut spec = spec;
@@ -293,7 +307,7 @@ async fn read_launch_secrets(
             let got = match keychain {
                 Some(kc) => kc.get(name),
                 None => Err(crate::secrets::SecretError::Backend {
-                    detail: "this session was started without a keychain".into(),
+                    detail: "this program was started without a keychain".into(),
                 }),
             };
             match got {
