@@ -120,27 +120,34 @@ impl Owner {
             .mcp
             .for_agent(&self.identity.launch_name, caps);
         self.handshake.mcp_servers = servers;
-        let skipped: Vec<String> = reports
+        let skipped: Vec<(&str, &str)> = reports
             .iter()
             .filter(|r| !r.passed)
-            .map(|r| format!("{} ({})", r.name, r.reason.as_deref().unwrap_or("skipped")))
+            .map(|r| (r.name.as_str(), r.reason.as_deref().unwrap_or("skipped")))
             .collect();
+        let notice = (!skipped.is_empty()).then(|| {
+            let n = skipped.len();
+            let names: Vec<&str> = skipped.iter().map(|(name, _)| *name).collect();
+            let why: Vec<String> = skipped
+                .iter()
+                .map(|(name, why)| format!("{name}: {why}"))
+                .collect();
+            (
+                format!(
+                    "{n} MCP server{} not given to the agent: {}.",
+                    if n == 1 { " is" } else { "s are" },
+                    names.join(", ")
+                ),
+                why.join("; "),
+            )
+        });
         let ev = StreamEvent::McpServers {
             session_id: self.id.clone(),
             servers: reports,
         };
         self.emit(ev);
-        if !skipped.is_empty() {
-            let n = skipped.len();
-            self.notice(
-                NoticeSeverity::Warning,
-                format!(
-                    "{n} MCP server{} not given to the agent: {}.",
-                    if n == 1 { " is" } else { "s are" },
-                    skipped.join("; ")
-                ),
-                None,
-            );
+        if let Some((title, description)) = notice {
+            self.notice(NoticeSeverity::Warning, title, Some(description));
         }
     }
 
