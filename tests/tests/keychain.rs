@@ -53,7 +53,8 @@ mod real_secret_service {
         }
 
         fn with_manifest(self) -> World {
-            let from = repo_root().join("crates/acp-desk-core/tests/fixtures/manifests/good-server");
+            let from =
+                repo_root().join("crates/acp-desk-core/tests/fixtures/manifests/good-server");
             let to = self.config().join("agents/good-server");
             std::fs::create_dir_all(&to).unwrap();
             for f in std::fs::read_dir(&from).unwrap() {
@@ -115,9 +116,7 @@ mod real_secret_service {
         fn rows(&self) -> Vec<Value> {
             self.stdout()
                 .lines()
-                .map(|l| {
-                    serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}"))
-                })
+                .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
                 .collect()
         }
     }
@@ -249,7 +248,13 @@ mod real_secret_service {
         assert!(line("list-github").contains("\tstored\t"));
         assert!(text.stderr().contains("acp-desk-cli secret set REF"));
         // Names only: the manifest's own header and env values stay out.
-        for v in ["secret-token-value", "secret-header-value", "secret-env-value", "v1", "v2"] {
+        for v in [
+            "secret-token-value",
+            "secret-header-value",
+            "secret-env-value",
+            "v1",
+            "v2",
+        ] {
             text.never_shows(v);
         }
         for name in ["list-github", "list-unused"] {
@@ -325,7 +330,10 @@ mod real_secret_service {
         let shown = err.to_string();
         assert!(matches!(err, SecretError::Backend { .. }), "{err:?}");
         assert!(shown.contains("`os/binary` is not UTF-8 text"), "{shown}");
-        assert!(shown.contains("acp-desk-cli secret set os/binary"), "{shown}");
+        assert!(
+            shown.contains("acp-desk-cli secret set os/binary"),
+            "{shown}"
+        );
         assert!(!shown.contains("s3c"), "{shown}");
         // Still listed (a name is a name), and deletable.
         assert!(k.list().unwrap().contains(&name));
@@ -355,7 +363,10 @@ mod real_secret_service {
         assert!(matches!(err, SecretError::Locked { .. }), "{err:?}");
         assert!(err.to_string().contains("unlock it"), "{err}");
         unlock_login(&std::env::var("ACP_DESK_KEYCHAIN_PASSWORD").unwrap());
-        assert!(k.delete(&name).unwrap(), "unlocked again, the item is there");
+        assert!(
+            k.delete(&name).unwrap(),
+            "unlocked again, the item is there"
+        );
     }
 
     /// Unlocks the login keyring again with the harness's password, without a prompt:
@@ -376,7 +387,12 @@ mod real_secret_service {
             .unwrap();
         let (_, session): (OwnedValue, OwnedObjectPath) = reply.body().deserialize().unwrap();
         let login = ObjectPath::try_from("/org/freedesktop/secrets/collection/login").unwrap();
-        let master = (session, Vec::<u8>::new(), password.as_bytes().to_vec(), "text/plain");
+        let master = (
+            session,
+            Vec::<u8>::new(),
+            password.as_bytes().to_vec(),
+            "text/plain",
+        );
         conn.call_method(
             DEST,
             PATH,
