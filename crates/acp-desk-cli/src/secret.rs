@@ -184,16 +184,19 @@ fn ask_hidden(name: &SecretRef, runtime: &tokio::runtime::Runtime) -> Result<Sec
 
     struct Restore(Arc<Mutex<Option<rustix::termios::Termios>>>);
     impl Restore {
-        fn now(slot: &Mutex<Option<rustix::termios::Termios>>) {
+        /// `true` when echo was still off (the prompt was waiting).
+        fn now(slot: &Mutex<Option<rustix::termios::Termios>>) -> bool {
             let mut slot = slot
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            if let Some(saved) = slot.take() {
-                // Nothing more to do when it fails: the terminal is gone (a hangup).
-                let _ = tcsetattr(std::io::stdin(), OptionalActions::Now, &saved);
-                // The Enter that was not echoed: end the prompt's line.
-                eprintln!();
-            }
+            let Some(saved) = slot.take() else {
+                return false;
+            };
+            // Nothing more to do when it fails: the terminal is gone (a hangup).
+            let _ = tcsetattr(std::io::stdin(), OptionalActions::Now, &saved);
+            // The Enter that was not echoed: end the prompt's line.
+            eprintln!();
+            true
         }
     }
     impl Drop for Restore {
@@ -224,10 +227,15 @@ fn ask_hidden(name: &SecretRef, runtime: &tokio::runtime::Runtime) -> Result<Sec
         }
     }
     let on_signal = restore.clone();
+    // Kept until the process ends (tokio's handler stays installed once set): Ctrl-C while the
+    // keychain is asked afterwards (an unlock prompt on a desktop) still ends the command.
     let signals = runtime.spawn(async move {
         any_signal(signals).await;
-        Restore::now(&on_signal);
-        eprintln!("acp-desk-cli: interrupted; nothing stored");
+        if Restore::now(&on_signal) {
+            eprintln!("acp-desk-cli: interrupted; nothing stored");
+        } else {
+            eprintln!("acp-desk-cli: interrupted");
+        }
         std::process::exit(i32::from(EXIT_INTERRUPTED));
     });
     let guard = Restore(restore);
@@ -249,7 +257,7 @@ fn ask_hidden(name: &SecretRef, runtime: &tokio::runtime::Runtime) -> Result<Sec
     // A line longer than a secret is cut here (the terminal's own limit is lower anyway).
     let read = std::io::BufRead::read_line(&mut stdin.lock().take(MAX_SECRET_BYTES), &mut line);
     drop(guard);
-    signals.abort();
+    drop(signals);
     match read {
         Ok(0) => Err(Refused::Usage("no secret was typed".into())),
         Ok(_) => {
