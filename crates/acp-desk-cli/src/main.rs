@@ -7,6 +7,8 @@
 //! `acp-desk-cli rules [list] [--agent NAME] [--project DIR]`, `acp-desk-cli rules revoke ID`
 //! `acp-desk-cli history [list|show ID|search TEXT...|export ID|delete ID]` (see `history.rs`)
 //! `acp-desk-cli manifest [--json]`: ACP Desk's own AIP-44 manifest (see `manifest.rs`)
+//! `acp-desk-cli secret set|delete REF`, `acp-desk-cli secret list [--json]`: the keychain's
+//!  secrets (see `secret.rs`)
 //!
 //! Other tools script this contract; change it only additively.
 
@@ -15,6 +17,7 @@ mod check;
 mod history;
 mod manifest;
 mod render;
+mod secret;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -71,6 +74,12 @@ enum Cmd {
     /// Print ACP Desk's own AIP-44 manifest (ACP.md: `kind: client`, the capabilities it
     /// advertises), or with --json its AcpDefinition.
     Manifest(manifest::ManifestArgs),
+    /// Store, delete and list the secrets MCP servers and agents get from the OS keychain.
+    ///
+    /// A secret is named by the settings (an MCP server's `credential_ref`, an env value
+    /// `{"secret": "REF"}`) or a manifest (`credentialRef`); its value lives in the keychain
+    /// only. Values are never printed.
+    Secret(secret::SecretArgs),
 }
 
 #[derive(clap::Args)]
@@ -181,6 +190,11 @@ enum Permission {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging();
+    // Sessions (and Check) read `{"secret": REF}` env values and MCP credentials from the OS's
+    // keychain; it is only reached when a launch names a secret.
+    acp_desk_core::session::set_default_keychain(std::sync::Arc::new(
+        acp_desk_core::secrets::OsKeychain::new(),
+    ));
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -222,6 +236,7 @@ fn main() -> ExitCode {
         Cmd::Rules(args) => Ok(rules(args)),
         Cmd::History(args) => Ok(history::history(args, &runtime)),
         Cmd::Manifest(args) => manifest::print(args),
+        Cmd::Secret(args) => Ok(secret::secret(args, &runtime)),
     };
     // Do not wait for the stdin reader thread (it may be blocked on a terminal read).
     runtime.shutdown_timeout(Duration::from_millis(100));
@@ -313,6 +328,8 @@ struct Checked {
     /// The agent's name as the user chose it.
     agent: String,
     origin: acp_desk_store::LaunchOrigin,
+    /// The agent's AIP-44 manifest: its MCP servers go to the session.
+    manifest: Option<core_agents::manifest::Manifest>,
 }
 
 /// `--continue ID`: the stored session, its agent, folder and how to continue it.
@@ -432,6 +449,9 @@ fn check(args: &RunArgs) -> anyhow::Result<Checked> {
     let (agent, origin) = match continued {
         Some(c) => {
             opts.opening = c.options.opening;
+            if manifest.is_none() {
+                manifest = c.manifest;
+            }
             (c.agent, c.origin)
         }
         None if args.agent_command.is_some() => {
@@ -445,6 +465,7 @@ fn check(args: &RunArgs) -> anyhow::Result<Checked> {
         ask: permission == Permission::Ask,
         agent,
         origin,
+        manifest,
     })
 }
 
@@ -455,6 +476,7 @@ async fn run(args: RunArgs, history: &history::RunHistory) -> anyhow::Result<Exi
         ask,
         agent,
         origin,
+        manifest,
     } = match check(&args) {
         Ok(c) => c,
         Err(e) => {
@@ -497,6 +519,8 @@ async fn run(args: RunArgs, history: &history::RunHistory) -> anyhow::Result<Exi
         views: false,
         tap: Some(ev_tx),
         origin,
+        manifest,
+        project_mcp: Vec::new(),
     });
     let id = session.id;
     let handle = tokio::select! {
