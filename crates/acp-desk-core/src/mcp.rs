@@ -15,6 +15,8 @@ use std::path::PathBuf;
 
 use crate::secrets::{EnvValue, SecretRef};
 
+pub mod project;
+
 /// Where a configured server comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum McpSource {
@@ -54,12 +56,12 @@ impl fmt::Debug for McpConfigTransport {
                 .field("args", &args.len())
                 .field("env", &EnvNames(env.keys().map(String::as_str)))
                 .finish(),
-            McpConfigTransport::Http { url, headers } | McpConfigTransport::Sse { url, headers } => {
-                f.debug_struct("Url")
-                    .field("url", &crate::mcp::shown_url(url))
-                    .field("headers", &EnvNames(headers.keys().map(String::as_str)))
-                    .finish()
-            }
+            McpConfigTransport::Http { url, headers }
+            | McpConfigTransport::Sse { url, headers } => f
+                .debug_struct("Url")
+                .field("url", &crate::mcp::shown_url(url))
+                .field("headers", &EnvNames(headers.keys().map(String::as_str)))
+                .finish(),
         }
     }
 }
