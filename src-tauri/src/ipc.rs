@@ -57,6 +57,10 @@ pub enum IpcError {
     /// newer ACP Desk's and so read-only); the message names the file and what to do.
     #[error("{0}")]
     HistoryUnavailable(String),
+    /// A project's MCP config file changed (or went) since the window showed it: nothing was
+    /// recorded; ask for the offer again.
+    #[error("{0}")]
+    ProjectConfigChanged(String),
     /// ACP Desk itself failed (a task of ours panicked or was cancelled, the UI sent what it
     /// never should): neither the user's input nor the agent. The UI says so and asks for a
     /// report.
@@ -108,6 +112,7 @@ impl From<AppError> for IpcError {
             AppError::SessionStarting(m) => Self::SessionStarting(m),
             AppError::SessionEnded(m) => Self::SessionEnded(m),
             AppError::InvalidInput(m) => Self::InvalidInput(m),
+            AppError::ProjectConfigChanged(m) => Self::ProjectConfigChanged(m),
             AppError::Internal(m) => Self::Internal(m),
         }
     }

@@ -96,6 +96,8 @@ pub struct ProjectMcpFile {
     /// Servers listed but never passed: they hold a placeholder or a field ACP Desk cannot
     /// carry; `problems` says why (field `SERVERS_KEY.NAME...`).
     pub held_back: Vec<McpServerConfig>,
+    /// The names of `servers` and `held_back` together, in the file's order.
+    pub order: Vec<String>,
     pub problems: Vec<ConfigProblem>,
 }
 
@@ -136,6 +138,7 @@ fn read_file(folder: &Path, name: &'static str, kind: ProjectMcpKind) -> Option<
         digest: String::new(),
         servers: Vec::new(),
         held_back: Vec::new(),
+        order: Vec::new(),
         problems: Vec::new(),
     };
     let whole = |message: String| ConfigProblem {
@@ -262,6 +265,7 @@ pub fn parse(name: &'static str, kind: ProjectMcpKind, path: &Path, text: &str) 
         digest: digest(text.as_bytes()),
         servers: Vec::new(),
         held_back: Vec::new(),
+        order: Vec::new(),
         problems: Vec::new(),
     };
     let shown = path.display().to_string();
@@ -279,6 +283,7 @@ fn parse_into(file: &mut ProjectMcpFile, shown: &str, text: &str) {
         skips: 0,
         servers: Vec::new(),
         held_back: Vec::new(),
+        order: Vec::new(),
     };
     match jsonc_parser::parse_to_ast(text, &Default::default(), &parse_options()) {
         Ok(ast) => match &ast.value {
@@ -316,6 +321,7 @@ fn parse_into(file: &mut ProjectMcpFile, shown: &str, text: &str) {
     file.problems = r.problems;
     file.servers = r.servers;
     file.held_back = r.held_back;
+    file.order = r.order;
 }
 
 fn kind(v: &Value) -> &'static str {
@@ -340,6 +346,7 @@ struct Reader<'t> {
     skips: usize,
     servers: Vec<McpServerConfig>,
     held_back: Vec<McpServerConfig>,
+    order: Vec<String>,
 }
 
 /// A server's `type`.
@@ -563,6 +570,7 @@ impl Reader<'_> {
             transport,
             credential_ref: None,
         };
+        self.order.push(config.name.clone());
         if f.held {
             self.held_back.push(config);
         } else {
