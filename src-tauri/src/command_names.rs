@@ -50,6 +50,8 @@ macro_rules! with_command_names {
             agents_open_manifest,
             agents_import_registry,
             agents_copy_install_command,
+            project_mcp_offer,
+            project_mcp_decide,
         }
     };
 }

@@ -409,6 +409,8 @@ pub struct IpcTypes {
     check_report: acp_desk_core::agents::CheckReport,
     install_progress: acp_desk_core::agents::install::InstallProgress,
     registry_imported: crate::agents::RegistryImported,
+    project_mcp_offer: acp_desk_app::project_mcp::ProjectMcpOffer,
+    project_mcp_choice: acp_desk_app::project_mcp::ProjectMcpChoice,
 }
 
 /// The JSON Schema the TypeScript types are generated from, as committed in
