@@ -10,7 +10,6 @@
 //! (`project-config-changed`), so nothing is agreed to unseen.
 
 use std::path::Path;
-use std::sync::mpsc;
 use std::time::Duration;
 
 use acp_desk_app::project_mcp::{self, ProjectMcpChoice, ProjectMcpOffer};
@@ -64,17 +63,18 @@ pub async fn project_mcp_decide<R: Runtime>(
         let folder = acp_desk_app::check_folder(&folder)?;
         project_mcp::check_decision(&folder, &file, &digest)?;
         let recorder = s.recorder.as_ref().ok_or_else(no_state)?;
-        let (done, recorded) = mpsc::channel();
-        recorder.update(move |state| {
-            project_mcp::record(state, &folder, &file, &digest, decision);
-            let _ = done.send(());
-        });
-        recorded.recv_timeout(STATE_WAIT).map_err(|_| {
-            IpcError::Internal(
+        let recorded = recorder.update_and_wait(
+            move |state| project_mcp::record(state, &folder, &file, &digest, decision),
+            STATE_WAIT,
+        );
+        if recorded {
+            Ok(())
+        } else {
+            Err(IpcError::Internal(
                 "the app's state file did not take the decision in time; try again (the log says more)"
                     .into(),
-            )
-        })
+            ))
+        }
     })
     .await
 }
