@@ -52,6 +52,7 @@ macro_rules! with_command_names {
             agents_copy_install_command,
             project_mcp_offer,
             project_mcp_decide,
+            project_mcp_restart,
         }
     };
 }

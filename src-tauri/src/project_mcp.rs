@@ -12,12 +12,14 @@
 use std::path::Path;
 use std::time::Duration;
 
+use acp_desk_app::OpenRequest;
 use acp_desk_app::project_mcp::{self, ProjectMcpChoice, ProjectMcpOffer};
+use acp_desk_app::state::StateRecorder;
 use acp_desk_core::mcp::McpServerConfig;
 use tauri::{AppHandle, Manager, Runtime};
 
 use crate::AppState;
-use crate::ipc::IpcError;
+use crate::ipc::{IpcError, SessionInfo};
 
 /// How long a command waits for the state file (its first read, or the write of a decision).
 const STATE_WAIT: Duration = Duration::from_secs(5);
@@ -80,12 +82,55 @@ pub async fn project_mcp_decide<R: Runtime>(
 }
 
 /// The servers of `folder`'s config files the user agreed to, as the files are now (none when
-/// the state cannot be read). Blocking: the window's open path calls it on the blocking pool.
+/// the state cannot be read). Blocking.
 pub fn approved_servers(state: &AppState, folder: &Path) -> Vec<McpServerConfig> {
-    match current(state) {
-        Ok(s) => project_mcp::approved_servers(&s, folder),
-        Err(_) => Vec::new(),
+    approved_with(state.recorder.as_deref(), folder)
+}
+
+fn approved_with(recorder: Option<&StateRecorder>, folder: &Path) -> Vec<McpServerConfig> {
+    match recorder.and_then(|r| r.state(STATE_WAIT)) {
+        Some(s) => project_mcp::approved_servers(&s, folder),
+        None => Vec::new(),
     }
+}
+
+/// `request` with the project MCP servers the user agreed to for its folder: every way the
+/// window starts an agent in a folder (a new session, a stored or restored one continued, an
+/// agent's session imported) goes through here, so none runs a project's servers unagreed and
+/// none leaves agreed ones out. Reads the folder on the blocking pool.
+pub async fn with_approved(state: &AppState, mut request: OpenRequest) -> OpenRequest {
+    let recorder = state.recorder.clone();
+    let folder = request.options.cwd.clone();
+    let found =
+        tauri::async_runtime::spawn_blocking(move || approved_with(recorder.as_deref(), &folder))
+            .await;
+    match found {
+        Ok(servers) => request.project_mcp = servers,
+        // The session starts without them; the next start asks again.
+        Err(e) => tracing::warn!("could not read the folder's approved MCP config: {e}"),
+    }
+    request
+}
+
+/// "Restart session with them": the session's agent ended and started again, continuing its
+/// conversation, with the folder's approved project servers as they are now.
+#[tauri::command]
+pub async fn project_mcp_restart<R: Runtime>(
+    app: AppHandle<R>,
+    session: String,
+) -> Result<SessionInfo, IpcError> {
+    let state = app.state::<AppState>();
+    let registry = state.sessions.registry();
+    let folder = registry.info(&session)?.folder;
+    let recorder = state.recorder.clone();
+    let servers =
+        tauri::async_runtime::spawn_blocking(move || approved_with(recorder.as_deref(), &folder))
+            .await
+            .map_err(|e| IpcError::task_failed("read the folder's MCP config", &e))?;
+    Ok(registry
+        .restart_with_project_mcp(&session, servers)
+        .await?
+        .into())
 }
 
 fn current(state: &AppState) -> Result<acp_desk_app::state::AppState, IpcError> {

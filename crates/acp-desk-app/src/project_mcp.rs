@@ -363,5 +363,33 @@ pub fn all_servers(folder: &Path) -> (Vec<McpServerConfig>, Vec<OfferedFile>) {
     (servers, offered)
 }
 
+impl crate::Registry {
+    /// "Restart session with them": ends the session's agent if it still runs, then starts a new
+    /// one continuing the conversation ([`crate::Registry::reconnect`]: resume, else load, else
+    /// a new session, said in the thread) with `project` as the project's MCP servers. Refused
+    /// while the agent is still starting.
+    pub async fn restart_with_project_mcp(
+        &self,
+        id: &str,
+        project: Vec<McpServerConfig>,
+    ) -> Result<crate::SessionInfo, AppError> {
+        let session = self.get(id)?;
+        if !*session.ended.borrow() {
+            match session.handle() {
+                // Ends the agent's tree within the engine's graces (invariant 8).
+                Ok(handle) => handle.close().await,
+                Err(AppError::SessionStarting(m)) => return Err(AppError::SessionStarting(m)),
+                // A failed start ends by itself.
+                Err(_) => {}
+            }
+            let mut ended = session.ended.clone();
+            // An error means the pump is gone, which is an end too.
+            let _ = ended.wait_for(|e| *e).await;
+        }
+        drop(session);
+        self.reconnect_with(id, Some(project)).await
+    }
+}
+
 #[cfg(test)]
 mod tests;

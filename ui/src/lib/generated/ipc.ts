@@ -742,7 +742,8 @@ export type CommandName =
   | 'agents_import_registry'
   | 'agents_copy_install_command'
   | 'project_mcp_offer'
-  | 'project_mcp_decide';
+  | 'project_mcp_decide'
+  | 'project_mcp_restart';
 /**
  * How a session is exported.
  *
@@ -2800,4 +2801,5 @@ export const COMMAND_NAMES = [
   'agents_copy_install_command',
   'project_mcp_offer',
   'project_mcp_decide',
+  'project_mcp_restart',
 ] as const satisfies readonly CommandName[];
