@@ -642,7 +642,7 @@ impl Reader<'_> {
                                 v,
                                 Some(&field),
                                 format!(
-                                    "an MCP server's URL must be http or https, not {}:; it is skipped",
+                                    "an MCP server's URL must be http or https, not `{}`; it is skipped",
                                     parsed.scheme()
                                 ),
                             ),
