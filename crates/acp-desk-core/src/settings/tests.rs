@@ -45,7 +45,7 @@ fn comments_trailing_commas_and_the_file_order_are_kept() {
     let zeta = s.agent_server("zeta").unwrap();
     assert_eq!(zeta.command, "/bin/my-agent");
     assert_eq!(zeta.args, vec!["--acp"]);
-    assert_eq!(zeta.env["A"], "1");
+    assert_eq!(zeta.env["A"], "1".into());
     assert_eq!(
         s.agent_server("mid").unwrap().manifest.as_deref(),
         Some("mid-agent")
@@ -291,7 +291,10 @@ fn mcp_servers_take_zeds_context_servers_shape() {
     let (_, web) = &l.settings.mcp_servers[1];
     assert!(matches!(&web.transport, McpTransport::Http { url, headers }
             if url == "https://mcp.example.com/mcp" && headers["X-Team"] == "a"));
-    assert_eq!(web.credential_ref.as_deref(), Some("web"));
+    assert_eq!(
+        web.credential_ref.as_ref().map(SecretRef::as_str),
+        Some("web")
+    );
     assert!(matches!(
         &l.settings.mcp_servers[2].1.transport,
         McpTransport::Sse { .. }
