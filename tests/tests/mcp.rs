@@ -156,11 +156,24 @@ impl Rig {
     }
 }
 
+/// A program for the stdio server's `command`: ACP wants an absolute path to something that
+/// exists (the agents here never start it).
+fn stdio_command(dir: &Path) -> PathBuf {
+    let path = dir.join("mcp-files");
+    std::fs::write(&path, "#!/bin/sh\nexit 0\n").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    path
+}
+
 /// One server of each transport; the values are checked where they arrive.
 fn three_servers(dir: &Path) -> Value {
     json!({
         "files": {
-            "command": "/usr/bin/mcp-files",
+            "command": stdio_command(dir),
             "args": ["--root", dir, "two words"],
             "env": {"FILES_MODE": "read-only"},
         },
@@ -237,7 +250,7 @@ fn check_wire(servers: &[(String, Value)], dir: &Path) {
                     s.get("type").is_none_or(|t| t == "stdio"),
                     "stdio has no other type: {s}"
                 );
-                assert_eq!(s["command"], "/usr/bin/mcp-files");
+                assert_eq!(s["command"], json!(dir.join("mcp-files")));
                 assert_eq!(
                     s["args"],
                     json!(["--root", dir, "two words"]),

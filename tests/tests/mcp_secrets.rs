@@ -131,7 +131,13 @@ impl Rig {
 }
 
 #[test]
+#[ignore = "needs a real Secret Service: tests/keychain/run.sh cargo nextest run -p acp-desk-tests --test mcp_secrets --run-ignored all"]
 fn secrets_appear_only_in_the_request_that_needs_them() {
+    assert_eq!(
+        std::env::var("ACP_DESK_KEYCHAIN_HARNESS").as_deref(),
+        Ok("1"),
+        "run this inside tests/keychain/run.sh, which gives it a throwaway Secret Service (never the user's own keyring)"
+    );
     let mut rig = Rig {
         dir: tempfile::tempdir().unwrap(),
         captured: Vec::new(),
@@ -168,7 +174,7 @@ fn secrets_appear_only_in_the_request_that_needs_them() {
         "mcp_servers": {
             "web": {"url": "http://127.0.0.1:9/mcp", "credential_ref": "mcp-web-token"},
             "files": {
-                "command": "/usr/bin/mcp-files",
+                "command": bin("acp-desk-demo-agent"),
                 "env": {"FILES_KEY": {"secret": "mcp-files-key"}},
             },
         },
