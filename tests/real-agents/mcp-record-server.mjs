@@ -5,7 +5,8 @@
 //
 //   node mcp-record-server.mjs stdio --record FILE [--env NAME]... [--tool NAME] [ARG...]
 //     MCP over stdio (newline-delimited JSON-RPC). At start appends
-//     {"event":"start","transport":"stdio","argv":[every argument],"env":{NAME: value|null}}.
+//     {"event":"start","transport":"stdio","argv":[every argument after the script's path],
+//     "env":{NAME: value|null}}.
 //   node mcp-record-server.mjs http --record FILE --port-file FILE [--tool NAME]
 //     MCP Streamable HTTP on POST /mcp (JSON answers, no server-initiated stream: GET /mcp is
 //     405, which the spec allows), plus the legacy HTTP+SSE transport on GET /sse +

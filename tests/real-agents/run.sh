@@ -374,7 +374,7 @@ JSON
   agent_env=("${mcp_env[@]}")
   run_cli allow mcp "call the mcp tools"
   MCP_OUT=$OUT MCP_ERR=$ERR
-  want_argv="[\"$HERE/mcp-record-server.mjs\",\"stdio\",\"--record\",\"$STDIO_RECORD\",\"--env\",\"REC_TOKEN\",\"--tool\",\"probe_stdio\",\"an arg with spaces\"]"
+  want_argv="[\"stdio\",\"--record\",\"$STDIO_RECORD\",\"--env\",\"REC_TOKEN\",\"--tool\",\"probe_stdio\",\"an arg with spaces\"]"
   check "mcp/stdio: started with the configured args, verbatim" \
     test "$(q mcp-start "$STDIO_RECORD" | head -1)" = "$want_argv"
   check "mcp/stdio: its env had the configured value" \
