@@ -7,6 +7,8 @@
 //! `acp-desk-cli rules [list] [--agent NAME] [--project DIR]`, `acp-desk-cli rules revoke ID`
 //! `acp-desk-cli history [list|show ID|search TEXT...|export ID|delete ID]` (see `history.rs`)
 //! `acp-desk-cli manifest [--json]`: ACP Desk's own AIP-44 manifest (see `manifest.rs`)
+//! `acp-desk-cli secret set|delete REF`, `acp-desk-cli secret list [--json]`: the keychain's
+//!  secrets (see `secret.rs`)
 //!
 //! Other tools script this contract; change it only additively.
 
@@ -15,6 +17,7 @@ mod check;
 mod history;
 mod manifest;
 mod render;
+mod secret;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -71,6 +74,10 @@ enum Cmd {
     /// Print ACP Desk's own AIP-44 manifest (ACP.md: `kind: client`, the capabilities it
     /// advertises), or with --json its AcpDefinition.
     Manifest(manifest::ManifestArgs),
+    /// The secrets MCP servers and agents get from the OS keychain (`credential_ref`, env
+    /// values `{"secret": REF}`): store one (the value from stdin, or typed hidden), delete
+    /// one, list their names and where they are used. Values are never printed.
+    Secret(secret::SecretArgs),
 }
 
 #[derive(clap::Args)]
@@ -233,6 +240,7 @@ fn main() -> ExitCode {
         Cmd::Rules(args) => Ok(rules(args)),
         Cmd::History(args) => Ok(history::history(args, &runtime)),
         Cmd::Manifest(args) => manifest::print(args),
+        Cmd::Secret(args) => Ok(secret::secret(args, &runtime)),
     };
     // Do not wait for the stdin reader thread (it may be blocked on a terminal read).
     runtime.shutdown_timeout(Duration::from_millis(100));
