@@ -14,6 +14,13 @@ import {
 
 afterEach(() => cleanup());
 
+/** `xs[i]`, or the test fails saying so. */
+function at<T>(xs: T[], i = 0): T {
+  const x = xs[i];
+  if (x === undefined) throw new Error(`no item ${i} in ${JSON.stringify(xs)}`);
+  return x;
+}
+
 const folder = '/home/demo/project';
 
 function file(over: Partial<OfferedFile> = {}): OfferedFile {
@@ -95,10 +102,10 @@ class FakeShell implements ProjectMcpBackend {
 
 describe('serverTarget', () => {
   it('shows the whole command line, quoted as a shell would need, or the URL without its query', () => {
-    const [fs, tracker, gh] = file().servers;
-    expect(serverTarget(fs!)).toBe("npx -y server-fs './my docs'");
-    expect(serverTarget(tracker!)).toBe('https://mcp.example.com/v1 (+ a query not shown)');
-    expect(serverTarget(gh!)).toBe("gh-mcp --token '${GITHUB_TOKEN}'");
+    const servers = file().servers;
+    expect(serverTarget(at(servers, 0))).toBe("npx -y server-fs './my docs'");
+    expect(serverTarget(at(servers, 1))).toBe('https://mcp.example.com/v1 (+ a query not shown)');
+    expect(serverTarget(at(servers, 2))).toBe("gh-mcp --token '${GITHUB_TOKEN}'");
     expect(quoteArg("it's")).toBe(`'it'\\''s'`);
     expect(quoteArg('')).toBe("''");
   });
@@ -110,14 +117,14 @@ describe('ProjectMcpController', () => {
     const c = new ProjectMcpController(shell);
     await c.check(folder);
     expect(c.view(folder).files.map((f) => f.file)).toEqual(['.mcp.json']);
-    c.later(folder, c.view(folder).files[0]!);
+    c.later(folder, at(c.view(folder).files));
     expect(c.view(folder).files).toEqual([]);
     // The same bytes are asked about again with the next session only when they changed.
     shell.files = [file({ digest: 'd2' })];
     await c.check(folder);
     expect(c.view(folder).files.map((f) => f.digest)).toEqual(['d2']);
 
-    await c.decide(folder, c.view(folder).files[0]!, 'use');
+    await c.decide(folder, at(c.view(folder).files), 'use');
     expect(shell.calls).toContain('decide .mcp.json d2 use');
     expect(c.view(folder)).toMatchObject({ files: [], used: ['.mcp.json'], error: null });
     await c.check(folder);
@@ -133,7 +140,7 @@ describe('ProjectMcpController', () => {
     const c = new ProjectMcpController(shell);
     await c.check(folder);
     shell.changedUnder = true;
-    await c.decide(folder, c.view(folder).files[0]!, 'use');
+    await c.decide(folder, at(c.view(folder).files), 'use');
     const v = c.view(folder);
     expect(v.error?.code).toBe('project-config-changed');
     expect(v.files.map((f) => f.digest)).toEqual(['d2']);
@@ -189,7 +196,7 @@ describe('ProjectMcpOffer.svelte', () => {
   });
 
   it('offers no Use for a file with nothing usable, and names a changed file', () => {
-    const held = file({ previous: 'use', servers: [file().servers[2]!] });
+    const held = file({ previous: 'use', servers: [at(file().servers, 2)] });
     const { getByRole, container } = mount({ ...base, files: [held] });
     expect(
       (getByRole('button', { name: 'Use in this folder' }) as HTMLButtonElement).disabled,
