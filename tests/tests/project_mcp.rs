@@ -8,7 +8,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use acp_desk_app::project_mcp::{self, ProjectMcpChoice};
@@ -141,7 +141,7 @@ async fn turn_ends(r: &Registry, id: &str, n: usize) -> Vec<StreamEvent> {
     }
 }
 
-async fn record_lines(record: &PathBuf, n: usize) -> Vec<(String, Vec<Value>)> {
+async fn record_lines(record: &Path, n: usize) -> Vec<(String, Vec<Value>)> {
     let deadline = tokio::time::Instant::now() + HANG;
     loop {
         let got = received(record);
