@@ -143,7 +143,7 @@ for (const [w, h] of [
 test.describe('800x600', () => {
   test.use({ viewport: { width: 800, height: 600 } });
 
-  test('Not now hides it for this run and records nothing', async ({ page }) => {
+  test('Not now hides it until the next session and records nothing', async ({ page }) => {
     await open(page);
     const card = page.locator('[data-project-mcp=".mcp.json"]');
     await card.getByRole('button', { name: 'Not now' }).click();

@@ -112,14 +112,17 @@ describe('serverTarget', () => {
 });
 
 describe('ProjectMcpController', () => {
-  it('asks per session opened, hides "Not now" for this run, and forgets a used file once decided', async () => {
+  it('asks per session opened, puts "Not now" off until the next one, and forgets a used file once decided', async () => {
     const shell = new FakeShell();
     const c = new ProjectMcpController(shell);
     await c.check(folder);
     expect(c.view(folder).files.map((f) => f.file)).toEqual(['.mcp.json']);
     c.later(folder, at(c.view(folder).files));
     expect(c.view(folder).files).toEqual([]);
-    // The same bytes are asked about again with the next session only when they changed.
+    // The next session in the folder asks again about the same bytes...
+    await c.check(folder);
+    expect(c.view(folder).files.map((f) => f.digest)).toEqual(['d1']);
+    // ...and about a file changed meanwhile.
     shell.files = [file({ digest: 'd2' })];
     await c.check(folder);
     expect(c.view(folder).files.map((f) => f.digest)).toEqual(['d2']);

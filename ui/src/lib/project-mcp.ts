@@ -100,9 +100,11 @@ export class ProjectMcpController {
   }
 
   /** Asks the shell what `folder`'s files would add (each time a session opens there: a file
-   * may have changed meanwhile). A failure is shown on the card, never thrown. */
+   * may have changed meanwhile), and asks again about what "Not now" put off. A failure is
+   * shown on the card, never thrown. */
   async check(folder: string): Promise<void> {
     const f = this.folder(folder);
+    f.later.clear();
     const asked = ++this.asked;
     f.asked = asked;
     try {
@@ -144,7 +146,7 @@ export class ProjectMcpController {
     }
   }
 
-  /** "Not now": hidden until the next session in the folder asks again. */
+  /** "Not now": hidden until a session opens in the folder again. */
   later(folder: string, file: OfferedFile): void {
     this.folder(folder).later.add(laterKey(file));
     this.changed();
