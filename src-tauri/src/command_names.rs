@@ -50,6 +50,9 @@ macro_rules! with_command_names {
             agents_open_manifest,
             agents_import_registry,
             agents_copy_install_command,
+            project_mcp_offer,
+            project_mcp_decide,
+            project_mcp_restart,
         }
     };
 }
