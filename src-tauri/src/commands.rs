@@ -530,6 +530,8 @@ pub async fn continue_session(
 // The Agents view's commands live in `agents.rs`; the handler finds them (and the items
 // `#[tauri::command]` makes beside each) here.
 pub use crate::agents::*;
+// The MCP servers & secrets view's, in `secrets.rs`.
+pub use crate::secrets::*;
 
 // The one list of command names (the root build.rs includes it too, for the app manifest).
 include!("command_names.rs");

@@ -57,6 +57,10 @@ pub enum IpcError {
     /// newer ACP Desk's and so read-only); the message names the file and what to do.
     #[error("{0}")]
     HistoryUnavailable(String),
+    /// No keychain service answers, or it is locked, or it refused: the message says which and
+    /// what to do (start or unlock the keychain). Never carries a secret's value.
+    #[error("{0}")]
+    KeychainUnavailable(String),
     /// ACP Desk itself failed (a task of ours panicked or was cancelled, the UI sent what it
     /// never should): neither the user's input nor the agent. The UI says so and asks for a
     /// report.
@@ -404,6 +408,8 @@ pub struct IpcTypes {
     check_report: acp_desk_core::agents::CheckReport,
     install_progress: acp_desk_core::agents::install::InstallProgress,
     registry_imported: crate::agents::RegistryImported,
+    secrets_listing: crate::secrets::SecretsListing,
+    mcp_servers_listing: crate::secrets::McpServersListing,
 }
 
 /// The JSON Schema the TypeScript types are generated from, as committed in
