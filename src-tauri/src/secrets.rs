@@ -249,11 +249,14 @@ fn names(map: &BTreeMap<String, String>) -> String {
         .join(", ")
 }
 
+/// "runs with `A`, `B` set" / "sends the header `X`": names only.
 fn notes_for(kind: &str, map: &BTreeMap<String, String>) -> Vec<String> {
-    if map.is_empty() {
-        Vec::new()
-    } else {
-        vec![format!("{kind}: {}", names(map))]
+    let n = map.len();
+    match (kind, n) {
+        (_, 0) => Vec::new(),
+        ("env", _) => vec![format!("runs with {} set", names(map))],
+        (_, 1) => vec![format!("sends the header {}", names(map))],
+        _ => vec![format!("sends the headers {}", names(map))],
     }
 }
 
@@ -587,13 +590,13 @@ mod tests {
         assert_eq!(github.target, "https://api.example.com/mcp");
         assert_eq!(github.credential.as_deref(), Some("github-mcp"));
         assert_eq!(github.credential_stored, Some(false));
-        assert_eq!(github.notes, ["headers: `X-Team`"]);
+        assert_eq!(github.notes, ["sends the header `X-Team`"]);
         let files = &l.servers[1];
         assert_eq!(
             (files.transport, files.target.as_str()),
             (McpTransportKind::Stdio, "mcp-files")
         );
-        assert_eq!(files.notes, ["env: `FILES_KEY`"]);
+        assert_eq!(files.notes, ["runs with `FILES_KEY` set"]);
         assert_eq!(files.credential_stored, None);
         assert_eq!(l.servers[2].transport, McpTransportKind::Sse);
         assert_eq!(l.servers[2].credential_stored, Some(true));
@@ -658,7 +661,7 @@ mod tests {
                 ),
             ]
         );
-        assert_eq!(l.servers[0].notes, ["env: `FILES_TOKEN`"]);
+        assert_eq!(l.servers[0].notes, ["runs with `FILES_TOKEN` set"]);
         let secrets = listing_with(&MemoryKeychain::new(), &config).secrets;
         assert_eq!(secrets.len(), 1);
         assert_eq!(secrets[0].name, "vault/docs");

@@ -211,7 +211,9 @@ describe('the words', () => {
     expect(agentsText({ source: 'settings', agents: ['claude', 'codex'] })).toBe(
       'Only for claude, codex',
     );
-    expect(agentsText({ source: 'manifest', sourceDetail: 'helper' })).toBe('For helper');
+    expect(agentsText({ source: 'manifest', sourceDetail: 'helper' })).toBe(
+      'For its agent, helper',
+    );
   });
 
   it('says a credential stored, missing, or unknown', () => {

@@ -48,7 +48,7 @@ export function sourceText(row: Pick<McpServerRow, 'source' | 'sourceDetail'>): 
 export function agentsText(row: Pick<McpServerRow, 'source' | 'sourceDetail' | 'agents'>): string {
   if (row.agents && row.agents.length > 0) return `Only for ${row.agents.join(', ')}`;
   if (row.agents) return 'For no agent (its agents list is empty)';
-  if (row.source === 'manifest') return `For ${row.sourceDetail ?? 'its manifest’s agent'}`;
+  if (row.source === 'manifest') return `For its agent, ${row.sourceDetail ?? 'the manifest’s'}`;
   return 'For every agent';
 }
 
