@@ -657,7 +657,9 @@ export function installMockIpc(setup) {
             code: 'invalid-input',
             message: `the keychain holds no secret \`${args.name}\` (removed meanwhile?): the list is up to date now`,
           };
-        delete state.keychain[String(args.name)];
+        state.keychain = Object.fromEntries(
+          Object.entries(state.keychain).filter(([k]) => k !== String(args.name)),
+        );
         return secretsListing();
       case 'mcp_servers_list':
         return {
