@@ -82,7 +82,11 @@ impl From<EngineError> for IpcError {
     fn from(e: EngineError) -> Self {
         let message = e.to_string();
         match e {
-            EngineError::Spawn(_) => Self::AgentUnavailable(message),
+            // Nothing was started: like a missing program, the message says what to do (store
+            // the secret).
+            EngineError::Spawn(_) | EngineError::SecretUnavailable { .. } => {
+                Self::AgentUnavailable(message)
+            }
             EngineError::StartFailed(_) | EngineError::ProtocolVersion(_) => {
                 Self::AgentFailed(message)
             }

@@ -95,7 +95,14 @@ impl Registry {
             )));
         }
         let info = old.info.clone();
-        self.launch(info.clone(), Some(hub), spec, options, None);
+        self.launch(
+            info.clone(),
+            Some(hub),
+            spec,
+            options,
+            old.mcp.clone(),
+            None,
+        );
         tracing::info!(session = %id, agent = %info.agent, "session reconnecting");
         Ok(info)
     }

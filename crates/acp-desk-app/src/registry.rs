@@ -14,8 +14,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use acp_desk_core::agents::{self, LaunchSpec};
 use acp_desk_core::events::PermissionResolution;
 use acp_desk_core::hub::{FrameSink, Hub, SharedHub};
+use acp_desk_core::mcp::McpServerConfig;
 use acp_desk_core::schema::v1 as acp;
-use acp_desk_core::{EventBatch, SessionHandle, SessionOptions, StreamEvent, TurnOutcome};
+use acp_desk_core::{EventBatch, Opening, SessionHandle, SessionOptions, StreamEvent, TurnOutcome};
 use acp_desk_store::{LaunchOrigin, StoredLaunch};
 use tokio::runtime::Handle;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -93,6 +94,12 @@ pub struct OpenRequest {
     /// How the user chose the agent: by name (the default) or as a command line, which says how
     /// the history starts it again ([`SessionInfo::launch`]).
     pub origin: LaunchOrigin,
+    /// The agent's AIP-44 manifest ([`OpenRequest::with_manifest`]): its
+    /// `metadata.aip44.mcp_servers` go to the session.
+    pub manifest: Option<agents::manifest::Manifest>,
+    /// A project's own MCP servers the user agreed to (`.mcp.json` and the like, from the
+    /// project's approvals): the most specific source, over the manifest's and the settings'.
+    pub project_mcp: Vec<McpServerConfig>,
 }
 
 impl OpenRequest {
@@ -105,6 +112,8 @@ impl OpenRequest {
             views: true,
             tap: None,
             origin: LaunchOrigin::Named,
+            manifest: None,
+            project_mcp: Vec::new(),
         }
     }
 
@@ -115,7 +124,36 @@ impl OpenRequest {
         if let Some(m) = manifest {
             m.apply_audit(&mut self.options);
         }
+        self.manifest = manifest.cloned();
         self
+    }
+}
+
+/// What a session's MCP servers are chosen from ([`acp_desk_core::mcp::servers_for`]) each
+/// time its agent starts (open, reconnect), so a reconnect takes the settings as they are
+/// then; the secrets are read by the engine at every start.
+#[derive(Clone, Default)]
+pub(crate) struct McpInputs {
+    /// The agent's id (what `mcp_servers.NAME.agents` names).
+    pub(crate) agent: String,
+    pub(crate) manifest: Option<agents::manifest::Manifest>,
+    pub(crate) project: Vec<McpServerConfig>,
+}
+
+impl McpInputs {
+    /// The servers for this start: the options' own when the opener set them, else from the
+    /// settings file (read here: blocking), the manifest and the project's.
+    fn servers(&self, options: &SessionOptions) -> Vec<McpServerConfig> {
+        if !options.mcp_servers.is_empty() || options.opening == Opening::ListOnly {
+            return options.mcp_servers.clone();
+        }
+        let loaded = acp_desk_core::settings::load();
+        acp_desk_core::mcp::servers_for(
+            &loaded.settings,
+            &self.agent,
+            self.manifest.as_ref(),
+            &self.project,
+        )
     }
 }
 
@@ -138,6 +176,8 @@ pub(crate) struct Session {
     /// How its agent was started, to start it again (`Registry::reconnect`): the spec and the
     /// options as the opener gave them.
     pub(crate) relaunch: (LaunchSpec, SessionOptions),
+    /// What its MCP servers are chosen from, at each start.
+    pub(crate) mcp: McpInputs,
 }
 
 impl Session {
@@ -264,7 +304,14 @@ impl Registry {
             views,
             tap,
             origin,
+            manifest,
+            project_mcp,
         } = request;
+        let mcp = McpInputs {
+            agent: agent.clone(),
+            manifest,
+            project: project_mcp,
+        };
         let id = format!("s{}", self.counter.fetch_add(1, Ordering::Relaxed) + 1);
         let info = SessionInfo {
             id: id.clone(),
@@ -273,7 +320,7 @@ impl Registry {
             launch: StoredLaunch::from_spec(&spec, origin),
         };
         let hub = views.then(|| Arc::new(Mutex::new(Hub::new())));
-        self.launch(info.clone(), hub, spec, options, tap);
+        self.launch(info.clone(), hub, spec, options, mcp, tap);
         tracing::info!(session = %info.id, folder = %info.folder.display(), agent = %info.agent, "session opened");
         info
     }
@@ -286,9 +333,11 @@ impl Registry {
         hub: Option<SharedHub>,
         spec: LaunchSpec,
         options: SessionOptions,
+        mcp: McpInputs,
         tap: Option<mpsc::Sender<EventBatch>>,
     ) {
         let id = info.id.clone();
+        let mut options = options;
         let (ended_tx, ended) = watch::channel(false);
         let (removed, removed_rx) = oneshot::channel();
         let session = Arc::new(Session {
@@ -299,6 +348,7 @@ impl Registry {
             removed: Mutex::new(Some(removed)),
             pump: Mutex::new(None),
             relaunch: (spec.clone(), options.clone()),
+            mcp: mcp.clone(),
         });
         let queue = if tap.is_some() {
             TAPPED_ENGINE_QUEUE
@@ -308,7 +358,6 @@ impl Registry {
         let (events, events_rx) = mpsc::channel(queue);
         let (report, report_rx) = oneshot::channel();
         let observers = lock(&self.observers).clone();
-        let mut options = options;
         options
             .unwatched
             .extend(observers.iter().flat_map(|o| o.own_files()));
@@ -325,7 +374,7 @@ impl Registry {
         );
         lock(&self.open).insert(id, session.clone());
         self.runtime
-            .spawn(start(session, spec, options, events, report));
+            .spawn(start(session, spec, options, mcp, events, report));
     }
 
     /// Waits until the session's agent is ready and returns its handle, or why it did not
@@ -490,9 +539,21 @@ async fn start(
     session: Arc<Session>,
     spec: LaunchSpec,
     options: SessionOptions,
+    mcp: McpInputs,
     events: mpsc::Sender<EventBatch>,
     report: oneshot::Sender<StartReport>,
 ) {
+    let mut options = options;
+    // The settings file is read at each start (a reconnect takes it as it is then).
+    let chosen = tokio::task::spawn_blocking({
+        let options = options.clone();
+        move || mcp.servers(&options)
+    })
+    .await;
+    match chosen {
+        Ok(servers) => options.mcp_servers = servers,
+        Err(e) => tracing::warn!(session = %session.info.id, "MCP servers not chosen: {e}"),
+    }
     let mut state = session.engine.subscribe();
     let closed = async move {
         let _ = state.wait_for(|e| matches!(e, Engine::Closed)).await;

@@ -133,6 +133,8 @@ async fn a_session_with_a_key_in_its_env_args_and_prompt_leaves_none_in_the_log(
             views: true,
             tap: None,
             origin: LaunchOrigin::Named,
+            manifest: None,
+            project_mcp: Vec::new(),
         });
         registry.started(&info.id).await.unwrap();
         let prompt = format!("hello, my key is {PROMPT_SECRET}");

@@ -85,6 +85,8 @@ fn request(dir: &Path, spec: LaunchSpec) -> OpenRequest {
         views: true,
         tap: None,
         origin: acp_desk_store::LaunchOrigin::CommandLine,
+        manifest: None,
+        project_mcp: Vec::new(),
     }
 }
 

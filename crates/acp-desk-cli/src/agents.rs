@@ -136,6 +136,10 @@ fn print_table(listing: &AgentListing) {
         if let Some(hint) = &a.hint {
             println!("{:width$}  {hint}", "");
         }
+        if !a.env_names.is_empty() {
+            // Names (and secrets' keychain names) only: never a value.
+            println!("{:width$}  env: {}", "", a.env_names.join(", "));
+        }
     }
     println!(
         "default for new sessions: {} ({})",

@@ -181,6 +181,11 @@ enum Permission {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging();
+    // Sessions (and Check) read `{"secret": REF}` env values and MCP credentials from the OS's
+    // keychain; it is only reached when a launch names a secret.
+    acp_desk_core::session::set_default_keychain(std::sync::Arc::new(
+        acp_desk_core::secrets::OsKeychain::new(),
+    ));
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -313,6 +318,8 @@ struct Checked {
     /// The agent's name as the user chose it.
     agent: String,
     origin: acp_desk_store::LaunchOrigin,
+    /// The agent's AIP-44 manifest: its MCP servers go to the session.
+    manifest: Option<core_agents::manifest::Manifest>,
 }
 
 /// `--continue ID`: the stored session, its agent, folder and how to continue it.
@@ -432,6 +439,9 @@ fn check(args: &RunArgs) -> anyhow::Result<Checked> {
     let (agent, origin) = match continued {
         Some(c) => {
             opts.opening = c.options.opening;
+            if manifest.is_none() {
+                manifest = c.manifest;
+            }
             (c.agent, c.origin)
         }
         None if args.agent_command.is_some() => {
@@ -445,6 +455,7 @@ fn check(args: &RunArgs) -> anyhow::Result<Checked> {
         ask: permission == Permission::Ask,
         agent,
         origin,
+        manifest,
     })
 }
 
@@ -455,6 +466,7 @@ async fn run(args: RunArgs, history: &history::RunHistory) -> anyhow::Result<Exi
         ask,
         agent,
         origin,
+        manifest,
     } = match check(&args) {
         Ok(c) => c,
         Err(e) => {
@@ -497,6 +509,8 @@ async fn run(args: RunArgs, history: &history::RunHistory) -> anyhow::Result<Exi
         views: false,
         tap: Some(ev_tx),
         origin,
+        manifest,
+        project_mcp: Vec::new(),
     });
     let id = session.id;
     let handle = tokio::select! {

@@ -122,6 +122,9 @@ pub fn of_start_failure(err: &EngineError) -> ErrorKind {
         EngineError::AuthRequired(_) => ErrorKind::AuthRequired,
         EngineError::ProtocolVersion(_) => ErrorKind::Protocol,
         EngineError::Spawn(_) => ErrorKind::StartFailed,
+        // Its message says which secret and how to store it; the words "keychain" or
+        // "locked" must not read as a sign-in problem of the agent's.
+        EngineError::SecretUnavailable { .. } => ErrorKind::StartFailed,
         other => classify_start_failure(&other.to_string()),
     }
 }

@@ -92,6 +92,14 @@ pub const ADDITIONS: &[(&str, &str)] = &[
          new (session/new: the agent cannot continue the old conversation); acpSessionId, \
          detail (why, when it fell back)",
     ),
+    (
+        "mcp-servers",
+        "new kind: the session's configured MCP servers (issue 17), once per start or \
+         continuation, before session-status ready, when any is configured: servers \
+         [McpServerReport: name, transport stdio|http|sse, source settings|manifest|project, \
+         sourceDetail, target (command or shown URL), passed, reason (why skipped), credential \
+         (the keychain entry's name), notes]; never a value of an env variable, header or secret",
+    ),
 ];
 
 /// The seed's kinds, spelled as the seed spells them.
@@ -350,6 +358,16 @@ pub enum StreamEvent {
     /// the agent listed ([`ContinuationMode::Import`]) was opened with the agent. Comes just
     /// before its `session-status: ready`; never for a plain new session. Front ends match on
     /// `outcome`: `new` means the agent has none of the old conversation.
+    /// The session's configured MCP servers: which the agent got (in `session/new`,
+    /// `session/load` or `session/resume`) and which it did not, and why (its
+    /// `mcpCapabilities`, a secret not in the keychain, a server of the same name from a more
+    /// specific source). Once per start or continuation, before `session-status: ready`, when
+    /// any server is configured. Names, commands and shown URLs only.
+    #[serde(rename = "mcp-servers")]
+    McpServers {
+        session_id: String,
+        servers: Vec<crate::mcp::McpServerReport>,
+    },
     #[serde(rename = "session-continued")]
     SessionContinued {
         session_id: String,
@@ -417,6 +435,7 @@ impl StreamEvent {
         "terminal-output",
         "file-changed",
         "session-continued",
+        "mcp-servers",
     ];
 
     /// The serialized `kind` tag.
@@ -446,6 +465,7 @@ impl StreamEvent {
             Self::TerminalOutput { .. } => "terminal-output",
             Self::FileChanged { .. } => "file-changed",
             Self::SessionContinued { .. } => "session-continued",
+            Self::McpServers { .. } => "mcp-servers",
         }
     }
 }

@@ -230,7 +230,17 @@ impl AgentProcess {
         };
 
         cmd.current_dir(workdir)
-            .envs(spec.env.iter().map(|(k, v)| (k, v)))
+            .envs(spec.env.iter().filter_map(|(k, v)| match v {
+                crate::secrets::EnvValue::Plain(text) => Some((k, text)),
+                // `session::start` reads every secret before the spawn; one left here was
+                // never read: unset rather than its name as the value.
+                crate::secrets::EnvValue::Secret(_) => {
+                    tracing::warn!(
+                        "env {k} of the agent is a secret that was not read: left unset"
+                    );
+                    None
+                }
+            }))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// The name a secret is stored under: 1 to [`SecretRef::MAX_LEN`] characters of ASCII letters,
 /// digits and `. _ - / : @`. Names only: a ref is shown, logged and stored freely.
@@ -121,7 +121,9 @@ pub enum SecretError {
     )]
     NoService { detail: String },
     /// The keychain is locked and the user did not unlock it.
-    #[error("the keychain is locked ({detail}): unlock it (log in again, or open your keyring app) and try again")]
+    #[error(
+        "the keychain is locked ({detail}): unlock it (log in again, or open your keyring app) and try again"
+    )]
     Locked { detail: String },
     /// Anything else the keychain said.
     #[error("the keychain refused: {detail}")]
@@ -205,22 +207,259 @@ pub fn credential_headers(secret: &SecretValue) -> Vec<(String, SecretValue)> {
 
 /// The keychain of the OS: Secret Service on Linux, the login keychain on macOS, the
 /// Credential Manager on Windows. Secrets are stored under the service
-/// [`OsKeychain::SERVICE`] with the ref as the user name.
+/// [`OsKeychain::SERVICE`] with the ref as the user name (Secret Service attributes
+/// `service` and `username`, as `secret-tool` shows them).
+///
+/// The store is connected on the first call, not at construction, and a failed connection
+/// is not kept: a keychain started (or unlocked, or restarted) after the app is found on the
+/// next call. Any failure other than "no such item" drops the connection for the same reason.
 pub struct OsKeychain {
-    _private: (),
+    store: Mutex<Option<Arc<keyring_core::CredentialStore>>>,
 }
 
 impl OsKeychain {
     pub const SERVICE: &'static str = crate::paths::APP_IDENTIFIER;
 
     pub fn new() -> OsKeychain {
-        OsKeychain { _private: () }
+        OsKeychain {
+            store: Mutex::new(None),
+        }
+    }
+
+    fn slot(&self) -> std::sync::MutexGuard<'_, Option<Arc<keyring_core::CredentialStore>>> {
+        self.store
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn connected(&self) -> Result<Arc<keyring_core::CredentialStore>, SecretError> {
+        let mut slot = self.slot();
+        if let Some(store) = slot.as_ref() {
+            return Ok(store.clone());
+        }
+        let store = os_store::create().map_err(|e| keychain_error(&e, None))?;
+        *slot = Some(store.clone());
+        Ok(store)
+    }
+
+    fn entry(&self, name: &SecretRef) -> Result<keyring_core::Entry, SecretError> {
+        let store = self.connected()?;
+        os_store::entry(&store, name).map_err(|e| self.failed(&e, Some(name)))
+    }
+
+    /// Maps `err` and forgets the connection, so the next call connects afresh.
+    fn failed(&self, err: &keyring_core::Error, name: Option<&SecretRef>) -> SecretError {
+        *self.slot() = None;
+        keychain_error(err, name)
     }
 }
 
 impl Default for OsKeychain {
     fn default() -> Self {
         OsKeychain::new()
+    }
+}
+
+impl Keychain for OsKeychain {
+    fn get(&self, name: &SecretRef) -> Result<Option<SecretValue>, SecretError> {
+        match self.entry(name)?.get_secret() {
+            // The bytes of a non-UTF-8 secret are dropped here, never put in the error.
+            Ok(bytes) => match String::from_utf8(bytes) {
+                Ok(text) => Ok(Some(SecretValue::new(text))),
+                Err(_) => Err(not_text(name)),
+            },
+            Err(keyring_core::Error::NoEntry) => Ok(None),
+            Err(e) => Err(self.failed(&e, Some(name))),
+        }
+    }
+
+    fn set(&self, name: &SecretRef, value: &SecretValue) -> Result<(), SecretError> {
+        self.entry(name)?
+            .set_secret(value.expose().as_bytes())
+            .map_err(|e| self.failed(&e, Some(name)))
+    }
+
+    fn delete(&self, name: &SecretRef) -> Result<bool, SecretError> {
+        match self.entry(name)?.delete_credential() {
+            Ok(()) => Ok(true),
+            Err(keyring_core::Error::NoEntry) => Ok(false),
+            Err(e) => Err(self.failed(&e, Some(name))),
+        }
+    }
+
+    fn list(&self) -> Result<Vec<SecretRef>, SecretError> {
+        let store = self.connected()?;
+        let spec = std::collections::HashMap::from([("service", Self::SERVICE)]);
+        let found = store.search(&spec).map_err(|e| self.failed(&e, None))?;
+        let mut names = std::collections::BTreeSet::new();
+        for entry in found {
+            let user = match entry.get_attributes() {
+                Ok(attributes) => attributes.get("username").cloned(),
+                // Removed between the search and now.
+                Err(keyring_core::Error::NoEntry) => continue,
+                Err(e) => return Err(self.failed(&e, None)),
+            };
+            // Stores whose attributes are named otherwise (macOS, Windows) say it here.
+            let Some(user) = user.or_else(|| entry.get_specifiers().map(|(_, user)| user)) else {
+                continue;
+            };
+            match SecretRef::new(&user) {
+                Ok(name) => {
+                    names.insert(name);
+                }
+                // Put there by another tool under our service name: not ours to show.
+                Err(_) => {
+                    tracing::debug!(name = %user, "a keychain item under our service has a name we do not use; skipped")
+                }
+            }
+        }
+        Ok(names.into_iter().collect())
+    }
+}
+
+fn not_text(name: &SecretRef) -> SecretError {
+    SecretError::Backend {
+        detail: format!(
+            "the secret stored under `{name}` is not UTF-8 text; store it again with `acp-desk-cli secret set {name}` or in the window's Secrets"
+        ),
+    }
+}
+
+/// What a keychain error says, without any value: keyring-core's `BadEncoding` and
+/// `BadDataFormat` carry the stored bytes and `Ambiguous` the items, so they are described,
+/// never formatted.
+fn keychain_error(err: &keyring_core::Error, name: Option<&SecretRef>) -> SecretError {
+    use keyring_core::Error as K;
+    let backend = |detail: String| SecretError::Backend { detail };
+    let named = name
+        .map(|n| format!("`{n}`"))
+        .unwrap_or_else(|| "a secret".into());
+    match err {
+        K::PlatformFailure(inner) | K::NoStorageAccess(inner) => platform_error(inner.as_ref()),
+        K::NoEntry => backend(format!("no secret is stored under {named}")),
+        K::BadEncoding(_) => match name {
+            Some(name) => not_text(name),
+            None => backend("a stored secret is not UTF-8 text".into()),
+        },
+        K::BadDataFormat(_, _) => backend(format!(
+            "the secret stored under {named} is malformed in the keychain; store it again"
+        )),
+        K::Ambiguous(items) => backend(format!(
+            "{} keychain items are stored for {named} under the service {}; remove the extra ones in your keyring app (or all of them, then store it again)",
+            items.len(),
+            OsKeychain::SERVICE
+        )),
+        K::BadStoreFormat(why) => backend(format!("the keychain's data is malformed: {why}")),
+        K::TooLong(what, limit) => backend(format!(
+            "the keychain accepts at most {limit} characters in an item's {what}"
+        )),
+        K::Invalid(what, why) => backend(format!("the keychain refused the item's {what}: {why}")),
+        K::NoDefaultStore => backend("no keychain store is set up".into()),
+        K::NotSupportedByStore(why) => backend(format!("this keychain cannot do that: {why}")),
+        // keyring-core is pinned; a new kind is named, not formatted (it may carry data).
+        #[allow(unreachable_patterns)]
+        _ => backend("the keychain failed in a way ACP Desk does not know".into()),
+    }
+}
+
+fn platform_error(inner: &(dyn std::error::Error + Send + Sync + 'static)) -> SecretError {
+    #[cfg(all(unix, not(target_os = "macos")))]
+    if let Some(err) = inner.downcast_ref::<secret_service::Error>() {
+        return secret_service_error(err);
+    }
+    SecretError::Backend {
+        detail: inner.to_string(),
+    }
+}
+
+#[cfg(all(unix, not(target_os = "macos")))]
+fn secret_service_error(err: &secret_service::Error) -> SecretError {
+    use secret_service::Error as S;
+    const NO_OWNER: &str = "nothing owns org.freedesktop.secrets on the D-Bus session bus";
+    let no_service = |detail: &str| SecretError::NoService {
+        detail: detail.into(),
+    };
+    let unowned = |name: &str| {
+        name == "org.freedesktop.DBus.Error.ServiceUnknown"
+            || name == "org.freedesktop.DBus.Error.NameHasNoOwner"
+    };
+    let fdo_unowned = |e: &zbus::fdo::Error| {
+        matches!(
+            e,
+            zbus::fdo::Error::ServiceUnknown(_) | zbus::fdo::Error::NameHasNoOwner(_)
+        )
+    };
+    let locked = |detail: &str| SecretError::Locked {
+        detail: detail.into(),
+    };
+    match err {
+        S::Unavailable => {
+            no_service("no D-Bus session bus, or nothing on it owns org.freedesktop.secrets")
+        }
+        S::Zbus(zbus::Error::MethodError(name, _, _)) if unowned(name.as_str()) => {
+            no_service(NO_OWNER)
+        }
+        S::Zbus(zbus::Error::FDO(e)) if fdo_unowned(e) => no_service(NO_OWNER),
+        S::ZbusFdo(e) if fdo_unowned(e) => no_service(NO_OWNER),
+        S::Zbus(zbus::Error::InputOutput(e) | zbus::Error::Connection(e, _)) => {
+            no_service(&format!("the D-Bus session bus cannot be reached: {e}"))
+        }
+        S::Zbus(zbus::Error::Address(_)) => no_service("the D-Bus session bus address is unusable"),
+        S::Locked => locked("the collection is locked"),
+        S::Prompt => locked("the unlock prompt was dismissed"),
+        S::PromptDisconnected => locked("the unlock prompt closed before it was answered"),
+        other => SecretError::Backend {
+            detail: other.to_string(),
+        },
+    }
+}
+
+/// The one store per platform (the workspace's Cargo.toml says why these).
+mod os_store {
+    use super::{OsKeychain, SecretRef};
+    use keyring_core::{CredentialStore, Entry, Result};
+    use std::sync::Arc;
+
+    #[cfg(all(unix, not(target_os = "macos")))]
+    pub(super) fn create() -> Result<Arc<CredentialStore>> {
+        Ok(zbus_secret_service_keyring_store::Store::new()?)
+    }
+
+    #[cfg(target_os = "macos")]
+    pub(super) fn create() -> Result<Arc<CredentialStore>> {
+        Ok(apple_native_keyring_store::keychain::Store::new()?)
+    }
+
+    #[cfg(windows)]
+    pub(super) fn create() -> Result<Arc<CredentialStore>> {
+        Ok(windows_native_keyring_store::Store::new()?)
+    }
+
+    #[cfg(not(any(unix, windows)))]
+    pub(super) fn create() -> Result<Arc<CredentialStore>> {
+        Err(keyring_core::Error::NotSupportedByStore(
+            "ACP Desk has no keychain store for this platform".into(),
+        ))
+    }
+
+    /// The item for `name`. On Linux it gets a label for the keyring app ("ACP Desk:
+    /// github-mcp") when it is created; the other stores take no label.
+    pub(super) fn entry(store: &Arc<CredentialStore>, name: &SecretRef) -> Result<Entry> {
+        #[cfg(all(unix, not(target_os = "macos")))]
+        {
+            let label = format!("ACP Desk: {name}");
+            let modifiers = std::collections::HashMap::from([("label", label.as_str())]);
+            Entry::new_in_store_with_modifiers(
+                store,
+                OsKeychain::SERVICE,
+                name.as_str(),
+                &modifiers,
+            )
+        }
+        #[cfg(not(all(unix, not(target_os = "macos"))))]
+        {
+            Entry::new_in_store(store, OsKeychain::SERVICE, name.as_str())
+        }
     }
 }
 
@@ -251,7 +490,9 @@ mod tests {
         assert_eq!(h.len(), 1);
         assert_eq!(h[0].0, "Authorization");
         assert_eq!(h[0].1.expose(), "Bearer tok");
-        let h = credential_headers(&SecretValue::new(r#"{"X-Api-Key": "k", "X-Org": "o"}"#.into()));
+        let h = credential_headers(&SecretValue::new(
+            r#"{"X-Api-Key": "k", "X-Org": "o"}"#.into(),
+        ));
         let names: Vec<_> = h.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(names, ["X-Api-Key", "X-Org"]);
         // Not an object of strings: the whole text is a token.
@@ -269,5 +510,87 @@ mod tests {
         assert_eq!(k.list().unwrap(), vec![r.clone()]);
         assert!(k.delete(&r).unwrap());
         assert!(!k.delete(&r).unwrap());
+    }
+
+    /// Every error kind keyring-core and secret-service produce, built around a value, is
+    /// described without it (the stored bytes ride in `BadEncoding` / `BadDataFormat`).
+    #[test]
+    fn os_keychain_errors_never_hold_the_value() {
+        use keyring_core::Error as K;
+        let value = "s3cret-value-\u{e9}";
+        let bytes = value.as_bytes().to_vec();
+        let name = SecretRef::new("github-mcp").unwrap();
+        let boxed = |e: Box<dyn std::error::Error + Send + Sync>| e;
+        let mut errors = vec![
+            K::BadEncoding(bytes.clone()),
+            K::BadDataFormat(bytes.clone(), boxed(value.into())),
+            K::NoEntry,
+            K::NoDefaultStore,
+            K::BadStoreFormat("bad".into()),
+            K::TooLong("username".into(), 64),
+            K::Invalid("label".into(), "cannot be empty".into()),
+            K::NotSupportedByStore("no search".into()),
+            K::Ambiguous(Vec::new()),
+            K::PlatformFailure(boxed("some platform failure".into())),
+        ];
+        #[cfg(all(unix, not(target_os = "macos")))]
+        {
+            use secret_service::Error as S;
+            for e in [
+                S::Unavailable,
+                S::Locked,
+                S::Prompt,
+                S::PromptDisconnected,
+                S::NoResult,
+                S::Crypto("bad padding"),
+                S::ZbusFdo(zbus::fdo::Error::ServiceUnknown("gone".into())),
+                S::Zbus(zbus::Error::Address("disabled:".into())),
+            ] {
+                errors.push(K::PlatformFailure(boxed(Box::new(e))));
+            }
+        }
+        for err in &errors {
+            for name in [Some(&name), None] {
+                let mapped = keychain_error(err, name);
+                let shown = format!("{mapped} {mapped:?}");
+                assert!(!shown.contains(value), "{err:?} became {shown}");
+                assert!(!shown.contains("s3cret"), "{shown}");
+            }
+        }
+        // `BadDataFormat`'s inner error may say anything: it is never formatted.
+        assert!(matches!(
+            keychain_error(&errors[1], Some(&name)),
+            SecretError::Backend { .. }
+        ));
+    }
+
+    #[cfg(all(unix, not(target_os = "macos")))]
+    #[test]
+    fn no_service_and_locked_are_told_apart() {
+        use keyring_core::Error as K;
+        use secret_service::Error as S;
+        let wrap = |e: S| K::PlatformFailure(Box::new(e));
+        let map = |e: S| keychain_error(&wrap(e), None);
+        assert!(matches!(map(S::Unavailable), SecretError::NoService { .. }));
+        assert!(matches!(
+            map(S::ZbusFdo(zbus::fdo::Error::NameHasNoOwner("x".into()))),
+            SecretError::NoService { .. }
+        ));
+        assert!(matches!(
+            map(S::Zbus(zbus::Error::FDO(Box::new(
+                zbus::fdo::Error::ServiceUnknown("x".into())
+            )))),
+            SecretError::NoService { .. }
+        ));
+        assert!(matches!(map(S::Locked), SecretError::Locked { .. }));
+        assert!(matches!(map(S::Prompt), SecretError::Locked { .. }));
+        assert!(matches!(
+            keychain_error(&K::NoStorageAccess(Box::new(S::Locked)), None),
+            SecretError::Locked { .. }
+        ));
+        assert!(matches!(map(S::NoResult), SecretError::Backend { .. }));
+        let message = map(S::Unavailable).to_string();
+        assert!(message.contains("org.freedesktop.secrets"), "{message}");
+        assert!(message.contains("start a Secret Service"), "{message}");
     }
 }

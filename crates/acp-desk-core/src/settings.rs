@@ -38,6 +38,7 @@ use jsonc_parser::ast::{Object, Value};
 use jsonc_parser::common::Ranged;
 
 use crate::agents::problem::{ConfigProblem, ProblemSeverity};
+use crate::secrets::{EnvValue, SecretRef};
 
 /// Everything ACP Desk reads from the settings file. `Settings::default()` is what a missing
 /// file means.
@@ -57,8 +58,9 @@ pub struct Settings {
     /// Default: on.
     pub history: HistorySettings,
     /// `mcp_servers` (the shape of Zed's `context_servers`), in the file's order: MCP servers
-    /// for every agent's sessions. Validated here; **nothing reads it yet** (issue 17 passes
-    /// them in `session/new`). Default: none.
+    /// for every agent's sessions, or for the agents an entry's `agents` names. Read by
+    /// [`crate::mcp::servers_for`], which the app layer and the CLI call for each session.
+    /// Default: none.
     pub mcp_servers: Vec<(String, McpServer)>,
     /// `restored_sessions_start`: when the agents of the sessions the window restores at its
     /// start (the sidebar as it was) are started. Read by the desktop shell. Default
@@ -142,12 +144,12 @@ impl Default for HistorySettings {
 
 /// Zed-style settings entry: `{"agent_servers": {"Name": {"command", "args", "env"}}}`.
 /// Env values may be secrets: this type is never serialized, and its `Debug` shows env names
-/// only.
+/// only. An env value is a text or `{"secret": "REF"}`, read from the keychain at launch.
 #[derive(Clone, PartialEq, Eq)]
 pub struct AgentServer {
     pub command: String,
     pub args: Vec<String>,
-    pub env: BTreeMap<String, String>,
+    pub env: BTreeMap<String, EnvValue>,
     /// `manifest`: the name of an AIP-44 manifest (`agents/<name>/ACP.md` in the config
     /// folder) describing this agent; the launch stays this entry's.
     pub manifest: Option<String>,
@@ -162,9 +164,20 @@ pub struct AgentServer {
 pub struct McpServer {
     pub transport: McpTransport,
     /// `credential_ref`: a keychain entry whose secret becomes headers (issue 17); http and sse
-    /// only.
-    pub credential_ref: Option<String>,
+    /// only (kept on a program so the session's report can say it is ignored there).
+    pub credential_ref: Option<SecretRef>,
+    /// `agents`: the agent ids whose sessions get this server; `None` (absent): every agent.
+    pub agents: Option<Vec<String>>,
     pub ignored: Vec<String>,
+}
+
+impl McpServer {
+    /// Whether the sessions of `agent_id` get this server.
+    pub fn applies_to(&self, agent_id: &str) -> bool {
+        self.agents
+            .as_ref()
+            .is_none_or(|ids| ids.iter().any(|a| a == agent_id))
+    }
 }
 
 impl std::fmt::Debug for AgentServer {
@@ -182,47 +195,9 @@ impl std::fmt::Debug for AgentServer {
     }
 }
 
-impl std::fmt::Debug for McpTransport {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        use crate::agents::EnvNames;
-        match self {
-            McpTransport::Stdio { command, args, env } => f
-                .debug_struct("Stdio")
-                .field("command", command)
-                .field("args", args)
-                .field("env", &EnvNames(env.keys().map(String::as_str)))
-                .finish(),
-            McpTransport::Http { url, headers } => f
-                .debug_struct("Http")
-                .field("url", url)
-                .field("headers", &EnvNames(headers.keys().map(String::as_str)))
-                .finish(),
-            McpTransport::Sse { url, headers } => f
-                .debug_struct("Sse")
-                .field("url", url)
-                .field("headers", &EnvNames(headers.keys().map(String::as_str)))
-                .finish(),
-        }
-    }
-}
-
-/// Values may be secrets: `Debug` shows env and header names only.
-#[derive(Clone, PartialEq, Eq)]
-pub enum McpTransport {
-    Stdio {
-        command: String,
-        args: Vec<String>,
-        env: BTreeMap<String, String>,
-    },
-    Http {
-        url: String,
-        headers: BTreeMap<String, String>,
-    },
-    Sse {
-        url: String,
-        headers: BTreeMap<String, String>,
-    },
-}
+/// How an `mcp_servers` entry is reached: the configured-server type of [`crate::mcp`], whose
+/// `Debug` shows env and header names only. Env values are texts or `{"secret": REF}`.
+pub type McpTransport = crate::mcp::McpConfigTransport;
 
 /// What reading the file gave: the settings (the valid part), and what was wrong.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -572,7 +547,7 @@ impl Reader<'_> {
                         .filter(|c| self.non_empty(&p.value, &f, c))
                 }
                 "args" => server.args = self.strings(&p.value, &f).unwrap_or_default(),
-                "env" => server.env = self.string_map(&p.value, &f).unwrap_or_default(),
+                "env" => server.env = self.env_map(&p.value, &f).unwrap_or_default(),
                 "manifest" => server.manifest = self.string(&p.value, &f),
                 // Zed writes `"type": "custom"` on the entries it adds; it means what an entry
                 // with a command means here.
@@ -645,6 +620,7 @@ impl Reader<'_> {
         let (mut command, mut args, mut env) = (None, Vec::new(), BTreeMap::new());
         let (mut url, mut headers, mut sse) = (None, BTreeMap::new(), false);
         let mut credential_ref = None;
+        let mut agents = None;
         let mut ignored = Vec::new();
         for p in &o.properties {
             let key = p.name.as_str();
@@ -656,7 +632,7 @@ impl Reader<'_> {
                         .filter(|c| self.non_empty(&p.value, &f, c))
                 }
                 "args" => args = self.strings(&p.value, &f).unwrap_or_default(),
-                "env" => env = self.string_map(&p.value, &f).unwrap_or_default(),
+                "env" => env = self.env_map(&p.value, &f).unwrap_or_default(),
                 "url" => {
                     if let Some(u) = self.string(&p.value, &f) {
                         match url::Url::parse(&u) {
@@ -685,7 +661,27 @@ impl Reader<'_> {
                         format!("`{other}` is not one of \"stdio\", \"http\", \"sse\""),
                     ),
                 },
-                "credential_ref" => credential_ref = self.string(&p.value, &f),
+                "credential_ref" => {
+                    if let Some(name) = self.string(&p.value, &f) {
+                        match SecretRef::new(&name) {
+                            Ok(r) => credential_ref = Some(r),
+                            Err(e) => self.error(&p.value, Some(&f), e.to_string()),
+                        }
+                    }
+                }
+                "agents" => {
+                    if let Some(ids) = self.strings(&p.value, &f) {
+                        if ids.is_empty() {
+                            self.push(
+                                &p.value,
+                                Some(&f),
+                                "an empty list: no agent gets this server (remove `agents` to give it to every agent)".into(),
+                                ProblemSeverity::Warning,
+                            );
+                        }
+                        agents = Some(ids);
+                    }
+                }
                 _ => {
                     self.ignored(&p.name, &f);
                     ignored.push(key.to_owned());
@@ -727,14 +723,14 @@ impl Reader<'_> {
             self.push(
                 &at,
                 Some(&format!("{field}.credential_ref")),
-                "only http and sse servers use a credential; ignored on a program (put secrets in its env)".into(),
+                "only http and sse servers use a credential; ignored on a program (put secrets in its env as {\"secret\": \"NAME\"})".into(),
                 ProblemSeverity::Warning,
             );
-            credential_ref = None;
         }
         Some(McpServer {
             transport,
             credential_ref,
+            agents,
             ignored,
         })
     }
@@ -822,7 +818,82 @@ impl Reader<'_> {
         ok.then_some(out)
     }
 
-    /// An object of strings (env, headers). Problems name the key, never the value: values
+    /// An env object: each value a text or `{"secret": "REF"}` (read from the keychain at
+    /// launch). Problems name the key, never the value: values may be secrets.
+    fn env_map(&mut self, v: &Value, field: &str) -> Option<BTreeMap<String, EnvValue>> {
+        let o = self.object(v, field)?;
+        let mut out = BTreeMap::new();
+        let mut ok = true;
+        for p in &o.properties {
+            let f = format!("{field}.{}", p.name.as_str());
+            match self.env_value(&p.value, &f) {
+                Some(value) => {
+                    out.insert(p.name.as_str().to_owned(), value);
+                }
+                None => ok = false,
+            }
+        }
+        ok.then_some(out)
+    }
+
+    fn env_value(&mut self, v: &Value, field: &str) -> Option<EnvValue> {
+        const SHAPE: &str = "a text, or {\"secret\": \"NAME\"} for a secret stored in the keychain (`acp-desk-cli secret set NAME`)";
+        match v {
+            Value::StringLit(s) => Some(EnvValue::Plain(s.value.to_string())),
+            Value::Object(o) => {
+                let mut name = None;
+                let mut ok = true;
+                for p in &o.properties {
+                    let f = format!("{field}.{}", p.name.as_str());
+                    match (p.name.as_str(), &p.value) {
+                        ("secret", Value::StringLit(s)) => match SecretRef::new(&s.value) {
+                            Ok(r) => name = Some(r),
+                            Err(e) => {
+                                ok = false;
+                                self.error(&p.value, Some(&f), e.to_string());
+                            }
+                        },
+                        ("secret", other) => {
+                            ok = false;
+                            self.error(
+                                other,
+                                Some(&f),
+                                format!(
+                                    "expected the secret's name (a string), found {}",
+                                    kind(other)
+                                ),
+                            );
+                        }
+                        (key, _) => {
+                            ok = false;
+                            self.error(
+                                &p.name,
+                                Some(&f),
+                                format!("`{key}` is not part of a secret value: write {SHAPE}"),
+                            );
+                        }
+                    }
+                }
+                if !ok {
+                    return None;
+                }
+                if name.is_none() {
+                    self.error(v, Some(field), format!("missing `secret`: write {SHAPE}"));
+                }
+                name.map(EnvValue::Secret)
+            }
+            other => {
+                self.error(
+                    other,
+                    Some(field),
+                    format!("expected {SHAPE}, found {}", kind(other)),
+                );
+                None
+            }
+        }
+    }
+
+    /// An object of strings (headers). Problems name the key, never the value: values
     /// may be secrets.
     fn string_map(&mut self, v: &Value, field: &str) -> Option<BTreeMap<String, String>> {
         let o = self.object(v, field)?;

@@ -209,6 +209,20 @@ fn all_events() -> Vec<StreamEvent> {
             acp_session_id: Some("agent-1".into()),
             detail: Some("session/resume failed".into()),
         },
+        StreamEvent::McpServers {
+            session_id: sid(),
+            servers: vec![acp_desk_core::mcp::McpServerReport {
+                name: "docs".into(),
+                transport: acp_desk_core::mcp::McpTransportKind::Http,
+                source: acp_desk_core::mcp::McpSourceKind::Manifest,
+                source_detail: Some("reviewer".into()),
+                target: "https://mcp.example.com/mcp".into(),
+                passed: false,
+                reason: Some("the agent `x` does not take http MCP servers".into()),
+                credential: Some("docs-token".into()),
+                notes: vec![],
+            }],
+        },
     ]
 }
 
@@ -427,7 +441,8 @@ fn every_variant_has_an_instance(e: &StreamEvent) {
         | StreamEvent::UnknownUpdate { .. }
         | StreamEvent::TerminalOutput { .. }
         | StreamEvent::FileChanged { .. }
-        | StreamEvent::SessionContinued { .. } => {}
+        | StreamEvent::SessionContinued { .. }
+        | StreamEvent::McpServers { .. } => {}
     }
 }
 
@@ -439,7 +454,7 @@ fn all_events_has_one_instance_of_each_variant() {
     kinds.dedup();
     assert_eq!(kinds.len(), n, "one instance per kind");
     assert_eq!(
-        n, 24,
+        n, 25,
         "update this count with every_variant_has_an_instance"
     );
 }

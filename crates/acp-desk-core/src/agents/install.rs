@@ -329,7 +329,7 @@ fn spec(agent: &RegistryAgent, target: &BinaryTarget, program: PathBuf) -> Launc
         env: target
             .env
             .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
+            .map(|(k, v)| (k.clone(), v.clone().into()))
             .collect(),
         cwd: None,
     }

@@ -208,7 +208,7 @@ fn assert_runs(spec: &LaunchSpec, data: &Path) {
     );
     assert!(is_executable(program), "{} is not executable", spec.command);
     assert_eq!(spec.args, ["acp"]);
-    assert_eq!(spec.env, [("MODE".to_string(), "x".to_string())]);
+    assert_eq!(spec.env, [("MODE".to_string(), "x".into())]);
     let out = std::process::Command::new(program)
         .args(&spec.args)
         .output()

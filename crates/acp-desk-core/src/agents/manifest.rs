@@ -95,7 +95,11 @@ impl ManifestLaunch {
             name: name.to_string(),
             command: self.command.clone(),
             args: self.args.clone(),
-            env: self.env.clone(),
+            env: self
+                .env
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone().into()))
+                .collect(),
             cwd: None,
         }
     }

@@ -20,6 +20,7 @@ use std::path::PathBuf;
 
 use crate::paths;
 use crate::process::sibling_executable;
+use crate::secrets::{EnvValue, SecretRef};
 
 pub mod catalog;
 pub mod check;
@@ -46,8 +47,10 @@ pub struct LaunchSpec {
     pub name: String,
     pub command: String,
     pub args: Vec<String>,
-    /// Merged over the user's environment.
-    pub env: Vec<(String, String)>,
+    /// Merged over the user's environment. A `{"secret": REF}` value of the settings is
+    /// [`EnvValue::Secret`]: `session::start` reads it from the keychain before the spawn
+    /// ([`LaunchSpec::secret_env`]); nothing else ever holds its text.
+    pub env: Vec<(String, EnvValue)>,
     /// Working directory of the process (defaults to the session's folder).
     pub cwd: Option<PathBuf>,
 }
@@ -61,6 +64,40 @@ impl std::fmt::Debug for LaunchSpec {
             .field("env", &EnvNames(self.env.iter().map(|(k, _)| k.as_str())))
             .field("cwd", &self.cwd)
             .finish()
+    }
+}
+
+impl LaunchSpec {
+    /// The variables whose value is a keychain secret, by name.
+    pub fn secret_env(&self) -> impl Iterator<Item = (&str, &SecretRef)> {
+        self.env.iter().filter_map(|(k, v)| match v {
+            EnvValue::Secret(r) => Some((k.as_str(), r)),
+            EnvValue::Plain(_) => None,
+        })
+    }
+
+    /// The env as a person may see it: `NAME` for a value, `NAME={secret: REF}` for a secret
+    /// (never a value).
+    pub fn env_shown(&self) -> Vec<String> {
+        self.env
+            .iter()
+            .map(|(k, v)| match v {
+                EnvValue::Plain(_) => k.clone(),
+                EnvValue::Secret(r) => format!("{k}={{secret: {r}}}"),
+            })
+            .collect()
+    }
+}
+
+impl From<&str> for EnvValue {
+    fn from(text: &str) -> Self {
+        EnvValue::Plain(text.to_owned())
+    }
+}
+
+impl From<String> for EnvValue {
+    fn from(text: String) -> Self {
+        EnvValue::Plain(text)
     }
 }
 
@@ -157,7 +194,8 @@ pub struct AgentEntry {
     pub origin: Option<String>,
     /// The command line, for display (program and arguments).
     pub command: String,
-    /// The names of the variables its launch sets (never their values).
+    /// The names of the variables its launch sets (never their values); one whose value is a
+    /// keychain secret as `NAME={secret: REF}` ([`LaunchSpec::env_shown`]).
     pub env_names: Vec<String>,
     pub status: AgentStatus,
     /// What to do to make it work, or what to expect on first use.

@@ -652,7 +652,10 @@ impl RegistryAgent {
             name: self.id.clone(),
             command,
             args,
-            env: env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            env: env
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone().into()))
+                .collect(),
             cwd: None,
         }
     }

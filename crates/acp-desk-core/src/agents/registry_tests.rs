@@ -314,7 +314,7 @@ fn npx_and_uvx_agents_launch_through_their_runner_or_say_it_is_missing() {
     assert_eq!(kind, DistributionKind::Npx);
     assert_eq!((spec.name.as_str(), spec.command.as_str()), ("a", "npx"));
     assert_eq!(spec.args, ["-y", "@x/a@1.0.0", "--acp"]);
-    assert_eq!(spec.env, [("K".to_string(), "v".to_string())]);
+    assert_eq!(spec.env, [("K".to_string(), "v".into())]);
 
     let with_cmd =
         agent(r#"{"npx": {"package": "@x/tools@2.0.0", "cmd": "a-acp", "args": ["--stdio"]}}"#);

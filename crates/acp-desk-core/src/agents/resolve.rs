@@ -683,7 +683,7 @@ fn settings_candidates(
         let mut e = blank_entry(name, name, AgentSource::Settings);
         e.origin = Some(settings_file.into());
         e.command = command_line(&s.command, &s.args);
-        e.env_names = s.env.keys().cloned().collect();
+        e.env_names = settings_spec(name, s).env_shown();
         e.problems = loaded.agent_problems(name);
         match detect::find_command(&s.command, cwd, at, cache) {
             Detection::Found { version, .. } => {

@@ -98,10 +98,56 @@ impl Owner {
                 None,
             );
         }
+        if self.opts.opening != Opening::ListOnly {
+            self.choose_mcp_servers(&resp.agent_capabilities.mcp_capabilities);
+        }
         match self.opts.opening {
             Opening::New => self.send_new_session(),
             Opening::ListOnly => self.ready_without_session().await,
             Opening::Continue { .. } | Opening::Import { .. } => self.continue_next(),
+        }
+    }
+
+    /// Which configured MCP servers the agent gets (its `mcpCapabilities`), said in the
+    /// `mcp-servers` event and, for the skipped ones, a warning notice. No event when none is
+    /// configured.
+    fn choose_mcp_servers(&mut self, caps: &acp::McpCapabilities) {
+        if self.handshake.mcp.is_empty() {
+            return;
+        }
+        let (servers, reports) = self
+            .handshake
+            .mcp
+            .for_agent(&self.identity.launch_name, caps);
+        self.handshake.mcp_servers = servers;
+        let skipped: Vec<(&str, &str)> = reports
+            .iter()
+            .filter(|r| !r.passed)
+            .map(|r| (r.name.as_str(), r.reason.as_deref().unwrap_or("skipped")))
+            .collect();
+        let notice = (!skipped.is_empty()).then(|| {
+            let n = skipped.len();
+            let names: Vec<&str> = skipped.iter().map(|(name, _)| *name).collect();
+            let why: Vec<String> = skipped
+                .iter()
+                .map(|(name, why)| format!("{name}: {why}"))
+                .collect();
+            (
+                format!(
+                    "{n} MCP server{} not given to the agent: {}.",
+                    if n == 1 { " is" } else { "s are" },
+                    names.join(", ")
+                ),
+                why.join("; "),
+            )
+        });
+        let ev = StreamEvent::McpServers {
+            session_id: self.id.clone(),
+            servers: reports,
+        };
+        self.emit(ev);
+        if let Some((title, description)) = notice {
+            self.notice(NoticeSeverity::Warning, title, Some(description));
         }
     }
 
@@ -115,7 +161,8 @@ impl Owner {
     }
 
     pub(super) fn send_new_session(&mut self) {
-        let mut req = acp::NewSessionRequest::new(self.opts.cwd.clone());
+        let mut req = acp::NewSessionRequest::new(self.opts.cwd.clone())
+            .mcp_servers(self.handshake.mcp_servers.clone());
         let dirs = self.extra_dirs();
         if !dirs.is_empty() {
             req = req.additional_directories(dirs);
@@ -129,6 +176,7 @@ impl Owner {
         let methods = self.identity.session_methods.unwrap_or_default();
         let dirs = self.extra_dirs();
         let cwd = self.opts.cwd.clone();
+        let servers = self.handshake.mcp_servers.clone();
         let Some(c) = self.handshake.continuing.as_mut() else {
             return self.send_new_session();
         };
@@ -154,14 +202,16 @@ impl Owner {
             *tried = true;
             match m {
                 Method::Resume => {
-                    let mut req = acp::ResumeSessionRequest::new(acp_id.clone(), cwd);
+                    let mut req =
+                        acp::ResumeSessionRequest::new(acp_id.clone(), cwd).mcp_servers(servers);
                     if !dirs.is_empty() {
                         req = req.additional_directories(dirs);
                     }
                     self.request("session/resume", &req, Pending::Resume);
                 }
                 Method::Load => {
-                    let mut req = acp::LoadSessionRequest::new(acp_id.clone(), cwd);
+                    let mut req =
+                        acp::LoadSessionRequest::new(acp_id.clone(), cwd).mcp_servers(servers);
                     if !dirs.is_empty() {
                         req = req.additional_directories(dirs);
                     }
@@ -445,6 +495,12 @@ enum Method {
 /// The handshake's part of the owner's state.
 #[derive(Default)]
 pub(super) struct Handshake {
+    /// The session's MCP servers, secrets read, until the agent said what it takes.
+    mcp: crate::mcp::McpLaunch,
+    /// What goes in `mcpServers` of `session/new`, `session/load` and `session/resume`: the
+    /// servers the agent's `mcpCapabilities` allow. Holds secrets: only ever serialized into
+    /// those requests.
+    mcp_servers: Vec<acp::McpServer>,
     /// The agent takes `additionalDirectories` (its `initialize` answer).
     additional_dirs: bool,
     /// Continuing a stored session or opening a listed one, until the agent has one for us.
@@ -454,7 +510,7 @@ pub(super) struct Handshake {
 }
 
 impl Handshake {
-    pub(super) fn new(opening: &Opening) -> Self {
+    pub(super) fn new(opening: &Opening, mcp: crate::mcp::McpLaunch) -> Self {
         let continuing = match opening {
             Opening::Continue {
                 acp_session_id,
@@ -473,6 +529,8 @@ impl Handshake {
             Opening::New | Opening::ListOnly => None,
         };
         Handshake {
+            mcp,
+            mcp_servers: Vec::new(),
             additional_dirs: false,
             continuing,
             loading: None,

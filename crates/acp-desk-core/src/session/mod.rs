@@ -78,7 +78,7 @@ pub enum PermissionPolicy {
     Cancel,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct SessionOptions {
     pub cwd: PathBuf,
     pub additional_dirs: Vec<PathBuf>,
@@ -115,6 +115,15 @@ pub struct SessionOptions {
     /// How the session begins with the agent: a new one (the default), the continuation of a
     /// stored one, one the agent listed, or none at all (only to ask `session/list`).
     pub opening: Opening,
+    /// The MCP servers configured for this session ([`crate::mcp::servers_for`]), secrets not
+    /// read yet: read at the start (before the spawn, on the blocking pool), given to the agent
+    /// in `session/new`, `session/load` and `session/resume` as its `mcpCapabilities` allow,
+    /// and reported in the `mcp-servers` event. None for [`Opening::ListOnly`]. Default: none.
+    pub mcp_servers: Vec<crate::mcp::McpServerConfig>,
+    /// Where the launch's secrets are read: the agent's `{"secret": REF}` env values and the
+    /// MCP servers' credentials. `None`: the process's ([`set_default_keychain`]); with none
+    /// either, a launch that needs one fails (agent env) or skips the server (MCP), saying so.
+    pub keychain: Option<Arc<dyn crate::secrets::Keychain>>,
 }
 
 /// How a session begins with the agent, after `initialize`.
@@ -187,7 +196,33 @@ impl SessionOptions {
             watch_roots: true,
             unwatched: Vec::new(),
             opening: Opening::New,
+            mcp_servers: Vec::new(),
+            keychain: None,
         }
+    }
+}
+
+impl std::fmt::Debug for SessionOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionOptions")
+            .field("cwd", &self.cwd)
+            .field("additional_dirs", &self.additional_dirs)
+            .field("permission_policy", &self.permission_policy)
+            .field("cancel_grace", &self.cancel_grace)
+            .field("turn_idle_timeout", &self.turn_idle_timeout)
+            .field("start_timeout", &self.start_timeout)
+            .field("process", &self.process)
+            .field("limits", &self.limits)
+            .field("rules_file", &self.rules_file)
+            .field("allow_reads_inside_roots", &self.allow_reads_inside_roots)
+            .field("audit", &self.audit)
+            .field("audit_dir", &self.audit_dir)
+            .field("watch_roots", &self.watch_roots)
+            .field("unwatched", &self.unwatched)
+            .field("opening", &self.opening)
+            .field("mcp_servers", &self.mcp_servers)
+            .field("keychain", &self.keychain.as_ref().map(|_| "<keychain>"))
+            .finish()
     }
 }
 
@@ -218,6 +253,88 @@ pub enum EngineError {
     /// answer that is not ACP. Carries what the agent said: the user needs its reason.
     #[error("the agent refused: {0}")]
     AgentRefused(String),
+    /// A secret the agent's launch needs (an env value `{"secret": REF}`) could not be read:
+    /// not in the keychain, or the keychain did not answer. Nothing was started.
+    #[error("the agent was not started: {wanted_by} needs the secret `{name}`, and {why}")]
+    SecretUnavailable {
+        name: crate::secrets::SecretRef,
+        /// What needs it, for a person: "its env ANTHROPIC_API_KEY".
+        wanted_by: String,
+        /// Why it could not be read, with what to do.
+        why: String,
+    },
+}
+
+static DEFAULT_KEYCHAIN: std::sync::OnceLock<Arc<dyn crate::secrets::Keychain>> =
+    std::sync::OnceLock::new();
+
+/// The keychain of every session of this process whose options name none
+/// ([`SessionOptions::keychain`]), Check's and the app layer's own starts included: what a
+/// front end sets once at its start (the OS's, `secrets::OsKeychain`). The first call wins;
+/// `false` when one was set already.
+pub fn set_default_keychain(keychain: Arc<dyn crate::secrets::Keychain>) -> bool {
+    DEFAULT_KEYCHAIN.set(keychain).is_ok()
+}
+
+/// Reads what the launch needs from the keychain, on the blocking pool: the agent's secret
+/// env values (into the spec, as text: it goes to the process's environment and nowhere else)
+/// and the MCP servers' secrets.
+async fn read_launch_secrets(
+    spec: &LaunchSpec,
+    opts: &SessionOptions,
+) -> Result<(LaunchSpec, crate::mcp::McpLaunch), EngineError> {
+    let needs_env = spec.secret_env().next().is_some();
+    let servers = match opts.opening {
+        // Only `initialize` (Check, listing sessions): no session gets servers.
+        Opening::ListOnly => Vec::new(),
+        _ => opts.mcp_servers.clone(),
+    };
+    if !needs_env && servers.is_empty() {
+        return Ok((spec.clone(), crate::mcp::McpLaunch::default()));
+    }
+    let spec = spec.clone();
+    let keychain = opts
+        .keychain
+        .clone()
+        .or_else(|| DEFAULT_KEYCHAIN.get().cloned());
+    tokio::task::spawn_blocking(move || {
+        let keychain = keychain.as_deref();
+        let mut spec = spec;
+        for (k, v) in &mut spec.env {
+            let crate::secrets::EnvValue::Secret(name) = v else {
+                continue;
+            };
+            let got = match keychain {
+                Some(kc) => kc.get(name),
+                None => Err(crate::secrets::SecretError::Backend {
+                    detail: "this program was started without a keychain".into(),
+                }),
+            };
+            match got {
+                Ok(Some(value)) => *v = crate::secrets::EnvValue::Plain(value.expose().to_owned()),
+                Ok(None) => {
+                    return Err(EngineError::SecretUnavailable {
+                        name: name.clone(),
+                        wanted_by: format!("its env {k}"),
+                        why: format!(
+                            "it is not in the keychain: store it with `acp-desk-cli secret set {name}` or in the window's Secrets, then start the agent again"
+                        ),
+                    });
+                }
+                Err(e) => {
+                    return Err(EngineError::SecretUnavailable {
+                        name: name.clone(),
+                        wanted_by: format!("its env {k}"),
+                        why: format!("it could not be read: {e}"),
+                    });
+                }
+            }
+        }
+        let mcp = crate::mcp::read_secrets(&servers, keychain);
+        Ok((spec, mcp))
+    })
+    .await
+    .map_err(|e| EngineError::StartFailed(format!("reading the launch's secrets failed: {e}")))?
 }
 
 /// How a turn ended, as the `turn-end` event says.
@@ -471,8 +588,9 @@ fn session_id_for(opening: &Opening) -> String {
 /// Starts the agent and a session in `opts.cwd`; returns once the session is ready (or with the
 /// reason it could not start). Events, starting with `session-status: starting`, go to `events`.
 ///
-/// On an error other than [`EngineError::Spawn`], the events already ended with
-/// `session-status: dead` (they were sent before this returns); a spawn failure sent none.
+/// On an error other than [`EngineError::Spawn`] and [`EngineError::SecretUnavailable`], the
+/// events already ended with `session-status: dead` (they were sent before this returns); those
+/// two sent none (nothing was started).
 pub async fn start(
     spec: LaunchSpec,
     opts: SessionOptions,
@@ -488,9 +606,13 @@ pub async fn start_traced(
     opts: SessionOptions,
     events: mpsc::Sender<EventBatch>,
 ) -> (Result<SessionHandle, EngineError>, StartTrace) {
-    let id = session_id_for(&opts.opening);
-    let prepared = owner::Prepared::new(&id, &spec, &opts).await;
     let mut trace = StartTrace::default();
+    let (spec, mcp) = match read_launch_secrets(&spec, &opts).await {
+        Ok(read) => read,
+        Err(e) => return (Err(e), trace),
+    };
+    let id = session_id_for(&opts.opening);
+    let prepared = owner::Prepared::new(&id, &spec, &opts, mcp).await;
     let spawn_began = tokio::time::Instant::now();
     let spawned = match AgentProcess::spawn(&spec, &opts.cwd, opts.process) {
         Ok(s) => s,
@@ -536,8 +658,9 @@ where
         env: Vec::new(),
         cwd: None,
     };
+    let (spec, mcp) = read_launch_secrets(&spec, &opts).await?;
     let id = session_id_for(&opts.opening);
-    let prepared = owner::Prepared::new(&id, &spec, &opts).await;
+    let prepared = owner::Prepared::new(&id, &spec, &opts, mcp).await;
     let (conn, inbound) = Connection::start(reader, writer, opts.limits);
     let link = Link {
         agent: AgentProc::Detached,

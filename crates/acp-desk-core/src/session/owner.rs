@@ -140,12 +140,18 @@ pub(super) struct Prepared {
     audit: AuditLog,
     watching: Watching,
     roots: crate::fs::Roots,
+    mcp: crate::mcp::McpLaunch,
 }
 
 impl Prepared {
     /// Opens the rules store (on the blocking pool) and the audit log, and starts the folder
     /// watcher's first walk (the session does not wait for it).
-    pub(super) async fn new(id: &str, spec: &LaunchSpec, opts: &SessionOptions) -> Self {
+    pub(super) async fn new(
+        id: &str,
+        spec: &LaunchSpec,
+        opts: &SessionOptions,
+        mcp: crate::mcp::McpLaunch,
+    ) -> Self {
         let compat = Compat::for_launch(spec);
         let roots = session_roots(opts);
         // Rules are keyed by the canonical cwd, as `acp-desk-cli rules --project` looks them up.
@@ -178,6 +184,7 @@ impl Prepared {
             audit,
             watching,
             roots,
+            mcp,
         }
     }
 }
@@ -259,7 +266,7 @@ impl Owner {
             client: Client::new(prepared.roots, prepared.compat, reads),
             watch: prepared.watching,
             audit: prepared.audit,
-            handshake: Handshake::new(&opts.opening),
+            handshake: Handshake::new(&opts.opening, prepared.mcp),
             opts,
             trace,
         }

@@ -1045,3 +1045,6 @@ async fn the_start_trace_keeps_the_answer_as_sent_and_the_non_json_lines() {
     assert_eq!((trace.spawn, trace.pid), (None, None));
     handle.close().await;
 }
+
+/// MCP servers in the handshake (issue 17).
+mod mcp;

@@ -136,8 +136,8 @@ fn a_full_manifest_keeps_every_field_and_vendor_key() {
     assert_eq!(
         spec.env,
         vec![
-            ("AGENT_TOKEN".to_string(), "secret-env-value".to_string()),
-            ("LOG_LEVEL".to_string(), "debug".to_string())
+            ("AGENT_TOKEN".to_string(), "secret-env-value".into()),
+            ("LOG_LEVEL".to_string(), "debug".into())
         ]
     );
 

@@ -605,7 +605,14 @@ impl<'a> Checker<'a> {
             if let Some(h) = s.get("headers") {
                 self.string_map(h, &child(&p, "headers"), false);
             }
-            self.optional_text(s, &p, "credentialRef", "vault/path");
+            if let Some(r) = self.optional_text(s, &p, "credentialRef", "vault/path")
+                && let Err(e) = crate::secrets::SecretRef::new(r)
+            {
+                self.warn(
+                    &child(&p, "credentialRef"),
+                    format!("{e}; this server is not given to sessions until it is fixed"),
+                );
+            }
             if let Some(a) = s.get("args") {
                 self.string_list(a, &child(&p, "args"), "[--flag, value]");
             }
