@@ -54,6 +54,9 @@ macro_rules! with_command_names {
             secret_set,
             secret_delete,
             mcp_servers_list,
+            project_mcp_offer,
+            project_mcp_decide,
+            project_mcp_restart,
         }
     };
 }

@@ -11,6 +11,7 @@ pub mod history;
 pub mod ipc;
 pub mod lifecycle;
 pub mod menu;
+pub mod project_mcp;
 pub mod restore;
 pub mod secrets;
 pub mod sessions;

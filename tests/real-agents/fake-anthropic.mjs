@@ -49,6 +49,17 @@ export const RUN_COMMAND = "echo hi-from-bash > out.txt && cat out.txt";
 // session's working directory (from the system prompt), ctx.name(base) picks the offered name.
 const SCENARIOS = [
   {
+    // Calls every tool an MCP server configured in ACP Desk offered (`mcp__<server>__<tool>`,
+    // not the agent's own `mcp__acp__*`), so the test sees each server reached end to end.
+    id: "mcp",
+    match: (p) => /\bmcp tools\b/i.test(p),
+    steps: (ctx) =>
+      ctx.toolNames
+        .filter((n) => n.startsWith("mcp__") && !n.startsWith("mcp__acp__"))
+        .sort()
+        .map((tool) => ({ tool, input: {} })),
+  },
+  {
     id: "read",
     match: (p) => /\bread\b/i.test(p) && !/\bedit\b/i.test(p),
     steps: (ctx) => [{ tool: ctx.name("Read"), input: { file_path: ctx.abs(ctx.file || "notes.txt") } }],
@@ -187,6 +198,7 @@ function decide(body) {
   const fileMatch = prompt.text.match(/\b([\w.-]+\.(?:txt|md|json|rs|js))\b/);
   const ctx = {
     cwd,
+    toolNames,
     file: fileMatch ? fileMatch[1] : undefined,
     abs: (f) => (path.isAbsolute(f) ? f : path.join(cwd, f)),
     name: (base) => (toolNames.includes(`mcp__acp__${base}`) ? `mcp__acp__${base}` : base),

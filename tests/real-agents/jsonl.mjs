@@ -20,11 +20,20 @@
 //   sanitize FILE NAME W H a transcript with the temp folder W, this folder H, the session ids replaced
 //   requests FILE W        the fake server's request log, timestamps dropped, W replaced
 //   tools-offered FILE     the `tools` dump reduced to name + input_schema
+//   mcp-start FILE         mcp-record-server's stdio start line: `argv` and `env` as JSON, one line each
+//   mcp-methods FILE T     JSON-RPC methods the record server received over transport T, each
+//                          followed by a space
+//   mcp-auth FILE T        the distinct Authorization headers it received over T, each followed by
+//                          a newline
+//   mcp-report FILE        the `mcp-servers` event of a --json transcript: `name:transport:passed`
+//                          per server, sorted, each followed by a space
 
 import fs from "node:fs";
 
 const [cmd, file, ...rest] = process.argv.slice(2);
-const raw = () => fs.readFileSync(file, "utf8");
+// A record that was never written (a server nobody started) reads as empty: the check then
+// fails saying what it expected, instead of a stack trace.
+const raw = () => (cmd.startsWith("mcp-") && !fs.existsSync(file) ? "" : fs.readFileSync(file, "utf8"));
 const lines = () =>
   raw()
     .split("\n")
@@ -139,6 +148,31 @@ switch (cmd) {
   case "tools-offered":
     out(JSON.stringify(JSON.parse(raw()).map((t) => ({ name: t.name, input_schema: t.input_schema })), null, 2) + "\n");
     break;
+  case "mcp-start": {
+    const start = lines().find((e) => e.event === "start");
+    out(start ? `${JSON.stringify(start.argv)}\n${JSON.stringify(start.env)}\n` : "");
+    break;
+  }
+  case "mcp-methods":
+    out(
+      lines()
+        .filter((e) => e.event === "rpc" && e.transport === rest[0])
+        .map((e) => e.method + " ")
+        .join(""),
+    );
+    break;
+  case "mcp-auth":
+    out(
+      [...new Set(lines().filter((e) => e.transport === rest[0] && "authorization" in e).map((e) => String(e.authorization)))]
+        .map((a) => a + "\n")
+        .join(""),
+    );
+    break;
+  case "mcp-report": {
+    const ev = lines().find((e) => e.kind === "mcp-servers");
+    out(ev ? ev.servers.map((s) => `${s.name}:${s.transport}:${s.passed}`).sort().map((s) => s + " ").join("") : "");
+    break;
+  }
   default:
     console.error(`jsonl.mjs: unknown command ${cmd}`);
     process.exitCode = 2;

@@ -5,9 +5,10 @@
 // those, and the agent calls back fs/* and terminal/* on this client, which serves them.
 //
 // Usage: node probe-client.mjs --cwd DIR --permission allow|reject --calls FILE \
-//          [--updates FILE] -- AGENT_CMD [ARGS...] -- PROMPT
+//          [--updates FILE] [--mcp-servers FILE] -- AGENT_CMD [ARGS...] -- PROMPT
 //   --calls FILE    one JSON line per agent->client request: {method, params}
 //   --updates FILE  one JSON line per session/update notification
+//   --mcp-servers FILE  a JSON array sent as session/new's mcpServers (default [])
 // Prints the final agent text on stdout; exit 0 when the turn ended `end_turn`.
 //
 // Not part of ACP Desk: a reference for what ACP Desk must do once it advertises the
@@ -34,6 +35,8 @@ const cwd = path.resolve(opt("--cwd") || process.cwd());
 const permission = opt("--permission") || "allow";
 const callsFile = opt("--calls");
 const updatesFile = opt("--updates");
+const mcpServersFile = opt("--mcp-servers");
+const mcpServers = mcpServersFile ? JSON.parse(fs.readFileSync(mcpServersFile, "utf8")) : [];
 const append = (f, o) => f && fs.appendFileSync(f, JSON.stringify(o) + "\n");
 
 const child = spawn(agentCmd[0], agentCmd.slice(1), { cwd, stdio: ["pipe", "pipe", "inherit"] });
@@ -170,7 +173,7 @@ try {
     clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: true },
     clientInfo: { name: "acp-desk-probe-client", version: "0.0.0" },
   });
-  const { sessionId } = await request("session/new", { cwd, mcpServers: [] });
+  const { sessionId } = await request("session/new", { cwd, mcpServers });
   const r = await request("session/prompt", { sessionId, prompt: [{ type: "text", text: promptText }] });
   process.stdout.write(finalText + "\n");
   console.error(`probe-client: stopReason ${r.stopReason}`);

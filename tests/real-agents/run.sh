@@ -14,6 +14,11 @@
 #   SKIP_NPM_CI         1: skip `npm ci` (node_modules already installed)
 #   KEEP_WORK           1: keep the temp folder (printed) for inspection
 #   REAL_AGENT_TIMEOUT  seconds one CLI run may take (default 180)
+#   REAL_AGENTS_SECRETS how the MCP scenario passes its secrets: `keychain` (stored with
+#                       `acp-desk-cli secret set`, named by credential_ref / {"secret": REF}; needs
+#                       a Secret Service: run under tests/keychain/run.sh), `plain` (literal headers
+#                       and env values in the settings), `auto` (default: keychain when the run is
+#                       inside tests/keychain/run.sh, else plain)
 # Prints `ok - …` / `FAIL - …` per check and a closing line `N passed, N failed`; exits 1 on any
 # failure, 2 when the rig cannot start.
 
@@ -35,6 +40,7 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/acp-desk-real-agents.XXXXXX")
 # cleanup can find exactly them, and only them, through /proc, whatever process group they are in.
 MARK="ACP_DESK_REAL_AGENTS_RUN=$WORK"
 SERVER_PID=
+MCP_PID=
 
 marked_pids() {
   local f pid
@@ -47,6 +53,7 @@ marked_pids() {
 cleanup() {
   local pids
   [[ -n $SERVER_PID ]] && kill "$SERVER_PID" 2>/dev/null
+  [[ -n $MCP_PID ]] && kill "$MCP_PID" 2>/dev/null
   pids=$(marked_pids)
   if [[ -n $pids ]]; then
     kill -TERM $pids 2>/dev/null
@@ -226,6 +233,10 @@ check "check: protocol version 1" test "$(q get "$CHECK/report.json" protocolVer
 check "check: auth methods listed [$(q auth-ids "$CHECK/report.json")]" contains " $(q auth-ids "$CHECK/report.json")" " claude-login "
 check "check: capabilities as sent (loadSession, sessionCapabilities.resume)" \
   eval 'q has-cap "$CHECK/report.json" loadSession && q has-cap "$CHECK/report.json" sessionCapabilities.resume'
+# claude-code-acp 0.16.2 (dist/acp-agent.js initialize) advertises both: every MCP server type
+# ACP Desk has reaches it, and the MCP scenario below expects none skipped.
+check "check: mcpCapabilities http and sse advertised" \
+  eval 'q has-cap "$CHECK/report.json" mcpCapabilities.http && q has-cap "$CHECK/report.json" mcpCapabilities.sse'
 check "check: no agent process outlived the check" no_leftovers
 [[ $RC = 0 ]] || { echo "# stderr:" && tail -n 15 "$CHECK/stderr.log" | sed 's/^/#   /'; }
 fg "${agent_env[@]}" "$CLI" agents check --timeout 60 --agent-command "node '$AGENT_JS'" >"$CHECK/human.txt" 2>&1
@@ -299,6 +310,136 @@ done
 fg "${agent_env[@]}" "$CLI" history show "$SID" --json >"$CONT/stored.jsonl" 2>"$CONT/stored.err"
 check "continue: history show holds the three turns under one id, no replayed prompt" \
   test "$(q count "$CONT/stored.jsonl" turn-start):$(q count "$CONT/stored.jsonl" user-message-delta)" = "3:0"
+
+# --- MCP servers from ACP Desk's settings reach claude-code-acp -----------------------------------
+# A stdio, an http and an sse server (mcp-record-server.mjs) configured in ACP Desk's settings; the
+# scripted model calls every MCP tool it is offered. Asserted where it arrives: what each server
+# recorded (its argv and env, the Authorization header of every HTTP request, the MCP methods),
+# the tool results in the model's final text, ACP Desk's `mcp-servers` report, and a continued
+# session starting the servers again. The secrets must appear nowhere ACP Desk writes.
+MCP=$WORK/mcp
+mkdir -p "$MCP"
+SECRETS=${REAL_AGENTS_SECRETS:-auto}
+if [[ $SECRETS = auto ]]; then
+  if [[ -n ${ACP_DESK_KEYCHAIN_HARNESS:-} ]]; then SECRETS=keychain; else SECRETS=plain; fi
+fi
+echo "# mcp: secrets passed as $SECRETS"
+"$NODE" "$HERE/mcp-record-server.mjs" http --record "$MCP/http.jsonl" --port-file "$MCP/port" \
+  >"$MCP/http-server.out" 2>&1 &
+MCP_PID=$!
+for _ in $(seq 100); do [[ -s $MCP/port ]] && break; sleep 0.1; done
+if [[ ! -s $MCP/port ]]; then
+  bad "mcp: the recording MCP server did not start: $(cat "$MCP/http-server.out")"
+else
+  MCP_PORT=$(cat "$MCP/port")
+  HTTP_TOKEN="http-token-$RANDOM$RANDOM$RANDOM"
+  SSE_TOKEN="sse-token-$RANDOM$RANDOM$RANDOM"
+  STDIO_VALUE="stdio-value-$RANDOM$RANDOM$RANDOM"
+  mcp_env=("${agent_env[@]}")
+  if [[ $SECRETS = keychain ]]; then
+    # The session bus of the harness's unlocked keyring (env -i drops it otherwise).
+    mcp_env+=("DBUS_SESSION_BUS_ADDRESS=${DBUS_SESSION_BUS_ADDRESS:-}")
+    # The http credential a bare token (→ Authorization: Bearer), the sse one a JSON object of
+    # headers: both forms the seed allows.
+    printf '%s' "$HTTP_TOKEN" | "${mcp_env[@]}" "$CLI" secret set real-agents-http >"$MCP/secret.log" 2>&1
+    check "mcp: secret set real-agents-http" test $? = 0
+    printf '{"Authorization": "Bearer %s"}' "$SSE_TOKEN" | "${mcp_env[@]}" "$CLI" secret set real-agents-sse >>"$MCP/secret.log" 2>&1
+    check "mcp: secret set real-agents-sse" test $? = 0
+    printf '%s' "$STDIO_VALUE" | "${mcp_env[@]}" "$CLI" secret set real-agents-stdio >>"$MCP/secret.log" 2>&1
+    check "mcp: secret set real-agents-stdio" test $? = 0
+    http_auth='"credential_ref": "real-agents-http"'
+    sse_auth='"credential_ref": "real-agents-sse"'
+    stdio_token='{"secret": "real-agents-stdio"}'
+  else
+    http_auth="\"headers\": {\"Authorization\": \"Bearer $HTTP_TOKEN\"}"
+    sse_auth="\"headers\": {\"Authorization\": \"Bearer $SSE_TOKEN\"}"
+    stdio_token="\"$STDIO_VALUE\""
+  fi
+  STDIO_RECORD=$MCP/stdio.jsonl
+  mkdir -p "$WORK/acp-desk-config"
+  cat >"$WORK/acp-desk-config/settings.json" <<JSON
+{
+  "mcp_servers": {
+    "recstdio": {
+      "command": "$NODE",
+      "args": ["$HERE/mcp-record-server.mjs", "stdio", "--record", "$STDIO_RECORD", "--env", "REC_TOKEN", "--tool", "probe_stdio", "an arg with spaces"],
+      "env": {"REC_TOKEN": $stdio_token}
+    },
+    "rechttp": {"url": "http://127.0.0.1:$MCP_PORT/mcp", $http_auth},
+    "recsse": {"type": "sse", "url": "http://127.0.0.1:$MCP_PORT/sse", $sse_auth}
+  }
+}
+JSON
+  agent_env_saved=("${agent_env[@]}")
+  agent_env=("${mcp_env[@]}")
+  run_cli allow mcp "call the mcp tools"
+  MCP_OUT=$OUT MCP_ERR=$ERR
+  want_argv="[\"stdio\",\"--record\",\"$STDIO_RECORD\",\"--env\",\"REC_TOKEN\",\"--tool\",\"probe_stdio\",\"an arg with spaces\"]"
+  check "mcp/stdio: started with the configured args, verbatim" \
+    test "$(q mcp-start "$STDIO_RECORD" | head -1)" = "$want_argv"
+  check "mcp/stdio: its env had the configured value" \
+    test "$(q mcp-start "$STDIO_RECORD" | sed -n 2p)" = "{\"REC_TOKEN\":\"$STDIO_VALUE\"}"
+  check "mcp/stdio: initialize, tools/list, tools/call [$(q mcp-methods "$STDIO_RECORD" stdio)]" \
+    eval 'contains " $(q mcp-methods "$STDIO_RECORD" stdio)" " initialize notifications/initialized tools/list " && contains "$(q mcp-methods "$STDIO_RECORD" stdio)" "tools/call "'
+  for t in http sse; do
+    token=$HTTP_TOKEN
+    [[ $t = sse ]] && token=$SSE_TOKEN
+    check "mcp/$t: every request carried the configured Authorization" \
+      test "$(q mcp-auth "$MCP/http.jsonl" $t)" = "Bearer $token"
+    check "mcp/$t: initialize, tools/list, tools/call [$(q mcp-methods "$MCP/http.jsonl" $t)]" \
+      eval 'contains " $(q mcp-methods "$MCP/http.jsonl" '$t')" " initialize notifications/initialized tools/list " && contains "$(q mcp-methods "$MCP/http.jsonl" '$t')" "tools/call "'
+  done
+  for r in "probe_stdio answered via stdio" "probe answered via http" "probe answered via sse"; do
+    check "mcp: the model got \"$r\"" contains "$(text_of "$MCP_OUT")" "$r"
+  done
+  check "mcp: ACP Desk reported all three passed [$(q mcp-report "$MCP_OUT")]" \
+    test "$(q mcp-report "$MCP_OUT")" = "rechttp:http:true recsse:sse:true recstdio:stdio:true "
+  # A continued session gets them again (claude-code-acp resumes: session/resume with mcpServers).
+  SID=$(q session "$MCP_OUT")
+  fg "${agent_env[@]}" timeout -k 5 "$TIMEOUT" "$CLI" run --continue "$SID" --permission allow --json \
+    --turn-idle-timeout 60 "call the mcp tools again" >"$MCP/continue.jsonl" 2>"$MCP/continue.err"
+  RC=$?
+  check "mcp/continue: the continued turn ended end_turn" test "$RC:$(stop_reason "$MCP/continue.jsonl")" = "0:end_turn"
+  check "mcp/continue: the stdio server was started again, with the same env" \
+    test "$(grep -c '"event":"start"' "$STDIO_RECORD"):$(grep -c "\"REC_TOKEN\":\"$STDIO_VALUE\"" "$STDIO_RECORD")" = "2:2"
+  check "mcp/continue: the model got every tool's answer again" \
+    eval 'contains "$(text_of "$MCP/continue.jsonl")" "probe_stdio answered via stdio" && contains "$(text_of "$MCP/continue.jsonl")" "probe answered via sse"'
+  check "mcp/continue: the http servers saw the credential only as configured" \
+    test "$(q mcp-auth "$MCP/http.jsonl" http)|$(q mcp-auth "$MCP/http.jsonl" sse)" = "Bearer $HTTP_TOKEN|Bearer $SSE_TOKEN"
+  check "mcp/continue: no agent process outlived the CLI" no_leftovers
+  # Nowhere ACP Desk wrote (data: history, audit, logs; events and stderr) holds a secret; with the
+  # keychain, not the settings either. The servers' own records are the request side.
+  places=("$WORK/acp-desk-data" "$MCP_OUT" "$MCP_ERR" "$MCP/continue.jsonl" "$MCP/continue.err")
+  [[ $SECRETS = keychain ]] && places+=("$WORK/acp-desk-config" "$MCP/secret.log")
+  leaks=$(grep -rlaF -e "$HTTP_TOKEN" -e "$SSE_TOKEN" -e "$STDIO_VALUE" "${places[@]}" 2>/dev/null | sed "s|$WORK/||" | tr '\n' ' ')
+  check "mcp: no secret in ACP Desk's files, events or logs${leaks:+ (found in: $leaks)}" test -z "$leaks"
+  agent_env=("${agent_env_saved[@]}")
+  rm -f "$WORK/acp-desk-config/settings.json"
+  if [[ $RUN_PROBE = 1 ]]; then
+    # Rig self-check: the same servers straight from a minimal client, so a failure above that
+    # this passes is ACP Desk's, not the rig's.
+    PROBE_STDIO=$MCP/probe-stdio.jsonl
+    cat >"$MCP/probe-servers.json" <<JSON
+[
+  {"name": "recstdio", "command": "$NODE", "args": ["$HERE/mcp-record-server.mjs", "stdio", "--record", "$PROBE_STDIO", "--env", "REC_TOKEN", "--tool", "probe_stdio"], "env": [{"name": "REC_TOKEN", "value": "$STDIO_VALUE"}]},
+  {"type": "http", "name": "rechttp", "url": "http://127.0.0.1:$MCP_PORT/mcp", "headers": [{"name": "Authorization", "value": "Bearer $HTTP_TOKEN"}]},
+  {"type": "sse", "name": "recsse", "url": "http://127.0.0.1:$MCP_PORT/sse", "headers": [{"name": "Authorization", "value": "Bearer $SSE_TOKEN"}]}
+]
+JSON
+    mkdir -p "$MCP/probe-proj"
+    fg "${agent_env[@]}" timeout -k 5 "$TIMEOUT" "$NODE" "$HERE/probe-client.mjs" --cwd "$MCP/probe-proj" --permission allow \
+      --calls "$MCP/probe-calls.jsonl" --mcp-servers "$MCP/probe-servers.json" -- "$NODE" "$AGENT_JS" -- "call the mcp tools" \
+      >"$MCP/probe-text.txt" 2>"$MCP/probe.err"
+    check "probe/mcp: exit 0 (end_turn)" test $? = 0
+    check "probe/mcp: every tool answered" \
+      eval 'grep -q "probe_stdio answered via stdio" "$MCP/probe-text.txt" && grep -q "probe answered via http" "$MCP/probe-text.txt" && grep -q "probe answered via sse" "$MCP/probe-text.txt"'
+    check "probe/mcp: the stdio server got its env" test "$(q mcp-start "$PROBE_STDIO" | sed -n 2p)" = "{\"REC_TOKEN\":\"$STDIO_VALUE\"}"
+    check "probe/mcp: no agent process outlived the probe client" no_leftovers
+  fi
+  kill "$MCP_PID" 2>/dev/null
+  wait "$MCP_PID" 2>/dev/null
+  MCP_PID=
+fi
 
 # --- rig self-check: the same scenarios with fs/terminal advertised, by probe-client.mjs ---------
 if [[ $RUN_PROBE = 1 ]]; then

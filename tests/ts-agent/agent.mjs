@@ -9,8 +9,15 @@
 //   allowed  -> tool_call_update completed, 3 message chunks, usage_update, end_turn
 //   rejected -> tool_call_update failed, "Permission rejected", end_turn
 //   cancelled (permission outcome or session/cancel at any point) -> stopReason "cancelled".
+//
+// Test hooks (same names and line format as the demo agent's; see README.md):
+//   ACP_DESK_DEMO_MCP=http,sse|http|sse|none  mcpCapabilities to advertise (default http,sse)
+//   ACP_DESK_DEMO_RECORD=FILE                 append {"method","params"} per session/new|load|resume
+//   ACP_DESK_DEMO_RECORD_ENV=NAME[,NAME...]   add "env": {NAME: value|null} to each line
+//   ACP_DESK_TS_SESSION_METHODS=load,resume   also offer session/load and/or session/resume
 // See README.md.
 
+import { appendFileSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
 import { randomUUID } from "node:crypto";
 import { agent, methods, ndJsonStream, PROTOCOL_VERSION } from "@agentclientprotocol/sdk";
@@ -30,6 +37,59 @@ const SLOW_MAX_MS = 30_000;
 const PERMISSION_CANCEL_GRACE_MS = 2_000;
 
 const log = (...args) => console.error(`[${AGENT_NAME}]`, ...args);
+
+/** A bad test hook stops the agent before it speaks, saying which variable and why. */
+function fatal(message) {
+  log(message);
+  process.exit(2);
+}
+
+function envList(name) {
+  return (process.env[name] ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+}
+
+function mcpCapabilities() {
+  if (process.env.ACP_DESK_DEMO_MCP === undefined) return { http: true, sse: true };
+  const caps = { http: false, sse: false };
+  for (const name of envList("ACP_DESK_DEMO_MCP")) {
+    if (name === "http" || name === "sse") caps[name] = true;
+    else if (name !== "none")
+      fatal(`ACP_DESK_DEMO_MCP: unknown MCP transport ${JSON.stringify(name)} (use http, sse or none; stdio is always supported)`);
+  }
+  return caps;
+}
+
+function sessionMethods() {
+  const m = { load: false, resume: false };
+  for (const name of envList("ACP_DESK_TS_SESSION_METHODS")) {
+    if (name === "load" || name === "resume") m[name] = true;
+    else if (name !== "none") fatal(`ACP_DESK_TS_SESSION_METHODS: unknown method ${JSON.stringify(name)} (use load, resume or none)`);
+  }
+  return m;
+}
+
+const MCP_CAPS = mcpCapabilities();
+const SESSION_METHODS = sessionMethods();
+const RECORD_FILE = process.env.ACP_DESK_DEMO_RECORD || null;
+const RECORD_ENV = envList("ACP_DESK_DEMO_RECORD_ENV");
+
+/**
+ * Appends what the client sent to open a session, for tests that assert what reached the
+ * agent. A failed append fails the request: a record silently missing a line would mislead.
+ */
+function record(method, params) {
+  if (RECORD_FILE === null) return;
+  const line = { method, params };
+  if (RECORD_ENV.length > 0) line.env = Object.fromEntries(RECORD_ENV.map((n) => [n, process.env[n] ?? null]));
+  try {
+    appendFileSync(RECORD_FILE, `${JSON.stringify(line)}\n`);
+  } catch (err) {
+    throw new Error(`ACP_DESK_DEMO_RECORD: cannot append to ${RECORD_FILE}: ${err.message} (point it at a writable file, or unset it)`);
+  }
+}
 
 /** sessionId -> { turn: { cancelled: boolean, controller: AbortController } | null } */
 const sessions = new Map();
@@ -192,8 +252,10 @@ const app = agent({ name: AGENT_NAME })
     return {
       protocolVersion: PROTOCOL_VERSION,
       agentCapabilities: {
-        loadSession: false,
+        loadSession: SESSION_METHODS.load,
         promptCapabilities: { image: false, audio: false, embeddedContext: false },
+        mcpCapabilities: MCP_CAPS,
+        sessionCapabilities: SESSION_METHODS.resume ? { resume: {} } : {},
       },
       authMethods: [],
       agentInfo: {
@@ -204,6 +266,7 @@ const app = agent({ name: AGENT_NAME })
     };
   })
   .onRequest(methods.agent.session.new, ({ params }) => {
+    record(methods.agent.session.new, params);
     const sessionId = `ts-sess-${randomUUID()}`;
     sessions.set(sessionId, { turn: null });
     log(`session/new ${sessionId} cwd=${params.cwd}`);
@@ -237,6 +300,26 @@ const app = agent({ name: AGENT_NAME })
     log(`session/cancel ${params.sessionId}${turn ? "" : " (no turn running)"}`);
     turn?.controller.abort();
   });
+
+// This agent keeps no conversation (its turns do not depend on one), so load replays nothing
+// and both just take the session up again under the id the client names. Registered only when
+// offered, so an agent without them answers "method not found" as ACP expects.
+if (SESSION_METHODS.load) {
+  app.onRequest(methods.agent.session.load, ({ params }) => {
+    record(methods.agent.session.load, params);
+    sessions.set(params.sessionId, { turn: null });
+    log(`session/load ${params.sessionId} cwd=${params.cwd}`);
+    return {};
+  });
+}
+if (SESSION_METHODS.resume) {
+  app.onRequest(methods.agent.session.resume, ({ params }) => {
+    record(methods.agent.session.resume, params);
+    sessions.set(params.sessionId, { turn: null });
+    log(`session/resume ${params.sessionId} cwd=${params.cwd}`);
+    return {};
+  });
+}
 
 const connection = app.connect(ndJsonStream(Writable.toWeb(process.stdout), Readable.toWeb(process.stdin)));
 log(`ready (pid ${process.pid}, @agentclientprotocol/sdk ${SDK_VERSION})`);

@@ -205,6 +205,62 @@ pub fn credential_headers(secret: &SecretValue) -> Vec<(String, SecretValue)> {
     )]
 }
 
+/// Where the settings and the manifests name each secret, said for a person:
+/// `mcp_servers.github (credential_ref)`, `agent_servers.claude.env.ANTHROPIC_API_KEY`,
+/// `manifest docs-agent: mcp_servers.docs (credentialRef)`. A name that is not a valid ref is
+/// left out (reading the file reported it). Names only; no keychain call.
+pub fn uses(
+    settings: &crate::settings::Settings,
+    manifests: &[crate::agents::manifest::Manifest],
+) -> BTreeMap<SecretRef, Vec<String>> {
+    let mut uses: BTreeMap<SecretRef, Vec<String>> = BTreeMap::new();
+    let mut add = |name: &str, place: String| {
+        if let Ok(name) = SecretRef::new(name) {
+            uses.entry(name).or_default().push(place);
+        }
+    };
+    for (server, entry) in &settings.mcp_servers {
+        if let Some(name) = &entry.credential_ref {
+            add(name.as_str(), format!("mcp_servers.{server} (credential_ref)"));
+        }
+    }
+    for manifest in manifests {
+        for server in manifest
+            .definition
+            .metadata
+            .aip44
+            .mcp_servers
+            .iter()
+            .flatten()
+        {
+            if let Some(name) = &server.credential_ref {
+                add(
+                    name,
+                    format!(
+                        "manifest {}: mcp_servers.{} (credentialRef)",
+                        manifest.id(),
+                        server.name
+                    ),
+                );
+            }
+        }
+    }
+    uses
+}
+
+/// [`uses`] for the user's own settings file and manifests (blocking file reads), with the
+/// problems reading them gave.
+pub fn uses_for_user() -> (
+    BTreeMap<SecretRef, Vec<String>>,
+    Vec<crate::agents::ConfigProblem>,
+) {
+    let loaded = crate::settings::load();
+    let (manifests, mut problems) =
+        crate::agents::manifest::load_dir(&crate::paths::config_dir().join("agents"));
+    problems.splice(0..0, loaded.problems.iter().cloned());
+    (uses(&loaded.settings, &manifests), problems)
+}
+
 /// The keychain of the OS: Secret Service on Linux, the login keychain on macOS, the
 /// Credential Manager on Windows. Secrets are stored under the service
 /// [`OsKeychain::SERVICE`] with the ref as the user name (Secret Service attributes
@@ -406,7 +462,10 @@ fn secret_service_error(err: &secret_service::Error) -> SecretError {
         }
         S::Zbus(zbus::Error::Address(_)) => no_service("the D-Bus session bus address is unusable"),
         S::Locked => locked("the collection is locked"),
-        S::Prompt => locked("the unlock prompt was dismissed"),
+        S::Prompt => locked("the unlock prompt was dismissed, or could not be shown"),
+        // What gnome-keyring answers when there is no default collection to use and no
+        // prompt could create one.
+        S::NoResult => locked("it has no unlocked default keyring to keep secrets in"),
         S::PromptDisconnected => locked("the unlock prompt closed before it was answered"),
         other => SecretError::Backend {
             detail: other.to_string(),
@@ -588,7 +647,11 @@ mod tests {
             keychain_error(&K::NoStorageAccess(Box::new(S::Locked)), None),
             SecretError::Locked { .. }
         ));
-        assert!(matches!(map(S::NoResult), SecretError::Backend { .. }));
+        assert!(matches!(map(S::NoResult), SecretError::Locked { .. }));
+        assert!(matches!(
+            map(S::Crypto("bad padding")),
+            SecretError::Backend { .. }
+        ));
         let message = map(S::Unavailable).to_string();
         assert!(message.contains("org.freedesktop.secrets"), "{message}");
         assert!(message.contains("start a Secret Service"), "{message}");

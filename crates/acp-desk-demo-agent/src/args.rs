@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use agent_client_protocol_schema::v1::PromptCapabilities;
+use agent_client_protocol_schema::v1::{McpCapabilities, PromptCapabilities};
 
 use crate::log;
 
@@ -18,6 +18,9 @@ FLAGS:
   --prompt-caps LIST       prompt capabilities to advertise: comma-separated from
                            image, audio, embedded; empty for none
                            (default: image,embedded)
+  --mcp LIST               MCP transports to advertise in mcpCapabilities besides stdio:
+                           comma-separated from http, sse; `none` or empty for none
+                           (default: $ACP_DESK_DEMO_MCP, else http,sse)
   --protocol-version N     protocol version to answer in `initialize` (default 1)
   --scenario-dir DIR       also load DIR/*.json scenarios (they win over built-in ones)
   --ignore-cancel          log session/cancel but keep playing the turn
@@ -37,12 +40,20 @@ FLAGS:
   --fail-resume            answer session/resume with an error
   --list-page-size N       sessions per session/list page (default 20; the rest by cursor)
   --help                   print this help
+
+ENVIRONMENT:
+  ACP_DESK_DEMO_RECORD=FILE      append each received session/new, session/load and
+                                 session/resume as a JSON line {\"method\", \"params\"} (the
+                                 params as received), for tests of what reached the agent
+  ACP_DESK_DEMO_RECORD_ENV=LIST  also put these variables of the agent's environment in each
+                                 line, as \"env\": {NAME: value or null}
 ";
 
 #[derive(Debug, Clone)]
 pub struct Args {
     pub auth_required: bool,
     pub prompt_caps: PromptCapabilities,
+    pub mcp_caps: McpCapabilities,
     pub protocol_version: u16,
     pub scenario_dir: Option<PathBuf>,
     pub ignore_cancel: bool,
@@ -118,6 +129,9 @@ impl Default for Args {
             // What a client needs to show image paste and embedded files; `--prompt-caps ""`
             // plays an agent that accepts text and links only.
             prompt_caps: PromptCapabilities::new().image(true).embedded_context(true),
+            // Both, so every configured server reaches it; `--mcp none` plays an agent that
+            // takes stdio servers only (the ACP baseline).
+            mcp_caps: McpCapabilities::new().http(true).sse(true),
             protocol_version: 1,
             scenario_dir: None,
             ignore_cancel: false,
@@ -145,6 +159,9 @@ pub fn parse(mut argv: impl Iterator<Item = String>) -> Result<Parsed, String> {
         args.session_methods =
             parse_methods(&list).map_err(|e| format!("ACP_DESK_DEMO_SESSION_METHODS: {e}"))?;
     }
+    if let Ok(list) = std::env::var("ACP_DESK_DEMO_MCP") {
+        args.mcp_caps = parse_mcp(&list).map_err(|e| format!("ACP_DESK_DEMO_MCP: {e}"))?;
+    }
     while let Some(flag) = argv.next() {
         // Accept both `--flag value` and `--flag=value`.
         let (name, inline) = match flag.split_once('=') {
@@ -161,6 +178,7 @@ pub fn parse(mut argv: impl Iterator<Item = String>) -> Result<Parsed, String> {
             "--help" | "-h" => return Ok(Parsed::Help),
             "--auth-required" => args.auth_required = true,
             "--prompt-caps" => args.prompt_caps = parse_caps(&value("a list like image,audio")?)?,
+            "--mcp" => args.mcp_caps = parse_mcp(&value("a list like http,sse")?)?,
             "--protocol-version" => {
                 let v = value("a number")?;
                 args.protocol_version = v
@@ -202,6 +220,23 @@ fn parse_caps(list: &str) -> Result<PromptCapabilities, String> {
             other => {
                 return Err(format!(
                     "--prompt-caps: unknown capability {other:?} (use image, audio, embedded)"
+                ));
+            }
+        };
+    }
+    Ok(caps)
+}
+
+pub fn parse_mcp(list: &str) -> Result<McpCapabilities, String> {
+    let mut caps = McpCapabilities::new();
+    for name in list.split(',').map(str::trim).filter(|c| !c.is_empty()) {
+        caps = match name {
+            "none" => caps,
+            "http" => caps.http(true),
+            "sse" => caps.sse(true),
+            other => {
+                return Err(format!(
+                    "--mcp: unknown MCP transport {other:?} (use http, sse or none; stdio is always supported)"
                 ));
             }
         };
@@ -308,5 +343,17 @@ mod tests {
             assert!(!n.prompt_caps.image && !n.prompt_caps.embedded_context);
         }
         assert_eq!(run(&["--help"]).unwrap_err(), "help");
+        assert!(d.mcp_caps.http && d.mcp_caps.sse);
+        let h = run(&["--mcp", "http"]).unwrap();
+        assert!(h.mcp_caps.http && !h.mcp_caps.sse);
+        for none in ["none", ""] {
+            let n = run(&["--mcp", none]).unwrap();
+            assert!(!n.mcp_caps.http && !n.mcp_caps.sse);
+        }
+        assert!(
+            run(&["--mcp", "stdio"])
+                .unwrap_err()
+                .contains("stdio is always")
+        );
     }
 }

@@ -8,6 +8,7 @@
 mod args;
 mod journal;
 mod out;
+mod record;
 mod scenario;
 mod settings;
 mod turn;
@@ -94,6 +95,7 @@ fn run(args: Args) -> anyhow::Result<()> {
         shared: Arc::new(Shared::new(Out::stdout(journal))),
         library: Arc::new(library),
         args,
+        recorder: record::Recorder::from_env(),
         authenticated: false,
         sessions: HashMap::new(),
         session_counter: 0,
@@ -143,6 +145,7 @@ struct Agent {
     shared: Arc<Shared>,
     library: Arc<Library>,
     args: Args,
+    recorder: record::Recorder,
     authenticated: bool,
     sessions: HashMap<String, Session>,
     session_counter: u64,
@@ -244,6 +247,16 @@ impl Agent {
     }
 
     fn handle_request(&mut self, id: &Value, method: &str, params: &Value) -> Reply {
+        let m = self.args.session_methods;
+        let opens = match method {
+            "session/new" => true,
+            "session/load" => m.load,
+            "session/resume" => m.resume,
+            _ => false,
+        };
+        if opens && let Err(e) = self.recorder.record(method, params) {
+            return Reply::Now(Err(RpcError::new(-32603, format!("Internal error: {e}"))));
+        }
         match method {
             "initialize" => Reply::Now(self.initialize(params)),
             "authenticate" => Reply::Now(self.authenticate(params)),
@@ -285,6 +298,7 @@ impl Agent {
                 .agent_capabilities(
                     AgentCapabilities::new()
                         .load_session(self.args.session_methods.load)
+                        .mcp_capabilities(self.args.mcp_caps.clone())
                         .session_capabilities(self.session_capabilities())
                         .prompt_capabilities(caps.clone()),
                 )

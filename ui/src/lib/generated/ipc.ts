@@ -599,7 +599,7 @@ export type IpcError =
       message: string;
     }
   | {
-      code: 'keychain-unavailable';
+      code: 'project-config-changed';
       message: string;
     }
   | {
@@ -741,10 +741,9 @@ export type CommandName =
   | 'agents_open_manifest'
   | 'agents_import_registry'
   | 'agents_copy_install_command'
-  | 'secrets_list'
-  | 'secret_set'
-  | 'secret_delete'
-  | 'mcp_servers_list';
+  | 'project_mcp_offer'
+  | 'project_mcp_decide'
+  | 'project_mcp_restart';
 /**
  * How a session is exported.
  *
@@ -796,15 +795,13 @@ export type CheckFailureKind =
  */
 export type InstallPhase = ('downloading' | 'verifying' | 'extracting') | 'installed';
 /**
+ * What the user decided about one file: use its servers in this folder's sessions, or do not
+ * ask again (about these bytes).
+ *
  * This interface was referenced by `IpcTypes`'s JSON-Schema
- * via the `definition` "McpTransportKind".
+ * via the `definition` "ProjectMcpChoice".
  */
-export type McpTransportKind = 'stdio' | 'http' | 'sse';
-/**
- * This interface was referenced by `IpcTypes`'s JSON-Schema
- * via the `definition` "McpSourceKind".
- */
-export type McpSourceKind = 'settings' | 'manifest';
+export type ProjectMcpChoice = 'use' | 'ignore';
 /**
  * Resource content that can be embedded in a message.
  *
@@ -944,8 +941,8 @@ export interface IpcTypes {
   checkReport: CheckReport;
   installProgress: InstallProgress;
   registryImported: RegistryImported;
-  secretsListing: SecretsListing;
-  mcpServersListing: McpServersListing;
+  projectMcpOffer: ProjectMcpOffer;
+  projectMcpChoice: ProjectMcpChoice;
 }
 /**
  * What the window needs to start: the agents to offer and the folder to open, if any.
@@ -2616,104 +2613,90 @@ export interface RegistryInfo1 {
   agents: number;
 }
 /**
- * What `secrets_list` answers: names and where they are used, never a value.
+ * What a folder's undecided config files would add to its sessions.
  *
  * This interface was referenced by `IpcTypes`'s JSON-Schema
- * via the `definition` "SecretsListing".
+ * via the `definition` "ProjectMcpOffer".
  */
-export interface SecretsListing {
+export interface ProjectMcpOffer {
   /**
-   * A keychain service answered. False: `problem` says why and what to do; `secrets` then
-   * lists only the names in use, none stored.
+   * The folder (canonical), as the decision must name it.
    */
-  available: boolean;
-  problem?: string | null;
-  /**
-   * The settings file (where `{"secret": NAME}` and `credential_ref` are written).
-   */
-  settingsFile: string;
-  /**
-   * Sorted by name.
-   */
-  secrets: SecretEntry[];
+  folder: string;
+  files: OfferedFile[];
 }
 /**
- * One secret name: stored in the keychain, used by the settings or a manifest, or both.
+ * One config file offered.
  *
  * This interface was referenced by `IpcTypes`'s JSON-Schema
- * via the `definition` "SecretEntry".
+ * via the `definition` "OfferedFile".
  */
-export interface SecretEntry {
-  name: string;
+export interface OfferedFile {
   /**
-   * The keychain holds a value under it (false too when the keychain cannot be read).
+   * Its name in the folder (`.mcp.json`, `.cursor/mcp.json`, `.vscode/mcp.json`): what a
+   * decision names.
    */
-  stored: boolean;
+  file: string;
   /**
-   * Where the settings and manifests name it ("MCP server `github` (settings)"); empty: no
-   * one uses it (a leftover, or stored ahead of its use).
+   * The tool it was written for ("Claude Code", "Cursor", "VS Code").
    */
-  usedBy: string[];
-}
-/**
- * What `mcp_servers_list` answers.
- *
- * This interface was referenced by `IpcTypes`'s JSON-Schema
- * via the `definition` "McpServersListing".
- */
-export interface McpServersListing {
-  settingsFile: string;
+  tool: string;
+  path: string;
   /**
-   * The settings' servers in file order, then each manifest's (manifests by name).
+   * SHA-256 (hex) of the bytes shown: a decision is on these.
    */
-  servers: McpServerRow[];
+  digest: string;
   /**
-   * Problems of the settings' `mcp_servers` and the manifests' `mcp_servers` fields.
+   * The decision on an earlier version of the file, which no longer holds (the file
+   * changed); `None`: never decided.
+   */
+  previous?: ProjectMcpChoice | null;
+  /**
+   * Every server listed, usable or not, in the file's order.
+   */
+  servers: OfferedServer[];
+  /**
+   * Problems not about a listed server (the file, a skipped entry, an unknown key).
    */
   problems: ConfigProblem[];
-  /**
-   * The keychain could not be read (so `credentialStored` is absent): why, what to do.
-   */
-  keychainProblem?: string | null;
 }
 /**
- * One configured MCP server as the view shows it. No env or header values.
+ * One server as the user must see it before agreeing: everything it would run or call.
  *
  * This interface was referenced by `IpcTypes`'s JSON-Schema
- * via the `definition` "McpServerRow".
+ * via the `definition` "OfferedServer".
  */
-export interface McpServerRow {
+export interface OfferedServer {
   name: string;
-  transport: McpTransportKind;
-  source: McpSourceKind;
   /**
-   * The manifest's name (source `manifest`).
+   * `stdio`, `http` or `sse`.
    */
-  sourceDetail?: string | null;
+  transport: string;
   /**
-   * stdio: the command as written, without its arguments; http/sse: the URL without user
-   * info, query or fragment.
+   * stdio: the program and every argument, as the file writes them.
    */
-  target: string;
+  command?: string[] | null;
   /**
-   * The agents that get it (the settings' `agents`); absent: every agent (settings), or the
-   * manifest's own agent (`source_detail`).
+   * http and sse: the URL without user info, query or fragment ([`shown_url`]).
    */
-  agents?: string[] | null;
+  shownUrl?: string | null;
   /**
-   * The keychain entry whose secret becomes its headers.
+   * The URL has user info, a query or a fragment not shown (where tokens hide).
    */
-  credential?: string | null;
+  urlHasHiddenParts: boolean;
   /**
-   * Whether the keychain holds `credential`; absent when there is none or the keychain
-   * cannot be read.
+   * Environment variable names (stdio); values are never shown.
    */
-  credentialStored?: boolean | null;
+  env: string[];
   /**
-   * Env names and header names it is configured with (names only), and what is odd about
-   * it, for a person.
+   * Header names (http, sse); values are never shown.
    */
-  notes: string[];
+  headers: string[];
+  /**
+   * Whether the server would be passed; false: held back, `problems` says why.
+   */
+  usable: boolean;
+  problems: ConfigProblem[];
 }
 /**
  * Text-based resource contents.
@@ -2816,8 +2799,7 @@ export const COMMAND_NAMES = [
   'agents_open_manifest',
   'agents_import_registry',
   'agents_copy_install_command',
-  'secrets_list',
-  'secret_set',
-  'secret_delete',
-  'mcp_servers_list',
+  'project_mcp_offer',
+  'project_mcp_decide',
+  'project_mcp_restart',
 ] as const satisfies readonly CommandName[];

@@ -1,0 +1,301 @@
+//! "The secret appears nowhere but in the request that needs it" (issue 17), across processes
+//! with a real Secret Service (`tests/keychain/run.sh`): random secrets stored with
+//! `acp-desk-cli secret set`, a session whose http MCP server has a `credential_ref` to one,
+//! whose stdio MCP server and agent env have `{"secret": ...}` values; then every file the runs
+//! wrote (config, data: the history database with its WAL, audit logs, logs, state; the
+//! project; the throwaway HOME) and every captured stdout/stderr is searched for each secret,
+//! raw, base64 (at every alignment) and JSON-escaped. The only place allowed is the agent's
+//! record of what it received: the request side.
+#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
+
+mod common;
+
+use std::hash::{BuildHasher, Hasher};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use base64::Engine;
+use common::*;
+use serde_json::{Value, json};
+
+/// A value nobody else has, with the characters JSON escapes (`"` and `\`), so its escaped
+/// form differs from the raw one and both are searched.
+fn random_secret(label: &str) -> String {
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos(),
+    );
+    h.write_u32(std::process::id());
+    h.write(label.as_bytes());
+    format!("{label}-{:016x}-q\"b\\s", h.finish())
+}
+
+/// Every form in which `secret` would betray itself in a file: raw, JSON-escaped, and the
+/// base64 cores of it at each of the three alignments it can have inside a longer encoded
+/// string (the characters that depend on neighbours dropped).
+fn forms(secret: &str) -> Vec<(String, Vec<u8>)> {
+    let mut out = vec![("raw".to_owned(), secret.as_bytes().to_vec())];
+    let escaped = serde_json::to_string(secret).unwrap();
+    out.push((
+        "json-escaped".to_owned(),
+        escaped[1..escaped.len() - 1].as_bytes().to_vec(),
+    ));
+    for engine in [
+        base64::engine::general_purpose::STANDARD,
+        base64::engine::general_purpose::URL_SAFE,
+    ] {
+        for pad in 0..3usize {
+            let mut bytes = vec![b'x'; pad];
+            bytes.extend_from_slice(secret.as_bytes());
+            let encoded = engine.encode(&bytes);
+            // Characters touched by the padding prefix or the unknown tail are dropped.
+            let start = (pad * 4).div_ceil(3);
+            let end = encoded.len().saturating_sub(4);
+            if end > start + 8 {
+                out.push((
+                    format!("base64 (offset {pad})"),
+                    encoded[start..end].as_bytes().to_vec(),
+                ));
+            }
+        }
+    }
+    out
+}
+
+fn files_under(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        match e.file_type() {
+            Ok(t) if t.is_dir() => files_under(&p, out),
+            Ok(t) if t.is_file() => out.push(p),
+            _ => {}
+        }
+    }
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+struct Rig {
+    dir: tempfile::TempDir,
+    /// Everything the CLI runs printed, by run.
+    captured: Vec<(String, Vec<u8>)>,
+}
+
+impl Rig {
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn cli(&mut self, label: &str, args: &[&str], stdin: Option<&str>) -> (Option<i32>, String) {
+        let mut child = Command::new(bin("acp-desk-cli"))
+            .args(args)
+            .current_dir(self.path("project"))
+            .env("ACP_DESK_CONFIG_DIR", self.path("config"))
+            .env("ACP_DESK_DATA_DIR", self.path("data"))
+            // As much logging as there is: a secret must not be in any of it.
+            .env("ACP_DESK_LOG", "trace")
+            .stdin(if stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        if let Some(text) = stdin {
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(text.as_bytes())
+                .unwrap();
+        }
+        let out = child.wait_with_output().unwrap();
+        self.captured
+            .push((format!("{label} stdout"), out.stdout.clone()));
+        self.captured
+            .push((format!("{label} stderr"), out.stderr.clone()));
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        (out.status.code(), stderr)
+    }
+}
+
+#[test]
+#[ignore = "needs a real Secret Service: tests/keychain/run.sh cargo nextest run -p acp-desk-tests --test mcp_secrets --run-ignored all"]
+fn secrets_appear_only_in_the_request_that_needs_them() {
+    assert_eq!(
+        std::env::var("ACP_DESK_KEYCHAIN_HARNESS").as_deref(),
+        Ok("1"),
+        "run this inside tests/keychain/run.sh, which gives it a throwaway Secret Service (never the user's own keyring)"
+    );
+    let mut rig = Rig {
+        dir: tempfile::tempdir().unwrap(),
+        captured: Vec::new(),
+    };
+    std::fs::create_dir_all(rig.path("project")).unwrap();
+    std::fs::create_dir_all(rig.path("config")).unwrap();
+    let header_secret = random_secret("http-token");
+    let stdio_secret = random_secret("stdio-env");
+    let agent_secret = random_secret("agent-env");
+    for (name, value) in [
+        ("mcp-web-token", &header_secret),
+        ("mcp-files-key", &stdio_secret),
+        ("agent-key", &agent_secret),
+    ] {
+        let (code, stderr) = rig.cli(
+            &format!("secret set {name}"),
+            &["secret", "set", name],
+            Some(value),
+        );
+        assert_eq!(code, Some(0), "secret set {name}: {stderr}");
+    }
+
+    let record = rig.path("agent-record.jsonl");
+    let settings = json!({
+        "agent_servers": {"rec": {
+            "command": bin("acp-desk-demo-agent"),
+            "args": ["--session-methods", "load,resume", "--session-dir", rig.path("data").join("demo-sessions")],
+            "env": {
+                "ACP_DESK_DEMO_RECORD": record,
+                "ACP_DESK_DEMO_RECORD_ENV": "AGENT_KEY",
+                "AGENT_KEY": {"secret": "agent-key"},
+            },
+        }},
+        "mcp_servers": {
+            "web": {"url": "http://127.0.0.1:9/mcp", "credential_ref": "mcp-web-token"},
+            "files": {
+                "command": bin("acp-desk-demo-agent"),
+                "env": {"FILES_KEY": {"secret": "mcp-files-key"}},
+            },
+        },
+    });
+    std::fs::write(
+        rig.path("config").join("settings.json"),
+        serde_json::to_vec_pretty(&settings).unwrap(),
+    )
+    .unwrap();
+
+    // A turn with a permission (audited), its continuation (resume), a load, the listings.
+    let runs: [(&str, Vec<&str>); 3] = [
+        (
+            "run",
+            vec!["run", "--agent", "rec", "--permission", "allow", "--json", "permission"],
+        ),
+        ("history list", vec!["history", "list", "--json"]),
+        ("secret list", vec!["secret", "list", "--json"]),
+    ];
+    for (label, args) in &runs {
+        let (code, stderr) = rig.cli(label, args, None);
+        assert_eq!(code, Some(0), "{label}: {stderr}");
+    }
+    let list = String::from_utf8(rig.captured[rig.captured.len() - 4].1.clone()).unwrap();
+    let id = serde_json::from_str::<Value>(list.lines().next().unwrap()).unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    for (label, via) in [("continue (resume)", "auto"), ("continue (load)", "load")] {
+        let (code, stderr) = rig.cli(
+            label,
+            &[
+                "run",
+                "--continue",
+                &id,
+                "--continue-via",
+                via,
+                "--permission",
+                "allow",
+                "--json",
+                "permission",
+            ],
+            None,
+        );
+        assert_eq!(code, Some(0), "{label}: {stderr}");
+    }
+    let (code, stderr) = rig.cli("history show", &["history", "show", &id, "--json"], None);
+    assert_eq!(code, Some(0), "history show: {stderr}");
+
+    // Where it must be: each request carried its secret, where it arrived.
+    let received: Vec<Value> = std::fs::read_to_string(&record)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let methods: Vec<&str> = received
+        .iter()
+        .map(|l| l["method"].as_str().unwrap())
+        .collect();
+    assert_eq!(methods, ["session/new", "session/resume", "session/load"]);
+    for line in &received {
+        assert_eq!(line["env"]["AGENT_KEY"], agent_secret.as_str(), "{line}");
+        let servers = line["params"]["mcpServers"].as_array().unwrap();
+        let web = servers.iter().find(|s| s["name"] == "web").unwrap();
+        assert_eq!(
+            web["headers"],
+            json!([{"name": "Authorization", "value": format!("Bearer {header_secret}")}]),
+            "a bare token becomes a Bearer header"
+        );
+        let files = servers.iter().find(|s| s["name"] == "files").unwrap();
+        assert_eq!(
+            files["env"],
+            json!([{"name": "FILES_KEY", "value": stdio_secret}])
+        );
+    }
+
+    // Where it must not be: anywhere else.
+    let mut files = Vec::new();
+    files_under(rig.dir.path(), &mut files);
+    let wal = files
+        .iter()
+        .any(|f| f.to_string_lossy().ends_with("-wal"));
+    let history = files.iter().any(|f| {
+        let n = f.to_string_lossy();
+        n.ends_with(".sqlite") || n.ends_with(".db") || n.ends_with(".sqlite3")
+    });
+    assert!(history, "the history database was written: {files:?}");
+    let mut searched: Vec<(String, Vec<u8>)> = rig.captured.clone();
+    let mut home_files = Vec::new();
+    if let Some(home) = std::env::var_os("HOME") {
+        // The harness's throwaway HOME, except the keyring's own store (its job is to hold
+        // them, encrypted).
+        files_under(Path::new(&home), &mut home_files);
+        home_files.retain(|f| !f.components().any(|c| c.as_os_str() == "keyrings"));
+    }
+    for f in files.iter().chain(&home_files) {
+        if *f == record {
+            continue;
+        }
+        searched.push((f.display().to_string(), std::fs::read(f).unwrap_or_default()));
+    }
+    let mut leaks = Vec::new();
+    for secret in [&header_secret, &stdio_secret, &agent_secret] {
+        for (form, needle) in forms(secret) {
+            for (place, bytes) in &searched {
+                if contains(bytes, &needle) {
+                    leaks.push(format!("{secret:?} ({form}) in {place}"));
+                }
+            }
+        }
+    }
+    assert!(
+        leaks.is_empty(),
+        "secrets found outside the request ({} places searched, WAL among them: {wal}):\n{}",
+        searched.len(),
+        leaks.join("\n")
+    );
+    // The search itself works: the record holds every form it must.
+    let record_bytes = std::fs::read(&record).unwrap();
+    for secret in [&header_secret, &stdio_secret, &agent_secret] {
+        let escaped = serde_json::to_string(secret).unwrap();
+        assert!(contains(&record_bytes, escaped.as_bytes()));
+    }
+}
