@@ -266,9 +266,8 @@ fn drop_scale<R: Runtime>(window: &tauri::Window<R>) -> f64 {
 /// The app: `acp-desk [--agent NAME] [FOLDER]`.
 pub fn run(context: tauri::Context<tauri::Wry>) {
     // Every session's (and Check's) secrets come from the OS's keychain (issue 17).
-    acp_desk_core::session::set_default_keychain(std::sync::Arc::new(
-        acp_desk_core::secrets::OsKeychain::new(),
-    ));
+    // (The same one the window's secrets commands use: `AppState::new`.)
+    acp_desk_core::session::set_default_keychain(crate::secrets::os_keychain());
     // Stderr from the first line; the file once Tauri can say where the OS keeps app logs.
     let logging = acp_desk_app::logging::init();
     let launch = Launch::parse(std::env::args().skip(1));

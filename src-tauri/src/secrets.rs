@@ -11,12 +11,13 @@
 //! - Env and header values of the configured servers never cross: a row carries the command as
 //!   written (no args), or the URL without user info, query or fragment ([`mcp::shown_url`]).
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use acp_desk_core::agents::{ConfigProblem, manifest};
-use acp_desk_core::mcp;
-use acp_desk_core::secrets::{Keychain, SecretError, SecretRef, SecretValue};
+use acp_desk_core::mcp::{
+    self, McpConfigTransport, McpServerConfig, McpSourceKind, McpTransportKind,
+};
+use acp_desk_core::secrets::{EnvValue, Keychain, SecretError, SecretRef, SecretValue};
 use acp_desk_core::settings;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -29,36 +30,14 @@ use crate::ipc::IpcError;
 /// smaller; more is a paste gone wrong (a whole file), refused before it reaches the keychain.
 pub const MAX_SECRET_BYTES: usize = 64 * 1024;
 
-/// The keychain the app uses: the OS's.
-// UNFINISHED until m-secrets' `impl Keychain for OsKeychain` is merged: until then every call
-// answers "no keychain service", so the window shows its no-keychain state.
+/// The keychain of this process: the OS's, one for the window's commands and every session
+/// (`session::set_default_keychain` is given this same one in `run`), so a secret stored here
+/// is what the next start reads.
 pub fn os_keychain() -> Arc<dyn Keychain> {
-    Arc::new(NotYetWired)
-}
-
-struct NotYetWired;
-
-impl NotYetWired {
-    fn err() -> SecretError {
-        SecretError::NoService {
-            detail: "this build has no keychain support yet".into(),
-        }
-    }
-}
-
-impl Keychain for NotYetWired {
-    fn get(&self, _: &SecretRef) -> Result<Option<SecretValue>, SecretError> {
-        Err(Self::err())
-    }
-    fn set(&self, _: &SecretRef, _: &SecretValue) -> Result<(), SecretError> {
-        Err(Self::err())
-    }
-    fn delete(&self, _: &SecretRef) -> Result<bool, SecretError> {
-        Err(Self::err())
-    }
-    fn list(&self) -> Result<Vec<SecretRef>, SecretError> {
-        Err(Self::err())
-    }
+    static KEYCHAIN: std::sync::OnceLock<Arc<dyn Keychain>> = std::sync::OnceLock::new();
+    KEYCHAIN
+        .get_or_init(|| Arc::new(acp_desk_core::secrets::OsKeychain::new()))
+        .clone()
 }
 
 /// One secret name: stored in the keychain, used by the settings or a manifest, or both.
@@ -68,8 +47,9 @@ pub struct SecretEntry {
     pub name: String,
     /// The keychain holds a value under it (false too when the keychain cannot be read).
     pub stored: bool,
-    /// Where the settings and manifests name it ("MCP server `github` (settings)"); empty: no
-    /// one uses it (a leftover, or stored ahead of its use).
+    /// Where the settings and manifests name it (`mcp_servers.github (credential_ref)`,
+    /// `agent_servers.claude.env.ANTHROPIC_API_KEY`: `secrets::uses`, as `acp-desk-cli secret
+    /// list` says it); empty: no one uses it (a leftover, or stored ahead of its use).
     pub used_by: Vec<String>,
 }
 
@@ -86,21 +66,6 @@ pub struct SecretsListing {
     pub settings_file: String,
     /// Sorted by name.
     pub secrets: Vec<SecretEntry>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum McpTransportKind {
-    Stdio,
-    Http,
-    Sse,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum McpSourceKind {
-    Settings,
-    Manifest,
 }
 
 /// One configured MCP server as the view shows it. No env or header values.
@@ -170,33 +135,6 @@ impl Config {
     }
 }
 
-/// Where each secret name is used, for a person: `(name, "MCP server `x` (settings)")`. Names
-/// that are not valid refs are left out (the settings or manifest problem says so).
-fn uses(config: &Config) -> BTreeMap<SecretRef, Vec<String>> {
-    let mut out: BTreeMap<SecretRef, Vec<String>> = BTreeMap::new();
-    let mut add = |name: &str, what: String| {
-        if let Ok(r) = SecretRef::new(name) {
-            out.entry(r).or_default().push(what);
-        }
-    };
-    for (name, server) in &config.settings.mcp_servers {
-        if let Some(r) = &server.credential_ref {
-            add(r, format!("MCP server `{name}` (settings)"));
-        }
-    }
-    for m in &config.manifests {
-        for s in m.definition.metadata.aip44.mcp_servers.iter().flatten() {
-            if let Some(r) = &s.credential_ref {
-                add(
-                    r,
-                    format!("MCP server `{}` (manifest `{}`)", s.name, m.id()),
-                );
-            }
-        }
-    }
-    out
-}
-
 /// What the keychain said, as the window shows it.
 fn keychain_error(e: SecretError) -> IpcError {
     match e {
@@ -218,7 +156,7 @@ pub fn listing(keychain: &dyn Keychain) -> SecretsListing {
 }
 
 fn listing_with(keychain: &dyn Keychain, config: &Config) -> SecretsListing {
-    let mut used = uses(config);
+    let mut used = acp_desk_core::secrets::uses(&config.settings, &config.manifests);
     let (stored, problem) = match keychain.list() {
         Ok(names) => (names, None),
         Err(e) => (Vec::new(), Some(keychain_error(e).to_string())),
@@ -242,21 +180,66 @@ fn listing_with(keychain: &dyn Keychain, config: &Config) -> SecretsListing {
     }
 }
 
-fn names(map: &BTreeMap<String, String>) -> String {
-    map.keys()
-        .map(|k| format!("`{k}`"))
+fn names<'a>(keys: impl Iterator<Item = &'a String>) -> String {
+    keys.map(|k| format!("`{k}`"))
         .collect::<Vec<_>>()
         .join(", ")
 }
 
-/// "runs with `A`, `B` set" / "sends the header `X`": names only.
-fn notes_for(kind: &str, map: &BTreeMap<String, String>) -> Vec<String> {
-    let n = map.len();
-    match (kind, n) {
-        (_, 0) => Vec::new(),
-        ("env", _) => vec![format!("runs with {} set", names(map))],
-        (_, 1) => vec![format!("sends the header {}", names(map))],
-        _ => vec![format!("sends the headers {}", names(map))],
+/// What a configured server is set up with, by name only: "runs with `A`, `B` set" (the
+/// secret ones named too), "sends the header `X`".
+fn transport_notes(t: &McpConfigTransport) -> Vec<String> {
+    match t {
+        McpConfigTransport::Stdio { env, .. } => {
+            let mut out = Vec::new();
+            if !env.is_empty() {
+                out.push(format!("runs with {} set", names(env.keys())));
+            }
+            for (var, value) in env {
+                if let EnvValue::Secret(r) = value {
+                    out.push(format!("`{var}` comes from the keychain secret `{r}`"));
+                }
+            }
+            out
+        }
+        McpConfigTransport::Http { headers, .. } | McpConfigTransport::Sse { headers, .. } => {
+            match headers.len() {
+                0 => Vec::new(),
+                1 => vec![format!("sends the header {}", names(headers.keys()))],
+                _ => vec![format!("sends the headers {}", names(headers.keys()))],
+            }
+        }
+    }
+}
+
+/// A configured server's row: its report's fields (transport, source, target, credential),
+/// which agents get it, and whether the keychain holds its credential.
+fn row(
+    config: &McpServerConfig,
+    agents: Option<Vec<String>>,
+    stored: Option<&[SecretRef]>,
+) -> McpServerRow {
+    let report = config.report();
+    let mut notes = transport_notes(&config.transport);
+    if report.credential.is_none() && config.credential_ref.is_some() {
+        notes.push(
+            "its credential_ref is ignored: only http and sse servers take a credential".into(),
+        );
+    }
+    let credential_stored = match (&report.credential, stored) {
+        (Some(_), Some(names)) => config.credential_ref.as_ref().map(|r| names.contains(r)),
+        _ => None,
+    };
+    McpServerRow {
+        name: report.name,
+        transport: report.transport,
+        source: report.source,
+        source_detail: report.source_detail,
+        target: report.target,
+        agents,
+        credential: report.credential,
+        credential_stored,
+        notes,
     }
 }
 
@@ -271,81 +254,27 @@ fn servers_with(keychain: &dyn Keychain, config: &Config) -> McpServersListing {
         Ok(names) => (Some(names), None),
         Err(e) => (None, Some(keychain_error(e).to_string())),
     };
-    let stored_state = |credential: &Option<String>| -> Option<bool> {
-        let r = SecretRef::new(credential.as_deref()?).ok()?;
-        stored.as_ref().map(|names| names.contains(&r))
-    };
-    let mut servers = Vec::new();
-    for (name, s) in &config.settings.mcp_servers {
-        let (transport, target, notes) = match &s.transport {
-            settings::McpTransport::Stdio { command, env, .. } => (
-                McpTransportKind::Stdio,
-                command.clone(),
-                notes_for("env", env),
-            ),
-            settings::McpTransport::Http { url, headers } => (
-                McpTransportKind::Http,
-                mcp::shown_url(url),
-                notes_for("headers", headers),
-            ),
-            settings::McpTransport::Sse { url, headers } => (
-                McpTransportKind::Sse,
-                mcp::shown_url(url),
-                notes_for("headers", headers),
-            ),
-        };
-        servers.push(McpServerRow {
-            name: name.clone(),
-            transport,
-            source: McpSourceKind::Settings,
-            source_detail: None,
-            target,
-            agents: None,
-            credential_stored: stored_state(&s.credential_ref),
-            credential: s.credential_ref.clone(),
-            notes,
-        });
-    }
-    for m in &config.manifests {
-        for s in m.definition.metadata.aip44.mcp_servers.iter().flatten() {
-            use acp_desk_core::agents::manifest::AcpMcpTransport;
-            let reference = s.reference.clone().unwrap_or_default();
-            let (transport, target) = match s.transport {
-                AcpMcpTransport::Stdio => (McpTransportKind::Stdio, reference),
-                AcpMcpTransport::Http => (McpTransportKind::Http, mcp::shown_url(&reference)),
-                AcpMcpTransport::Sse => (McpTransportKind::Sse, mcp::shown_url(&reference)),
+    let stored = stored.as_deref();
+    let mut servers: Vec<McpServerRow> = config
+        .settings
+        .mcp_servers
+        .iter()
+        .map(|(name, s)| {
+            let server = McpServerConfig {
+                name: name.clone(),
+                source: mcp::McpSource::Settings,
+                transport: s.transport.clone(),
+                credential_ref: s.credential_ref.clone(),
             };
-            let mut notes = Vec::new();
-            if let Some(env) = &s.env {
-                notes.extend(notes_for("env", env));
-            }
-            if let Some(headers) = &s.headers {
-                notes.extend(notes_for("headers", headers));
-            }
-            let mut credential = s.credential_ref.clone();
-            if transport == McpTransportKind::Stdio && credential.is_some() {
-                notes.push(
-                    "its credentialRef is ignored: only http and sse servers take a credential"
-                        .into(),
-                );
-                credential = None;
-            }
-            if let Some(c) = &credential
-                && let Err(e) = SecretRef::new(c)
-            {
-                notes.push(e.to_string());
-            }
-            servers.push(McpServerRow {
-                name: s.name.clone(),
-                transport,
-                source: McpSourceKind::Manifest,
-                source_detail: Some(m.id().to_owned()),
-                target,
-                agents: None,
-                credential_stored: stored_state(&credential),
-                credential,
-                notes,
-            });
+            row(&server, s.agents.clone(), stored)
+        })
+        .collect();
+    // A manifest's own servers, as its sessions get them (the same conversion, without the
+    // settings' servers).
+    let none = settings::Settings::default();
+    for m in &config.manifests {
+        for server in mcp::servers_for(&none, m.id(), Some(m), &[]) {
+            servers.push(row(&server, None, stored));
         }
     }
     let problems = config
@@ -506,7 +435,7 @@ mod tests {
     const SETTINGS: &str = r#"{
       "mcp_servers": {
         "github": {"url": "https://u:p@api.example.com/mcp?token=QTOKEN", "headers": {"X-Team": "HVALUE"}, "credential_ref": "github-mcp"},
-        "files": {"command": "mcp-files", "args": ["--root", "/secret/arg"], "env": {"FILES_KEY": "EVALUE"}},
+        "files": {"command": "mcp-files", "args": ["--root", "/secret/arg"], "env": {"FILES_KEY": "EVALUE", "FILES_TOKEN": {"secret": "files-token"}}, "agents": ["claude"]},
         "events": {"type": "sse", "url": "https://events.example.com/sse", "credential_ref": "events-key"}
       }
     }"#;
@@ -539,12 +468,17 @@ mod tests {
                 (
                     "events-key",
                     false,
-                    vec!["MCP server `events` (settings)".into()]
+                    vec!["mcp_servers.events (credential_ref)".into()]
+                ),
+                (
+                    "files-token",
+                    false,
+                    vec!["mcp_servers.files.env.FILES_TOKEN".into()]
                 ),
                 (
                     "github-mcp",
                     true,
-                    vec!["MCP server `github` (settings)".into()]
+                    vec!["mcp_servers.github (credential_ref)".into()]
                 ),
                 ("leftover", true, vec![]),
             ]
@@ -562,7 +496,7 @@ mod tests {
             "{problem}"
         );
         assert!(problem.contains("start a Secret Service"), "{problem}");
-        assert_eq!(l.secrets.len(), 2);
+        assert_eq!(l.secrets.len(), 3);
         assert!(l.secrets.iter().all(|s| !s.stored));
         let s = servers_with(&NoService, &config);
         assert!(s.keychain_problem.is_some());
@@ -596,7 +530,15 @@ mod tests {
             (files.transport, files.target.as_str()),
             (McpTransportKind::Stdio, "mcp-files")
         );
-        assert_eq!(files.notes, ["runs with `FILES_KEY` set"]);
+        assert_eq!(
+            files.notes,
+            [
+                "runs with `FILES_KEY`, `FILES_TOKEN` set",
+                "`FILES_TOKEN` comes from the keychain secret `files-token`"
+            ]
+        );
+        assert_eq!(files.agents.as_deref(), Some(&["claude".to_string()][..]));
+        assert_eq!(github.agents, None);
         assert_eq!(files.credential_stored, None);
         assert_eq!(l.servers[2].transport, McpTransportKind::Sse);
         assert_eq!(l.servers[2].credential_stored, Some(true));
@@ -667,7 +609,7 @@ mod tests {
         assert_eq!(secrets[0].name, "vault/docs");
         assert_eq!(
             secrets[0].used_by,
-            ["MCP server `docs` (manifest `good-server`)"]
+            ["manifest good-server: mcp_servers.docs (credentialRef)"]
         );
     }
 

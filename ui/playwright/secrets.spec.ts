@@ -38,9 +38,10 @@ const servers = [
 ];
 
 const used = {
-  'github-mcp': ['MCP server `github` (settings)'],
-  'vault/docs': ['MCP server `docs` (manifest `reviewer`)'],
-  'anthropic-key': ['agent `my-claude` env `ANTHROPIC_API_KEY` (settings)'],
+  // As `secrets::uses` says them (the CLI's `secret list` too).
+  'github-mcp': ['mcp_servers.github (credential_ref)'],
+  'vault/docs': ['manifest reviewer: mcp_servers.docs (credentialRef)'],
+  'anthropic-key': ['agent_servers.my-claude.env.ANTHROPIC_API_KEY'],
 };
 
 async function open(page: Page, secrets: Record<string, unknown> = {}): Promise<void> {
@@ -95,7 +96,7 @@ for (const size of sizes) {
       await expect(page.locator('[data-secret="vault/docs"]')).toContainText('Stored');
       await expect(page.locator('[data-secret="anthropic-key"]')).toContainText('Missing');
       await expect(page.locator('[data-secret="anthropic-key"]')).toContainText(
-        'Used by agent my-claude env ANTHROPIC_API_KEY (settings)',
+        'Used by agent_servers.my-claude.env.ANTHROPIC_API_KEY',
       );
       await shot(page, `secrets-view-${at}`);
       await page.getByRole('button', { name: 'Open settings file' }).click();

@@ -114,6 +114,7 @@ const IPC_CODES: Record<IpcError['code'], true> = {
   'path-outside': true,
   'history-unavailable': true,
   'keychain-unavailable': true,
+  'project-config-changed': true,
   internal: true,
 };
 

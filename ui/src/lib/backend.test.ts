@@ -16,12 +16,13 @@ vi.mock('@tauri-apps/api/window', () => ({
   getCurrentWindow: () => ({ setTitle: vi.fn(async () => undefined) }),
 }));
 
-const { tauriBackend, tauriHistoryBackend } = await import('./backend');
+const { tauriBackend, tauriHistoryBackend, tauriSecretsBackend } = await import('./backend');
 
 describe('tauriBackend', () => {
   it('calls every command of the Rust list, and only those', async () => {
-    // The History view's commands are a backend of their own (lib/history.ts).
-    const backend = { ...tauriBackend(), ...tauriHistoryBackend() };
+    // The History view's and the MCP servers & secrets view's commands are backends of their
+    // own (lib/history.ts, lib/secrets.ts).
+    const backend = { ...tauriBackend(), ...tauriHistoryBackend(), ...tauriSecretsBackend() };
     for (const [name, method] of Object.entries(backend)) {
       // The `on…` subscriptions are events, and the title is the window's: not commands.
       if (name.startsWith('on') || name === 'setTitle') continue;

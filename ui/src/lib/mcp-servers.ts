@@ -2,28 +2,9 @@
 // issue 17): which were passed to the agent and which were skipped, and why. What the header's
 // chip and its popover say.
 
-/** One server of the `mcp-servers` event (crates/acp-desk-core/src/events.rs). */
-export interface McpServerReport {
-  name: string;
-  transport: 'stdio' | 'http' | 'sse';
-  source: 'settings' | 'manifest' | 'project';
-  /** The manifest's name, or the project config file's path. */
-  sourceDetail?: string | null;
-  /** stdio: the command as written (no args); http/sse: the URL without query or user info. */
-  target: string;
-  passed: boolean;
-  /** Why it was skipped, for a person. */
-  reason?: string | null;
-  /** The credential's secret name. */
-  credential?: string | null;
-  notes?: string[];
-}
+import type { McpServerReport } from './generated/ipc';
 
-export interface McpServersEvent {
-  kind: 'mcp-servers';
-  sessionId: string;
-  servers: McpServerReport[];
-}
+export type { McpServerReport };
 
 export interface McpChip {
   /** "MCP 3". */
@@ -62,13 +43,4 @@ export function reportSource(s: McpServerReport): string {
 
 export function transportWord(t: McpServerReport['transport']): string {
   return t === 'stdio' ? 'program' : t === 'http' ? 'HTTP' : 'SSE';
-}
-
-/** Reads the servers of an event whose kind is `mcp-servers` (null for any other event). The
- * event is an addition (ADDITIONS in events.rs); until its type is in the generated file, this
- * is where the UI reads it. */
-export function mcpServersOf(ev: { kind: string }): McpServerReport[] | null {
-  if (ev.kind !== 'mcp-servers') return null;
-  const servers = (ev as Partial<McpServersEvent>).servers;
-  return Array.isArray(servers) ? servers : [];
 }

@@ -11,7 +11,7 @@ import {
   type SecretsBackend,
   type SecretsListing,
 } from './secrets';
-import { mcpChip, mcpServersOf, reportSource, type McpServerReport } from './mcp-servers';
+import { mcpChip, reportSource, type McpServerReport } from './mcp-servers';
 
 const VALUE = 'sk-test-4b9d01e7';
 
@@ -22,7 +22,9 @@ class FakeSecrets implements SecretsBackend {
   available = true;
   failSet: IpcError | null = null;
   private listing(): SecretsListing {
-    const used: Record<string, string[]> = { 'github-mcp': ['MCP server `github` (settings)'] };
+    const used: Record<string, string[]> = {
+      'github-mcp': ['mcp_servers.github (credential_ref)'],
+    };
     const names = new Set([...Object.keys(used), ...(this.available ? this.keychain.keys() : [])]);
     return {
       available: this.available,
@@ -84,7 +86,7 @@ describe('SecretsController', () => {
     await c.refresh();
     expect(c.state.servers?.servers[0]?.credentialStored).toBe(false);
     expect(c.state.secrets?.secrets).toEqual([
-      { name: 'github-mcp', stored: false, usedBy: ['MCP server `github` (settings)'] },
+      { name: 'github-mcp', stored: false, usedBy: ['mcp_servers.github (credential_ref)'] },
     ]);
 
     c.prepare('github-mcp');
@@ -267,14 +269,6 @@ describe('the MCP chip', () => {
     );
     expect(reportSource(report({ source: 'project', sourceDetail: '/p/.mcp.json' }))).toBe(
       'project file /p/.mcp.json',
-    );
-  });
-
-  it('reads the servers of an mcp-servers event only', () => {
-    expect(mcpServersOf({ kind: 'notice' })).toBeNull();
-    const servers = [report({})];
-    expect(mcpServersOf({ kind: 'mcp-servers', sessionId: 's', servers } as never)).toEqual(
-      servers,
     );
   });
 });

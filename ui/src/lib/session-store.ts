@@ -12,6 +12,7 @@ import type {
   ContinuationOutcome,
   Cost,
   ErrorKind,
+  McpServerReport,
   NoticeSeverity,
   PlanEntry,
   SessionConfigOption,
@@ -30,7 +31,6 @@ import type {
 } from './generated/ipc';
 import { optionWords } from './permission';
 import { retryable } from './ended';
-import { mcpServersOf, type McpServerReport } from './mcp-servers';
 
 /** Something attached to a user message, shown as a chip. */
 export interface Attachment {
@@ -359,14 +359,12 @@ export class SessionStore {
   }
 
   private applyOne(v: SessionView, ev: StreamEvent): void {
-    // Replaced whole: each start or continuation reports every server it considered. (Its
-    // skipped servers are also in the thread: the engine's warning notice says them.)
-    const mcp = mcpServersOf(ev);
-    if (mcp) {
-      v.mcpServers = mcp;
-      return;
-    }
     switch (ev.kind) {
+      case 'mcp-servers':
+        // Replaced whole: each start or continuation reports every server it considered. (Its
+        // skipped servers are also in the thread: the engine's warning notice says them.)
+        v.mcpServers = ev.servers;
+        break;
       case 'text-delta':
       case 'thought': {
         const type = ev.kind === 'text-delta' ? 'agent' : 'thought';
