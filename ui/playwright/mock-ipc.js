@@ -68,6 +68,10 @@ import { readFileSync } from 'node:fs';
  * @property {MockSecrets} [secrets] The MCP servers & secrets view's commands (`secrets_list`,
  *   `secret_set`, `secret_delete`, `mcp_servers_list`); without it, an available keychain with
  *   nothing stored and no servers.
+ * @property {{ offer: Record<string, any> | null }} [projectMcp] What `project_mcp_offer`
+ *   answers (ProjectMcpOffer) until a file is decided: `project_mcp_decide` removes the file
+ *   from it (by name and digest, as the shell keeps decisions); `project_mcp_restart` replays
+ *   `reconnect`, like `reconnect_session`. Without it, no folder has a config.
  * @property {boolean} [keepClose] Keep the CLI's closing `session-status: dead` ("Session
  *   closed.", the CLI ending the session as it exits) at the end of a recording. By default it
  *   is dropped: in the app the session stays open after its turns.
@@ -259,6 +263,8 @@ export function installMockIpc(setup) {
   const own = (e) => ({ ...e, sessionId });
 
   const history = options.history ?? { sessions: [], transcripts: {} };
+  /** @type {Record<string, any> | null} */
+  let projectOffer = options.projectMcp?.offer ?? null;
 
   const secretsMock = options.secrets ?? {};
   const keychainUp = secretsMock.available ?? true;
@@ -577,6 +583,27 @@ export function installMockIpc(setup) {
       case 'history_send_context':
         stored(String(args.stored));
         return { reason: 'completed', stopReason: 'end_turn' };
+      case 'project_mcp_offer':
+        return projectOffer && projectOffer.files.length > 0 ? projectOffer : null;
+      case 'project_mcp_decide': {
+        const shown = projectOffer?.files.find(
+          (/** @type {any} */ f) => f.file === args.file && f.digest === args.digest,
+        );
+        if (!shown)
+          throw {
+            code: 'project-config-changed',
+            message: `${args.folder}/${args.file} changed since it was shown`,
+          };
+        projectOffer = {
+          ...projectOffer,
+          files: (projectOffer?.files ?? []).filter((/** @type {any} */ f) => f !== shown),
+        };
+        return null;
+      }
+      case 'project_mcp_restart': {
+        void deliver((options.reconnect ?? []).map((e) => ({ ...e, sessionId })));
+        return { id: args.session, folder, agent };
+      }
       case 'agents_list':
         return listing;
       case 'agent_check': {

@@ -1,6 +1,11 @@
 import { mount } from 'svelte';
 import App from './App.svelte';
-import { tauriBackend, tauriHistoryBackend, tauriSecretsBackend } from './lib/backend';
+import {
+  tauriBackend,
+  tauriHistoryBackend,
+  tauriProjectMcpBackend,
+  tauriSecretsBackend,
+} from './lib/backend';
 import { applyTheme } from './lib/theme';
 import './app.css';
 
@@ -14,5 +19,6 @@ mount(App, {
     backend: tauriBackend(),
     history: tauriHistoryBackend(),
     secrets: tauriSecretsBackend(),
+    projectMcp: tauriProjectMcpBackend(),
   },
 });

@@ -5,6 +5,7 @@ import { getCurrentWindow } from '@tauri-apps/api/window';
 import type { Backend } from './backend-types';
 import type { HistoryBackend } from './history';
 import type { McpServersListing, SecretsBackend, SecretsListing } from './secrets';
+import type { ProjectMcpBackend } from './project-mcp';
 import type { AgentListing, CheckReport, InstallProgress, RegistryImported } from './agents';
 import { toUiError } from './backend-types';
 import type {
@@ -23,6 +24,7 @@ import type {
   MenuAction,
   PathsDropped,
   ProjectFiles,
+  ProjectMcpOffer,
   RestoredSidebar,
   SessionInfo,
   ShowRequest,
@@ -138,5 +140,15 @@ export function tauriHistoryBackend(): HistoryBackend {
       call<TurnEnd>('history_send_context', { session, stored }),
     onHistoryNotice: (cb) =>
       listen<HistoryNotice>('history-notice' satisfies AppEvent, (e) => cb(e.payload)),
+  };
+}
+
+/** A project's own MCP config: the offer and the decisions (src-tauri/src/project_mcp.rs). */
+export function tauriProjectMcpBackend(): ProjectMcpBackend {
+  return {
+    projectMcpOffer: (folder) => call<ProjectMcpOffer | null>('project_mcp_offer', { folder }),
+    projectMcpDecide: (folder, file, digest, decision) =>
+      run('project_mcp_decide', { folder, file, digest, decision }),
+    projectMcpRestart: (session) => call<SessionInfo>('project_mcp_restart', { session }),
   };
 }
