@@ -43,6 +43,13 @@ pub const SETTINGS_TEMPLATE: &str = r#"// ACP Desk's settings. JSON with comment
   // "default_agent": "my-agent",
   "agent_servers": {
     // "my-agent": { "command": "my-agent", "args": ["--acp"], "env": {} },
+    // An env value may name a secret in the OS keychain (stored in the window's MCP servers &
+    // secrets, or with `acp-desk-cli secret set NAME`): "env": { "API_KEY": { "secret": "my-key" } }
+  },
+  // MCP servers every agent's sessions get ("agents": [...] limits one to those agents).
+  // A program: { "command": "/usr/bin/mcp-server", "args": [], "env": {} }; a URL: { "url":
+  // "https://host/mcp", "headers": {}, "credential_ref": "NAME" } ("type": "sse" for SSE).
+  "mcp_servers": {
   },
   // Closing the window keeps ACP Desk in the tray (when the desktop has one); false: it quits.
   // "close_to_tray": true,

@@ -531,6 +531,8 @@ pub async fn continue_session(
 // The Agents view's commands live in `agents.rs`; the handler finds them (and the items
 // `#[tauri::command]` makes beside each) here.
 pub use crate::agents::*;
+// The MCP servers & secrets view's, in `secrets.rs`.
+pub use crate::secrets::*;
 // A project's own MCP config: `project_mcp.rs`.
 pub use crate::project_mcp::*;
 

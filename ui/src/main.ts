@@ -1,6 +1,11 @@
 import { mount } from 'svelte';
 import App from './App.svelte';
-import { tauriBackend, tauriHistoryBackend, tauriProjectMcpBackend } from './lib/backend';
+import {
+  tauriBackend,
+  tauriHistoryBackend,
+  tauriProjectMcpBackend,
+  tauriSecretsBackend,
+} from './lib/backend';
 import { applyTheme } from './lib/theme';
 import './app.css';
 
@@ -13,6 +18,7 @@ mount(App, {
   props: {
     backend: tauriBackend(),
     history: tauriHistoryBackend(),
+    secrets: tauriSecretsBackend(),
     projectMcp: tauriProjectMcpBackend(),
   },
 });

@@ -599,6 +599,10 @@ export type IpcError =
       message: string;
     }
   | {
+      code: 'keychain-unavailable';
+      message: string;
+    }
+  | {
       code: 'project-config-changed';
       message: string;
     }
@@ -741,6 +745,10 @@ export type CommandName =
   | 'agents_open_manifest'
   | 'agents_import_registry'
   | 'agents_copy_install_command'
+  | 'secrets_list'
+  | 'secret_set'
+  | 'secret_delete'
+  | 'mcp_servers_list'
   | 'project_mcp_offer'
   | 'project_mcp_decide'
   | 'project_mcp_restart';
@@ -941,6 +949,8 @@ export interface IpcTypes {
   checkReport: CheckReport;
   installProgress: InstallProgress;
   registryImported: RegistryImported;
+  secretsListing: SecretsListing;
+  mcpServersListing: McpServersListing;
   projectMcpOffer: ProjectMcpOffer;
   projectMcpChoice: ProjectMcpChoice;
 }
@@ -2613,6 +2623,107 @@ export interface RegistryInfo1 {
   agents: number;
 }
 /**
+ * What `secrets_list` answers: names and where they are used, never a value.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "SecretsListing".
+ */
+export interface SecretsListing {
+  /**
+   * A keychain service answered. False: `problem` says why and what to do; `secrets` then
+   * lists only the names in use, none stored.
+   */
+  available: boolean;
+  problem?: string | null;
+  /**
+   * The settings file (where `{"secret": NAME}` and `credential_ref` are written).
+   */
+  settingsFile: string;
+  /**
+   * Sorted by name.
+   */
+  secrets: SecretEntry[];
+}
+/**
+ * One secret name: stored in the keychain, used by the settings or a manifest, or both.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "SecretEntry".
+ */
+export interface SecretEntry {
+  name: string;
+  /**
+   * The keychain holds a value under it (false too when the keychain cannot be read).
+   */
+  stored: boolean;
+  /**
+   * Where the settings and manifests name it (`mcp_servers.github (credential_ref)`,
+   * `agent_servers.claude.env.ANTHROPIC_API_KEY`: `secrets::uses`, as `acp-desk-cli secret
+   * list` says it); empty: no one uses it (a leftover, or stored ahead of its use).
+   */
+  usedBy: string[];
+}
+/**
+ * What `mcp_servers_list` answers.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "McpServersListing".
+ */
+export interface McpServersListing {
+  settingsFile: string;
+  /**
+   * The settings' servers in file order, then each manifest's (manifests by name).
+   */
+  servers: McpServerRow[];
+  /**
+   * Problems of the settings' `mcp_servers` and the manifests' `mcp_servers` fields.
+   */
+  problems: ConfigProblem[];
+  /**
+   * The keychain could not be read (so `credentialStored` is absent): why, what to do.
+   */
+  keychainProblem?: string | null;
+}
+/**
+ * One configured MCP server as the view shows it. No env or header values.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "McpServerRow".
+ */
+export interface McpServerRow {
+  name: string;
+  transport: McpTransportKind;
+  source: McpSourceKind;
+  /**
+   * The manifest's name (source `manifest`).
+   */
+  sourceDetail?: string | null;
+  /**
+   * stdio: the command as written, without its arguments; http/sse: the URL without user
+   * info, query or fragment.
+   */
+  target: string;
+  /**
+   * The agents that get it (the settings' `agents`); absent: every agent (settings), or the
+   * manifest's own agent (`source_detail`).
+   */
+  agents?: string[] | null;
+  /**
+   * The keychain entry whose secret becomes its headers.
+   */
+  credential?: string | null;
+  /**
+   * Whether the keychain holds `credential`; absent when there is none or the keychain
+   * cannot be read.
+   */
+  credentialStored?: boolean | null;
+  /**
+   * Env names and header names it is configured with (names only), and what is odd about
+   * it, for a person.
+   */
+  notes: string[];
+}
+/**
  * What a folder's undecided config files would add to its sessions.
  *
  * This interface was referenced by `IpcTypes`'s JSON-Schema
@@ -2799,6 +2910,10 @@ export const COMMAND_NAMES = [
   'agents_open_manifest',
   'agents_import_registry',
   'agents_copy_install_command',
+  'secrets_list',
+  'secret_set',
+  'secret_delete',
+  'mcp_servers_list',
   'project_mcp_offer',
   'project_mcp_decide',
   'project_mcp_restart',
