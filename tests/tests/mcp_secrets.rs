@@ -3,7 +3,8 @@
 //! `acp-desk-cli secret set`, a session whose http MCP server has a `credential_ref` to one,
 //! whose stdio MCP server and agent env have `{"secret": ...}` values; then every file the runs
 //! wrote (config, data: the history database with its WAL, audit logs, logs, state; the
-//! project; the throwaway HOME) and every captured stdout/stderr is searched for each secret,
+//! project; the throwaway HOME), also read while a session is live (so the history's WAL is
+//! among them), and every captured stdout/stderr is searched for each secret,
 //! raw, base64 (at every alignment) and JSON-escaped. The only place allowed is the agent's
 //! record of what it received: the request side.
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
@@ -130,6 +131,72 @@ impl Rig {
     }
 }
 
+impl Rig {
+    /// Runs `args` (a turn that streams for a while) and, once the history's write-ahead log
+    /// holds rows, reads every file under the rig while the session is live (SQLite folds the
+    /// WAL into the database and deletes it when the last connection closes), then stops the
+    /// run with Ctrl-C. Returns the snapshot, labelled by path.
+    #[cfg(unix)]
+    fn snapshot_mid_run(&mut self, label: &str, args: &[&str]) -> Vec<(String, Vec<u8>)> {
+        let child = Command::new(bin("acp-desk-cli"))
+            .args(args)
+            .current_dir(self.path("project"))
+            .env("ACP_DESK_CONFIG_DIR", self.path("config"))
+            .env("ACP_DESK_DATA_DIR", self.path("data"))
+            .env("ACP_DESK_LOG", "trace")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + HANG;
+        let wal = loop {
+            let mut files = Vec::new();
+            files_under(&self.path("data"), &mut files);
+            let wal = files.into_iter().find(|f| {
+                f.to_string_lossy().ends_with("-wal")
+                    && std::fs::metadata(f).is_ok_and(|m| m.len() > 0)
+            });
+            if let Some(wal) = wal {
+                break wal;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{label}: no history WAL appeared"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        };
+        // The first turn (a permission, audited) ends at once; the second streams for 30 s.
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        let mut files = Vec::new();
+        files_under(self.dir.path(), &mut files);
+        let snapshot: Vec<(String, Vec<u8>)> = files
+            .iter()
+            .filter(|f| **f != self.path("agent-record.jsonl"))
+            .map(|f| {
+                (
+                    format!("{} (while {label} ran)", f.display()),
+                    std::fs::read(f).unwrap_or_default(),
+                )
+            })
+            .collect();
+        assert!(
+            snapshot
+                .iter()
+                .any(|(p, b)| p.starts_with(&wal.display().to_string()) && !b.is_empty()),
+            "{label}: the WAL was read"
+        );
+        // SAFETY: signalling our own child.
+        unsafe {
+            libc::kill(child.id() as i32, libc::SIGINT);
+        }
+        let out = child.wait_with_output().unwrap();
+        self.captured.push((format!("{label} stdout"), out.stdout));
+        self.captured.push((format!("{label} stderr"), out.stderr));
+        snapshot
+    }
+}
+
 #[test]
 #[ignore = "needs a real Secret Service: tests/keychain/run.sh cargo nextest run -p acp-desk-tests --test mcp_secrets --run-ignored all"]
 fn secrets_appear_only_in_the_request_that_needs_them() {
@@ -189,7 +256,15 @@ fn secrets_appear_only_in_the_request_that_needs_them() {
     let runs: [(&str, Vec<&str>); 3] = [
         (
             "run",
-            vec!["run", "--agent", "rec", "--permission", "allow", "--json", "permission"],
+            vec![
+                "run",
+                "--agent",
+                "rec",
+                "--permission",
+                "allow",
+                "--json",
+                "permission",
+            ],
         ),
         ("history list", vec!["history", "list", "--json"]),
         ("secret list", vec!["secret", "list", "--json"]),
@@ -223,6 +298,22 @@ fn secrets_appear_only_in_the_request_that_needs_them() {
     }
     let (code, stderr) = rig.cli("history show", &["history", "show", &id, "--json"], None);
     assert_eq!(code, Some(0), "history show: {stderr}");
+    #[cfg(unix)]
+    let live = rig.snapshot_mid_run(
+        "a live session",
+        &[
+            "run",
+            "--agent",
+            "rec",
+            "--permission",
+            "allow",
+            "--json",
+            "permission",
+            "slow",
+        ],
+    );
+    #[cfg(not(unix))]
+    let live: Vec<(String, Vec<u8>)> = Vec::new();
 
     // Where it must be: each request carried its secret, where it arrived.
     let received: Vec<Value> = std::fs::read_to_string(&record)
@@ -234,7 +325,15 @@ fn secrets_appear_only_in_the_request_that_needs_them() {
         .iter()
         .map(|l| l["method"].as_str().unwrap())
         .collect();
-    assert_eq!(methods, ["session/new", "session/resume", "session/load"]);
+    assert_eq!(
+        methods,
+        [
+            "session/new",
+            "session/resume",
+            "session/load",
+            "session/new"
+        ]
+    );
     for line in &received {
         assert_eq!(line["env"]["AGENT_KEY"], agent_secret.as_str(), "{line}");
         let servers = line["params"]["mcpServers"].as_array().unwrap();
@@ -254,19 +353,19 @@ fn secrets_appear_only_in_the_request_that_needs_them() {
     // Where it must not be: anywhere else.
     let mut files = Vec::new();
     files_under(rig.dir.path(), &mut files);
-    let wal = files
-        .iter()
-        .any(|f| f.to_string_lossy().ends_with("-wal"));
     let history = files.iter().any(|f| {
         let n = f.to_string_lossy();
         n.ends_with(".sqlite") || n.ends_with(".db") || n.ends_with(".sqlite3")
     });
     assert!(history, "the history database was written: {files:?}");
     let mut searched: Vec<(String, Vec<u8>)> = rig.captured.clone();
+    searched.extend(live);
     let mut home_files = Vec::new();
-    if let Some(home) = std::env::var_os("HOME") {
-        // The harness's throwaway HOME, except the keyring's own store (its job is to hold
-        // them, encrypted).
+    if let Some(home) =
+        std::env::var_os("ACP_DESK_KEYCHAIN_TMP").or_else(|| std::env::var_os("HOME"))
+    {
+        // The harness's throwaway HOME and XDG folders, except the keyring's own store (its
+        // job is to hold them, encrypted).
         files_under(Path::new(&home), &mut home_files);
         home_files.retain(|f| !f.components().any(|c| c.as_os_str() == "keyrings"));
     }
@@ -274,7 +373,10 @@ fn secrets_appear_only_in_the_request_that_needs_them() {
         if *f == record {
             continue;
         }
-        searched.push((f.display().to_string(), std::fs::read(f).unwrap_or_default()));
+        searched.push((
+            f.display().to_string(),
+            std::fs::read(f).unwrap_or_default(),
+        ));
     }
     let mut leaks = Vec::new();
     for secret in [&header_secret, &stdio_secret, &agent_secret] {
@@ -288,14 +390,17 @@ fn secrets_appear_only_in_the_request_that_needs_them() {
     }
     assert!(
         leaks.is_empty(),
-        "secrets found outside the request ({} places searched, WAL among them: {wal}):\n{}",
+        "secrets found outside the request ({} places searched, a live WAL among them):\n{}",
         searched.len(),
         leaks.join("\n")
     );
     // The search itself works: the record holds every form it must.
     let record_bytes = std::fs::read(&record).unwrap();
     for secret in [&header_secret, &stdio_secret, &agent_secret] {
-        let escaped = serde_json::to_string(secret).unwrap();
-        assert!(contains(&record_bytes, escaped.as_bytes()));
+        let (_, escaped) = &forms(secret)[1];
+        assert!(
+            contains(&record_bytes, escaped),
+            "the search would find {secret:?} JSON-escaped"
+        );
     }
 }

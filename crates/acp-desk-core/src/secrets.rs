@@ -221,7 +221,10 @@ pub fn uses(
     };
     for (server, entry) in &settings.mcp_servers {
         if let Some(name) = &entry.credential_ref {
-            add(name.as_str(), format!("mcp_servers.{server} (credential_ref)"));
+            add(
+                name.as_str(),
+                format!("mcp_servers.{server} (credential_ref)"),
+            );
         }
     }
     for manifest in manifests {
