@@ -49,6 +49,8 @@ fn latest_only(ev: &StreamEvent) -> Option<&'static str> {
         StreamEvent::Modes { .. } => "modes",
         StreamEvent::CurrentMode { .. } => "current-mode",
         StreamEvent::ConfigOptions { .. } => "config-options",
+        // A reconnect's report replaces the first start's.
+        StreamEvent::McpServers { .. } => "mcp-servers",
         _ => return None,
     })
 }

@@ -435,6 +435,7 @@ impl StreamEvent {
         "terminal-output",
         "file-changed",
         "session-continued",
+        "mcp-servers",
     ];
 
     /// The serialized `kind` tag.

@@ -318,9 +318,9 @@ impl McpLaunch {
 fn unreadable(name: &SecretRef, got: &Result<Option<SecretValue>, SecretError>) -> String {
     match got {
         Ok(_) => format!(
-            "the secret `{name}` is not in the keychain: store it with `acp-desk-cli secret set {name}` or in the window's Secrets, then reconnect"
+            "the secret `{name}`, which is not in the keychain: store it with `acp-desk-cli secret set {name}` or in the window's Secrets, then reconnect"
         ),
-        Err(e) => format!("the secret `{name}` could not be read: {e}"),
+        Err(e) => format!("the secret `{name}`, which could not be read: {e}"),
     }
 }
 
@@ -450,7 +450,218 @@ pub fn read_secrets(servers: &[McpServerConfig], keychain: Option<&dyn Keychain>
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
+    use crate::secrets::MemoryKeychain;
+
+    const MANIFEST: &str = "---
+name: reviewer
+id: reviewer
+description: Reviews.
+version: 1.0.0
+kind: server
+transport: stdio
+metadata:
+  aip44:
+    acp_rev: c0945895
+    tier: basic
+    mcp_servers:
+      - name: shared
+        transport: http
+        ref: https://manifest.example.com/mcp
+        credentialRef: docs
+      - name: local
+        transport: stdio
+        ref: npx
+        args: [-y, some-server]
+        env: {MODE: fast}
+        credentialRef: ignored-here
+      - name: bad-ref
+        transport: http
+        ref: https://x.example.com/mcp
+        credentialRef: has space
+---
+";
+
+    fn manifest() -> Manifest {
+        let file = Path::new("/cfg/agents/reviewer/ACP.md");
+        crate::agents::manifest::parse(file, MANIFEST).unwrap()
+    }
+
+    fn settings() -> Settings {
+        let l = crate::settings::parse(
+            "settings.json",
+            r#"{"mcp_servers": {
+  "everyone": {"command": "mcp-all"},
+  "shared": {"url": "https://settings.example.com/mcp"},
+  "only-claude": {"url": "https://c.example.com/mcp", "agents": ["claude"]},
+  "only-reviewer": {"url": "https://r.example.com/mcp", "agents": ["reviewer", "x"]}
+}}"#,
+        );
+        assert!(l.problems.is_empty(), "{:?}", l.problems);
+        l.settings
+    }
+
+    fn project() -> McpServerConfig {
+        McpServerConfig {
+            name: "everyone".into(),
+            source: McpSource::Project("/p/.mcp.json".into()),
+            transport: McpConfigTransport::Stdio {
+                command: "./tools/mcp".into(),
+                args: Vec::new(),
+                env: BTreeMap::new(),
+            },
+            credential_ref: None,
+        }
+    }
+
+    fn names(servers: &[McpServerConfig]) -> Vec<(&str, &McpSource)> {
+        servers
+            .iter()
+            .map(|s| (s.name.as_str(), &s.source))
+            .collect()
+    }
+
+    #[test]
+    fn servers_come_most_specific_first_and_scoped_by_agents() {
+        let m = manifest();
+        let got = servers_for(&settings(), "reviewer", Some(&m), &[project()]);
+        let manifest_src = McpSource::Manifest("reviewer".into());
+        assert_eq!(
+            names(&got),
+            [
+                ("everyone", &McpSource::Project("/p/.mcp.json".into())),
+                ("shared", &manifest_src),
+                // `bad-ref`'s credentialRef is not a valid name: left out (the manifest warns).
+                ("local", &manifest_src),
+                ("only-reviewer", &McpSource::Settings),
+                ("everyone", &McpSource::Settings),
+                ("shared", &McpSource::Settings),
+            ]
+        );
+        // Another agent: the settings' servers for every agent only.
+        let got = servers_for(&settings(), "codex", None, &[]);
+        assert_eq!(
+            names(&got),
+            [
+                ("everyone", &McpSource::Settings),
+                ("shared", &McpSource::Settings)
+            ]
+        );
+        let local = servers_for(&settings(), "reviewer", Some(&m), &[])
+            .into_iter()
+            .find(|s| s.name == "local")
+            .unwrap();
+        assert_eq!(
+            local.transport,
+            McpConfigTransport::Stdio {
+                command: "npx".into(),
+                args: vec!["-y".into(), "some-server".into()],
+                env: BTreeMap::from([("MODE".into(), EnvValue::Plain("fast".into()))]),
+            }
+        );
+    }
+
+    #[test]
+    fn a_manifests_bad_credential_ref_is_a_warning_naming_the_server() {
+        let m = manifest();
+        let p = m
+            .problems
+            .iter()
+            .find(|p| p.field.as_deref() == Some("metadata.aip44.mcp_servers[2].credentialRef"))
+            .unwrap();
+        assert!(p.message.contains("not given to sessions"), "{p}");
+    }
+
+    #[test]
+    fn replaced_servers_and_missing_credentials_are_reported_with_what_to_do() {
+        let m = manifest();
+        let servers = servers_for(&settings(), "reviewer", Some(&m), &[project()]);
+        let kc = MemoryKeychain::new();
+        let launch = read_secrets(&servers, Some(&kc));
+        let (sent, reports) = launch.for_agent("reviewer", &acp::McpCapabilities::new().http(true));
+        let passed: Vec<&str> = reports
+            .iter()
+            .filter(|r| r.passed)
+            .map(|r| r.name.as_str())
+            .collect();
+        assert_eq!(passed, ["everyone", "local", "only-reviewer"]);
+        assert_eq!(sent.len(), 3);
+        let why = |name: &str, source: McpSourceKind| {
+            reports
+                .iter()
+                .find(|r| r.name == name && r.source == source)
+                .and_then(|r| r.reason.clone())
+                .unwrap()
+        };
+        assert_eq!(
+            why("shared", McpSourceKind::Manifest),
+            "its credential needs the secret `docs`, which is not in the keychain: store it with `acp-desk-cli secret set docs` or in the window's Secrets, then reconnect"
+        );
+        assert_eq!(
+            why("everyone", McpSourceKind::Settings),
+            "replaced by the server of the same name from the project's /p/.mcp.json"
+        );
+        assert_eq!(
+            why("shared", McpSourceKind::Settings),
+            "replaced by the server of the same name from the agent's manifest `reviewer`"
+        );
+        let local = reports.iter().find(|r| r.name == "local").unwrap();
+        assert_eq!(local.credential, None);
+        assert!(local.notes[0].starts_with("credentialRef is ignored on a stdio server"));
+        assert_eq!(local.target, "npx");
+        assert_eq!(local.source_detail.as_deref(), Some("reviewer"));
+        // No keychain at all: said so, the server skipped.
+        let launch = read_secrets(&servers, None);
+        let (_, reports) = launch.for_agent("reviewer", &acp::McpCapabilities::new().http(true));
+        let r = reports.iter().find(|r| r.credential.is_some()).unwrap();
+        assert!(
+            r.reason
+                .as_deref()
+                .unwrap()
+                .contains("this program was started without a keychain"),
+            "{:?}",
+            r.reason
+        );
+    }
+
+    #[test]
+    fn a_credential_of_headers_wins_over_static_ones_whatever_their_case() {
+        let kc = MemoryKeychain::new();
+        kc.set(
+            &SecretRef::new("docs").unwrap(),
+            &SecretValue::new(r#"{"X-Api-Key": "k1", "authorization": "Token t"}"#.into()),
+        )
+        .unwrap();
+        let server = McpServerConfig {
+            name: "docs".into(),
+            source: McpSource::Settings,
+            transport: McpConfigTransport::Sse {
+                url: "https://u:p@docs.example.com/sse?key=q".into(),
+                headers: BTreeMap::from([
+                    ("AUTHORIZATION".into(), "static".into()),
+                    ("X-Keep".into(), "yes".into()),
+                ]),
+            },
+            credential_ref: Some(SecretRef::new("docs").unwrap()),
+        };
+        let launch = read_secrets(&[server], Some(&kc));
+        let (sent, reports) = launch.for_agent("a", &acp::McpCapabilities::new().sse(true));
+        assert_eq!(
+            serde_json::to_value(&sent).unwrap(),
+            serde_json::json!([{"type": "sse", "name": "docs",
+                "url": "https://u:p@docs.example.com/sse?key=q",
+                "headers": [{"name": "X-Keep", "value": "yes"},
+                            {"name": "X-Api-Key", "value": "k1"},
+                            {"name": "authorization", "value": "Token t"}]}])
+        );
+        assert_eq!(reports[0].target, "https://docs.example.com/sse");
+        let shown = format!("{launch:?} {reports:?}");
+        for secret in ["k1", "Token t", "u:p", "key=q"] {
+            assert!(!shown.contains(secret), "{secret} in {shown}");
+        }
+    }
 
     #[test]
     fn shown_urls_drop_what_may_hold_a_token() {

@@ -152,7 +152,7 @@ fn bad_types_are_named_with_line_and_field_and_the_valid_part_is_kept() {
         (
             Some(6),
             Some("agent_servers.secret-env.env.TOKEN"),
-            "expected a string, found a number (so `agent_servers.secret-env` is skipped until this is fixed)",
+            "expected a text, or {\"secret\": \"NAME\"} for a secret stored in the keychain (`acp-desk-cli secret set NAME`), found a number (so `agent_servers.secret-env` is skipped until this is fixed)",
         ),
         (
             Some(7),
@@ -299,7 +299,11 @@ fn mcp_servers_take_zeds_context_servers_shape() {
         &l.settings.mcp_servers[2].1.transport,
         McpTransport::Sse { .. }
     ));
-    assert_eq!(l.settings.mcp_servers[3].1.credential_ref, None);
+    // Kept on a program, so that the session's report says it is ignored there too.
+    assert_eq!(
+        l.settings.mcp_servers[3].1.credential_ref,
+        Some(SecretRef::new("nope").unwrap())
+    );
     let fields: Vec<(Option<&str>, ProblemSeverity)> = l
         .problems
         .iter()
@@ -343,4 +347,120 @@ fn close_to_tray_is_on_unless_the_file_says_false() {
             "expected true or false, found a string; the default is used"
         )]
     );
+}
+
+#[test]
+fn env_values_may_name_a_keychain_secret_and_bad_ones_are_named_at_their_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        &dir,
+        r#"{"agent_servers": {
+  "ok": {"command": "a", "env": {"PLAIN": "p", "KEY": {"secret": "anthropic-key"}}},
+  "bad-name": {"command": "b", "env": {"KEY": {"secret": "has space"}}},
+  "extra": {"command": "c", "env": {"KEY": {"secret": "k", "value": "x"}}},
+  "empty": {"command": "d", "env": {"KEY": {}}},
+  "number": {"command": "e", "env": {"KEY": {"secret": 3}}}
+},
+"mcp_servers": {
+  "tool": {"command": "t", "env": {"TOKEN": {"secret": "tool-token"}}},
+  "broken": {"command": "t", "env": {"TOKEN": {"secret": ""}}}
+}}"#,
+    );
+    let l = load_from(&file);
+    let ok = l.settings.agent_server("ok").unwrap();
+    assert_eq!(ok.env["PLAIN"], EnvValue::Plain("p".into()));
+    assert_eq!(
+        ok.env["KEY"],
+        EnvValue::Secret(SecretRef::new("anthropic-key").unwrap())
+    );
+    // The secret's name, never a value, in what may be printed.
+    assert!(format!("{ok:?}").contains("KEY"));
+    assert_eq!(l.invalid_agents, ["bad-name", "extra", "empty", "number"]);
+    let got: Vec<(Option<u32>, Option<&str>)> = l
+        .problems
+        .iter()
+        .map(|p| (p.line, p.field.as_deref()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (Some(3), Some("agent_servers.bad-name.env.KEY.secret")),
+            (Some(4), Some("agent_servers.extra.env.KEY.value")),
+            (Some(5), Some("agent_servers.empty.env.KEY")),
+            (Some(6), Some("agent_servers.number.env.KEY.secret")),
+            (Some(10), Some("mcp_servers.broken.env.TOKEN.secret")),
+        ]
+    );
+    assert!(
+        l.problems[0].message.contains("use letters, digits"),
+        "{}",
+        l.problems[0]
+    );
+    assert!(
+        l.problems[2].message.contains("missing `secret`"),
+        "{}",
+        l.problems[2]
+    );
+    let names: Vec<&str> = l
+        .settings
+        .mcp_servers
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .collect();
+    assert_eq!(names, ["tool"]);
+    assert!(matches!(&l.settings.mcp_servers[0].1.transport,
+        McpTransport::Stdio { env, .. } if env["TOKEN"] == EnvValue::Secret(SecretRef::new("tool-token").unwrap())));
+}
+
+#[test]
+fn an_mcp_server_may_be_given_to_some_agents_only() {
+    let l = parse(
+        "settings.json",
+        r#"{"mcp_servers": {
+  "all": {"command": "a"},
+  "some": {"command": "b", "agents": ["claude", "codex"]},
+  "none": {"command": "c", "agents": []},
+  "wrong": {"command": "d", "agents": "claude"},
+  "bad-cred": {"url": "https://x.example.com/mcp", "credential_ref": "a b"}
+}}"#,
+    );
+    let names: Vec<&str> = l
+        .settings
+        .mcp_servers
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .collect();
+    assert_eq!(names, ["all", "some", "none"]);
+    let all = &l.settings.mcp_servers[0].1;
+    let some = &l.settings.mcp_servers[1].1;
+    assert_eq!(all.agents, None);
+    assert!(all.applies_to("anything"));
+    assert!(some.applies_to("codex") && !some.applies_to("gemini"));
+    assert!(!l.settings.mcp_servers[2].1.applies_to("claude"));
+    let got: Vec<(Option<u32>, Option<&str>, ProblemSeverity)> = l
+        .problems
+        .iter()
+        .map(|p| (p.line, p.field.as_deref(), p.severity))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                Some(4),
+                Some("mcp_servers.none.agents"),
+                ProblemSeverity::Warning
+            ),
+            (
+                Some(5),
+                Some("mcp_servers.wrong.agents"),
+                ProblemSeverity::Error
+            ),
+            (
+                Some(6),
+                Some("mcp_servers.bad-cred.credential_ref"),
+                ProblemSeverity::Error
+            ),
+        ]
+    );
+    assert!(l.problems[0].message.contains("no agent gets this server"));
 }

@@ -254,6 +254,11 @@ export type StreamEvent =
       toolCallId?: string | null;
     }
   | {
+      kind: 'mcp-servers';
+      sessionId: string;
+      servers: McpServerReport[];
+    }
+  | {
       kind: 'session-continued';
       sessionId: string;
       mode: ContinuationMode;
@@ -493,6 +498,20 @@ export type NoticeSource = 'agent' | 'client';
  * via the `definition` "FileChangeVia".
  */
 export type FileChangeVia = 'fs-write' | 'watcher';
+/**
+ * A server's transport, as reported.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "McpTransportKind".
+ */
+export type McpTransportKind = 'stdio' | 'http' | 'sse';
+/**
+ * Where a reported server comes from.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "McpSourceKind".
+ */
+export type McpSourceKind = 'settings' | 'manifest' | 'project';
 /**
  * What a `session-continued` opening was asked to do.
  *
@@ -1880,6 +1899,43 @@ export interface TerminalExitStatus {
   } | null;
 }
 /**
+ * One configured server as the `mcp-servers` event reports it: whether the agent got it,
+ * and if not, why. Names, commands and URLs as shown ([`shown_url`]); never a value of an
+ * env variable, a header or a secret.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "McpServerReport".
+ */
+export interface McpServerReport {
+  name: string;
+  transport: McpTransportKind;
+  source: McpSourceKind;
+  /**
+   * The manifest's name, or the project's config file.
+   */
+  sourceDetail?: string | null;
+  /**
+   * stdio: the command as written (no arguments); http and sse: the URL as shown.
+   */
+  target: string;
+  /**
+   * The agent got it (in `session/new`, `session/load` or `session/resume`).
+   */
+  passed: boolean;
+  /**
+   * Why it was skipped, said for a person, with what to do.
+   */
+  reason?: string | null;
+  /**
+   * The keychain entry its headers come from (http and sse), by name.
+   */
+  credential?: string | null;
+  /**
+   * What else to know (a `credentialRef` ignored on a stdio server, headers replaced).
+   */
+  notes?: string[];
+}
+/**
  * How a turn ended (the same as its `turn-end` event).
  *
  * This interface was referenced by `IpcTypes`'s JSON-Schema
@@ -2262,7 +2318,8 @@ export interface AgentEntry {
    */
   command: string;
   /**
-   * The names of the variables its launch sets (never their values).
+   * The names of the variables its launch sets (never their values); one whose value is a
+   * keychain secret as `NAME={secret: REF}` ([`LaunchSpec::env_shown`]).
    */
   envNames: string[];
   status: AgentStatus;
