@@ -7,7 +7,8 @@
 #   tests/keychain/run.sh secret-tool search --all service dev.acpdesk.desk
 #
 # CMD sees ACP_DESK_KEYCHAIN_HARNESS=1 (the keychain tests refuse to run without it, so that
-# they never touch the user's own keyring) and the bus in DBUS_SESSION_BUS_ADDRESS. Cargo and
+# they never touch the user's own keyring), the bus in DBUS_SESSION_BUS_ADDRESS, the keyring's
+# password in ACP_DESK_KEYCHAIN_PASSWORD and the throwaway folder in ACP_DESK_KEYCHAIN_TMP. Cargo and
 # rustup keep their own folders (CARGO_HOME and RUSTUP_HOME are set from the real HOME).
 # Needs: dbus-run-session (dbus-daemon), gnome-keyring-daemon (gnome-keyring), and for the
 # tests' cross-checks secret-tool (libsecret-tools): `scripts/deps --tests` installs them.
@@ -19,9 +20,12 @@ if [ "${1:-}" = "--inside-bus" ]; then
   # --foreground keeps it our child (its pid is ours to end); --unlock reads the password
   # from stdin and creates the login keyring with it when there is none, which also makes it
   # the default collection.
-  gnome-keyring-daemon --foreground --unlock --components=secrets \
-    <<<"acp-desk-keychain-tests" >"$ACP_DESK_KEYCHAIN_TMP/daemon.log" 2>&1 &
+  # printf, not a here-string: the newline would be part of the password.
+  printf %s "$ACP_DESK_KEYCHAIN_PASSWORD" |
+    gnome-keyring-daemon --foreground --unlock --components=secrets \
+      >"$ACP_DESK_KEYCHAIN_TMP/daemon.log" 2>&1 &
   daemon=$!
+  # shellcheck disable=SC2317 # called by the trap
   stop() {
     kill "$daemon" 2>/dev/null || true
     wait "$daemon" 2>/dev/null || true
@@ -75,5 +79,7 @@ mkdir -p "$HOME" "$XDG_CONFIG_HOME" "$XDG_DATA_HOME" "$XDG_CACHE_HOME" "$XDG_RUN
 chmod 700 "$XDG_RUNTIME_DIR"
 # No desktop to show an unlock prompt on: a locked keyring must fail, not wait for one.
 unset DISPLAY WAYLAND_DISPLAY GNOME_KEYRING_CONTROL SSH_AUTH_SOCK
+# The login keyring's password, a throwaway one (the tests lock and unlock it again).
+export ACP_DESK_KEYCHAIN_PASSWORD=acp-desk-keychain-tests
 export ACP_DESK_KEYCHAIN_HARNESS=1 ACP_DESK_KEYCHAIN_TMP="$tmp"
 dbus-run-session -- "$0" --inside-bus "$@"

@@ -214,17 +214,36 @@ pub fn uses(
     manifests: &[crate::agents::manifest::Manifest],
 ) -> BTreeMap<SecretRef, Vec<String>> {
     let mut uses: BTreeMap<SecretRef, Vec<String>> = BTreeMap::new();
-    let mut add = |name: &str, place: String| {
-        if let Ok(name) = SecretRef::new(name) {
-            uses.entry(name).or_default().push(place);
-        }
+    let mut add = |name: &SecretRef, place: String| {
+        uses.entry(name.clone()).or_default().push(place);
     };
+    let env_uses = |env: &BTreeMap<String, EnvValue>| -> Vec<(SecretRef, String)> {
+        env.iter()
+            .filter_map(|(var, value)| match value {
+                EnvValue::Secret(name) => Some((name.clone(), var.clone())),
+                EnvValue::Plain(_) => None,
+            })
+            .collect()
+    };
+    for (agent, entry) in &settings.agent_servers {
+        for (name, var) in env_uses(&entry.env) {
+            add(&name, format!("agent_servers.{agent}.env.{var}"));
+        }
+    }
     for (server, entry) in &settings.mcp_servers {
+        if let crate::mcp::McpConfigTransport::Stdio { env, .. } = &entry.transport {
+            for (name, var) in env_uses(env) {
+                add(&name, format!("mcp_servers.{server}.env.{var}"));
+            }
+        }
         if let Some(name) = &entry.credential_ref {
-            add(
-                name.as_str(),
-                format!("mcp_servers.{server} (credential_ref)"),
-            );
+            let place = match entry.transport {
+                crate::mcp::McpConfigTransport::Stdio { .. } => {
+                    format!("mcp_servers.{server} (credential_ref, ignored on a stdio server)")
+                }
+                _ => format!("mcp_servers.{server} (credential_ref)"),
+            };
+            add(name, place);
         }
     }
     for manifest in manifests {
@@ -236,9 +255,13 @@ pub fn uses(
             .iter()
             .flatten()
         {
-            if let Some(name) = &server.credential_ref {
+            if let Some(name) = server
+                .credential_ref
+                .as_deref()
+                .and_then(|n| SecretRef::new(n).ok())
+            {
                 add(
-                    name,
+                    &name,
                     format!(
                         "manifest {}: mcp_servers.{} (credentialRef)",
                         manifest.id(),
@@ -658,5 +681,56 @@ mod tests {
         let message = map(S::Unavailable).to_string();
         assert!(message.contains("org.freedesktop.secrets"), "{message}");
         assert!(message.contains("start a Secret Service"), "{message}");
+    }
+
+    #[test]
+    fn uses_name_every_place_a_ref_is_used_and_no_value() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("settings.json");
+        std::fs::write(
+            &file,
+            r#"{
+              "agent_servers": {"claude": {"command": "claude-code-acp",
+                 "env": {"ANTHROPIC_API_KEY": {"secret": "anthropic-key"}, "PLAIN": "plain-value"}}},
+              "mcp_servers": {
+                "github": {"url": "https://mcp.example.invalid/", "credential_ref": "github-mcp"},
+                "files": {"command": "files-mcp", "env": {"TOKEN": {"secret": "github-mcp"}}}
+              }
+            }"#,
+        )
+        .unwrap();
+        let loaded = crate::settings::load_from(&file);
+        assert!(loaded.problems.is_empty(), "{:?}", loaded.problems);
+        let manifest_file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/manifests/good-server/ACP.md");
+        let text = std::fs::read_to_string(&manifest_file).unwrap();
+        let manifest = crate::agents::manifest::parse(&manifest_file, &text).unwrap();
+        let uses = uses(&loaded.settings, &[manifest]);
+        let shown: Vec<(&str, Vec<&str>)> = uses
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.iter().map(String::as_str).collect()))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                (
+                    "anthropic-key",
+                    vec!["agent_servers.claude.env.ANTHROPIC_API_KEY"]
+                ),
+                (
+                    "github-mcp",
+                    // The file's order.
+                    vec![
+                        "mcp_servers.github (credential_ref)",
+                        "mcp_servers.files.env.TOKEN"
+                    ]
+                ),
+                (
+                    "vault/docs",
+                    vec!["manifest good-server: mcp_servers.docs (credentialRef)"]
+                ),
+            ]
+        );
+        assert!(!format!("{uses:?}").contains("plain-value"));
     }
 }
