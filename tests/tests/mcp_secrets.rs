@@ -197,66 +197,116 @@ impl Rig {
     }
 }
 
-#[test]
-#[ignore = "needs a real Secret Service: tests/keychain/run.sh cargo nextest run -p acp-desk-tests --test mcp_secrets --run-ignored all"]
-fn secrets_appear_only_in_the_request_that_needs_them() {
-    assert_eq!(
-        std::env::var("ACP_DESK_KEYCHAIN_HARNESS").as_deref(),
-        Ok("1"),
-        "run this inside tests/keychain/run.sh, which gives it a throwaway Secret Service (never the user's own keyring)"
-    );
-    let mut rig = Rig {
-        dir: tempfile::tempdir().unwrap(),
-        captured: Vec::new(),
-    };
-    std::fs::create_dir_all(rig.path("project")).unwrap();
-    std::fs::create_dir_all(rig.path("config")).unwrap();
-    let header_secret = random_secret("http-token");
-    let stdio_secret = random_secret("stdio-env");
-    let agent_secret = random_secret("agent-env");
-    for (name, value) in [
-        ("mcp-web-token", &header_secret),
-        ("mcp-files-key", &stdio_secret),
-        ("agent-key", &agent_secret),
-    ] {
-        let (code, stderr) = rig.cli(
-            &format!("secret set {name}"),
-            &["secret", "set", name],
-            Some(value),
+/// Named like keychain.rs's module: `cargo test -- --skip real_secret_service::` and nextest's
+/// default filter leave it out of the plain run; scripts/test runs it inside the harness.
+mod real_secret_service {
+    use super::*;
+
+    #[test]
+    fn secrets_appear_only_in_the_request_that_needs_them() {
+        assert_eq!(
+            std::env::var("ACP_DESK_KEYCHAIN_HARNESS").as_deref(),
+            Ok("1"),
+            "run this inside the harness, which gives it a throwaway Secret Service (never the user's own keyring): \
+         tests/keychain/run.sh cargo nextest run -p acp-desk-tests --test mcp_secrets --ignore-default-filter"
         );
-        assert_eq!(code, Some(0), "secret set {name}: {stderr}");
-    }
+        let mut rig = Rig {
+            dir: tempfile::tempdir().unwrap(),
+            captured: Vec::new(),
+        };
+        std::fs::create_dir_all(rig.path("project")).unwrap();
+        std::fs::create_dir_all(rig.path("config")).unwrap();
+        let header_secret = random_secret("http-token");
+        let stdio_secret = random_secret("stdio-env");
+        let agent_secret = random_secret("agent-env");
+        for (name, value) in [
+            ("mcp-web-token", &header_secret),
+            ("mcp-files-key", &stdio_secret),
+            ("agent-key", &agent_secret),
+        ] {
+            let (code, stderr) = rig.cli(
+                &format!("secret set {name}"),
+                &["secret", "set", name],
+                Some(value),
+            );
+            assert_eq!(code, Some(0), "secret set {name}: {stderr}");
+        }
 
-    let record = rig.path("agent-record.jsonl");
-    let settings = json!({
-        "agent_servers": {"rec": {
-            "command": bin("acp-desk-demo-agent"),
-            "args": ["--session-methods", "load,resume", "--session-dir", rig.path("data").join("demo-sessions")],
-            "env": {
-                "ACP_DESK_DEMO_RECORD": record,
-                "ACP_DESK_DEMO_RECORD_ENV": "AGENT_KEY",
-                "AGENT_KEY": {"secret": "agent-key"},
-            },
-        }},
-        "mcp_servers": {
-            "web": {"url": "http://127.0.0.1:9/mcp", "credential_ref": "mcp-web-token"},
-            "files": {
+        let record = rig.path("agent-record.jsonl");
+        let settings = json!({
+            "agent_servers": {"rec": {
                 "command": bin("acp-desk-demo-agent"),
-                "env": {"FILES_KEY": {"secret": "mcp-files-key"}},
+                "args": ["--session-methods", "load,resume", "--session-dir", rig.path("data").join("demo-sessions")],
+                "env": {
+                    "ACP_DESK_DEMO_RECORD": record,
+                    "ACP_DESK_DEMO_RECORD_ENV": "AGENT_KEY",
+                    "AGENT_KEY": {"secret": "agent-key"},
+                },
+            }},
+            "mcp_servers": {
+                "web": {"url": "http://127.0.0.1:9/mcp", "credential_ref": "mcp-web-token"},
+                "files": {
+                    "command": bin("acp-desk-demo-agent"),
+                    "env": {"FILES_KEY": {"secret": "mcp-files-key"}},
+                },
             },
-        },
-    });
-    std::fs::write(
-        rig.path("config").join("settings.json"),
-        serde_json::to_vec_pretty(&settings).unwrap(),
-    )
-    .unwrap();
+        });
+        std::fs::write(
+            rig.path("config").join("settings.json"),
+            serde_json::to_vec_pretty(&settings).unwrap(),
+        )
+        .unwrap();
 
-    // A turn with a permission (audited), its continuation (resume), a load, the listings.
-    let runs: [(&str, Vec<&str>); 3] = [
-        (
-            "run",
-            vec![
+        // A turn with a permission (audited), its continuation (resume), a load, the listings.
+        let runs: [(&str, Vec<&str>); 3] = [
+            (
+                "run",
+                vec![
+                    "run",
+                    "--agent",
+                    "rec",
+                    "--permission",
+                    "allow",
+                    "--json",
+                    "permission",
+                ],
+            ),
+            ("history list", vec!["history", "list", "--json"]),
+            ("secret list", vec!["secret", "list", "--json"]),
+        ];
+        for (label, args) in &runs {
+            let (code, stderr) = rig.cli(label, args, None);
+            assert_eq!(code, Some(0), "{label}: {stderr}");
+        }
+        let list = String::from_utf8(rig.captured[rig.captured.len() - 4].1.clone()).unwrap();
+        let id = serde_json::from_str::<Value>(list.lines().next().unwrap()).unwrap()["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        for (label, via) in [("continue (resume)", "auto"), ("continue (load)", "load")] {
+            let (code, stderr) = rig.cli(
+                label,
+                &[
+                    "run",
+                    "--continue",
+                    &id,
+                    "--continue-via",
+                    via,
+                    "--permission",
+                    "allow",
+                    "--json",
+                    "permission",
+                ],
+                None,
+            );
+            assert_eq!(code, Some(0), "{label}: {stderr}");
+        }
+        let (code, stderr) = rig.cli("history show", &["history", "show", &id, "--json"], None);
+        assert_eq!(code, Some(0), "history show: {stderr}");
+        #[cfg(unix)]
+        let live = rig.snapshot_mid_run(
+            "a live session",
+            &[
                 "run",
                 "--agent",
                 "rec",
@@ -264,143 +314,99 @@ fn secrets_appear_only_in_the_request_that_needs_them() {
                 "allow",
                 "--json",
                 "permission",
+                "slow",
             ],
-        ),
-        ("history list", vec!["history", "list", "--json"]),
-        ("secret list", vec!["secret", "list", "--json"]),
-    ];
-    for (label, args) in &runs {
-        let (code, stderr) = rig.cli(label, args, None);
-        assert_eq!(code, Some(0), "{label}: {stderr}");
-    }
-    let list = String::from_utf8(rig.captured[rig.captured.len() - 4].1.clone()).unwrap();
-    let id = serde_json::from_str::<Value>(list.lines().next().unwrap()).unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    for (label, via) in [("continue (resume)", "auto"), ("continue (load)", "load")] {
-        let (code, stderr) = rig.cli(
-            label,
-            &[
-                "run",
-                "--continue",
-                &id,
-                "--continue-via",
-                via,
-                "--permission",
-                "allow",
-                "--json",
-                "permission",
-            ],
-            None,
         );
-        assert_eq!(code, Some(0), "{label}: {stderr}");
-    }
-    let (code, stderr) = rig.cli("history show", &["history", "show", &id, "--json"], None);
-    assert_eq!(code, Some(0), "history show: {stderr}");
-    #[cfg(unix)]
-    let live = rig.snapshot_mid_run(
-        "a live session",
-        &[
-            "run",
-            "--agent",
-            "rec",
-            "--permission",
-            "allow",
-            "--json",
-            "permission",
-            "slow",
-        ],
-    );
-    #[cfg(not(unix))]
-    let live: Vec<(String, Vec<u8>)> = Vec::new();
+        #[cfg(not(unix))]
+        let live: Vec<(String, Vec<u8>)> = Vec::new();
 
-    // Where it must be: each request carried its secret, where it arrived.
-    let received: Vec<Value> = std::fs::read_to_string(&record)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let methods: Vec<&str> = received
-        .iter()
-        .map(|l| l["method"].as_str().unwrap())
-        .collect();
-    assert_eq!(
-        methods,
-        [
-            "session/new",
-            "session/resume",
-            "session/load",
-            "session/new"
-        ]
-    );
-    for line in &received {
-        assert_eq!(line["env"]["AGENT_KEY"], agent_secret.as_str(), "{line}");
-        let servers = line["params"]["mcpServers"].as_array().unwrap();
-        let web = servers.iter().find(|s| s["name"] == "web").unwrap();
+        // Where it must be: each request carried its secret, where it arrived.
+        let received: Vec<Value> = std::fs::read_to_string(&record)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let methods: Vec<&str> = received
+            .iter()
+            .map(|l| l["method"].as_str().unwrap())
+            .collect();
         assert_eq!(
-            web["headers"],
-            json!([{"name": "Authorization", "value": format!("Bearer {header_secret}")}]),
-            "a bare token becomes a Bearer header"
+            methods,
+            [
+                "session/new",
+                "session/resume",
+                "session/load",
+                "session/new"
+            ]
         );
-        let files = servers.iter().find(|s| s["name"] == "files").unwrap();
-        assert_eq!(
-            files["env"],
-            json!([{"name": "FILES_KEY", "value": stdio_secret}])
-        );
-    }
-
-    // Where it must not be: anywhere else.
-    let mut files = Vec::new();
-    files_under(rig.dir.path(), &mut files);
-    let history = files.iter().any(|f| {
-        let n = f.to_string_lossy();
-        n.ends_with(".sqlite") || n.ends_with(".db") || n.ends_with(".sqlite3")
-    });
-    assert!(history, "the history database was written: {files:?}");
-    let mut searched: Vec<(String, Vec<u8>)> = rig.captured.clone();
-    searched.extend(live);
-    let mut home_files = Vec::new();
-    if let Some(home) =
-        std::env::var_os("ACP_DESK_KEYCHAIN_TMP").or_else(|| std::env::var_os("HOME"))
-    {
-        // The harness's throwaway HOME and XDG folders, except the keyring's own store (its
-        // job is to hold them, encrypted).
-        files_under(Path::new(&home), &mut home_files);
-        home_files.retain(|f| !f.components().any(|c| c.as_os_str() == "keyrings"));
-    }
-    for f in files.iter().chain(&home_files) {
-        if *f == record {
-            continue;
+        for line in &received {
+            assert_eq!(line["env"]["AGENT_KEY"], agent_secret.as_str(), "{line}");
+            let servers = line["params"]["mcpServers"].as_array().unwrap();
+            let web = servers.iter().find(|s| s["name"] == "web").unwrap();
+            assert_eq!(
+                web["headers"],
+                json!([{"name": "Authorization", "value": format!("Bearer {header_secret}")}]),
+                "a bare token becomes a Bearer header"
+            );
+            let files = servers.iter().find(|s| s["name"] == "files").unwrap();
+            assert_eq!(
+                files["env"],
+                json!([{"name": "FILES_KEY", "value": stdio_secret}])
+            );
         }
-        searched.push((
-            f.display().to_string(),
-            std::fs::read(f).unwrap_or_default(),
-        ));
-    }
-    let mut leaks = Vec::new();
-    for secret in [&header_secret, &stdio_secret, &agent_secret] {
-        for (form, needle) in forms(secret) {
-            for (place, bytes) in &searched {
-                if contains(bytes, &needle) {
-                    leaks.push(format!("{secret:?} ({form}) in {place}"));
+
+        // Where it must not be: anywhere else.
+        let mut files = Vec::new();
+        files_under(rig.dir.path(), &mut files);
+        let history = files.iter().any(|f| {
+            let n = f.to_string_lossy();
+            n.ends_with(".sqlite") || n.ends_with(".db") || n.ends_with(".sqlite3")
+        });
+        assert!(history, "the history database was written: {files:?}");
+        let mut searched: Vec<(String, Vec<u8>)> = rig.captured.clone();
+        searched.extend(live);
+        let mut home_files = Vec::new();
+        if let Some(home) =
+            std::env::var_os("ACP_DESK_KEYCHAIN_TMP").or_else(|| std::env::var_os("HOME"))
+        {
+            // The harness's throwaway HOME and XDG folders, except the keyring's own store (its
+            // job is to hold them, encrypted).
+            files_under(Path::new(&home), &mut home_files);
+            home_files.retain(|f| !f.components().any(|c| c.as_os_str() == "keyrings"));
+        }
+        for f in files.iter().chain(&home_files) {
+            if *f == record {
+                continue;
+            }
+            searched.push((
+                f.display().to_string(),
+                std::fs::read(f).unwrap_or_default(),
+            ));
+        }
+        let mut leaks = Vec::new();
+        for secret in [&header_secret, &stdio_secret, &agent_secret] {
+            for (form, needle) in forms(secret) {
+                for (place, bytes) in &searched {
+                    if contains(bytes, &needle) {
+                        leaks.push(format!("{secret:?} ({form}) in {place}"));
+                    }
                 }
             }
         }
-    }
-    assert!(
-        leaks.is_empty(),
-        "secrets found outside the request ({} places searched, a live WAL among them):\n{}",
-        searched.len(),
-        leaks.join("\n")
-    );
-    // The search itself works: the record holds every form it must.
-    let record_bytes = std::fs::read(&record).unwrap();
-    for secret in [&header_secret, &stdio_secret, &agent_secret] {
-        let (_, escaped) = &forms(secret)[1];
         assert!(
-            contains(&record_bytes, escaped),
-            "the search would find {secret:?} JSON-escaped"
+            leaks.is_empty(),
+            "secrets found outside the request ({} places searched, a live WAL among them):\n{}",
+            searched.len(),
+            leaks.join("\n")
         );
+        // The search itself works: the record holds every form it must.
+        let record_bytes = std::fs::read(&record).unwrap();
+        for secret in [&header_secret, &stdio_secret, &agent_secret] {
+            let (_, escaped) = &forms(secret)[1];
+            assert!(
+                contains(&record_bytes, escaped),
+                "the search would find {secret:?} JSON-escaped"
+            );
+        }
     }
 }
