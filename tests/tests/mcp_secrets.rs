@@ -43,7 +43,7 @@ fn forms(secret: &str) -> Vec<(String, Vec<u8>)> {
     let escaped = serde_json::to_string(secret).unwrap();
     out.push((
         "json-escaped".to_owned(),
-        escaped[1..escaped.len() - 1].as_bytes().to_vec(),
+        escaped.as_bytes()[1..escaped.len() - 1].to_vec(),
     ));
     for engine in [
         base64::engine::general_purpose::STANDARD,
@@ -59,7 +59,7 @@ fn forms(secret: &str) -> Vec<(String, Vec<u8>)> {
             if end > start + 8 {
                 out.push((
                     format!("base64 (offset {pad})"),
-                    encoded[start..end].as_bytes().to_vec(),
+                    encoded.as_bytes()[start..end].to_vec(),
                 ));
             }
         }
