@@ -50,6 +50,13 @@ macro_rules! with_command_names {
             agents_open_manifest,
             agents_import_registry,
             agents_copy_install_command,
+            secrets_list,
+            secret_set,
+            secret_delete,
+            mcp_servers_list,
+            project_mcp_offer,
+            project_mcp_decide,
+            project_mcp_restart,
         }
     };
 }

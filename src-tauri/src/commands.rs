@@ -66,7 +66,10 @@ pub async fn open_session(
     .await
     .map_err(|e| IpcError::task_failed("check the folder", &e))??;
     let (folder, resolved, agent) = checked;
-    Ok(state.sessions.open_resolved(folder, resolved, &agent))
+    let request = acp_desk_app::OpenRequest::new(folder, &agent, resolved.spec)
+        .with_manifest(resolved.manifest.as_ref());
+    let request = crate::project_mcp::with_approved(&state, request).await;
+    Ok(state.sessions.open_request(request))
 }
 
 #[tauri::command]
@@ -384,12 +387,9 @@ pub async fn history_continue<R: Runtime>(
         s.history.continue_request(s.sessions.registry(), &id)
     })
     .await?;
-    Ok(handle
-        .state::<AppState>()
-        .sessions
-        .registry()
-        .open(request)
-        .into())
+    let state = handle.state::<AppState>();
+    let request = crate::project_mcp::with_approved(&state, request).await;
+    Ok(state.sessions.registry().open(request).into())
 }
 
 /// Sends a stored session's transcript to a running session whose agent could not continue
@@ -489,6 +489,7 @@ pub async fn history_import(
     // A manifest agent's `audit` applies to the imported session (invariant 33).
     let request = acp_desk_app::import_request(agent, resolved.spec, folder, acp_session_id)
         .with_manifest(resolved.manifest.as_ref());
+    let request = crate::project_mcp::with_approved(&state, request).await;
     Ok(state.sessions.registry().open(request).into())
 }
 
@@ -530,6 +531,10 @@ pub async fn continue_session(
 // The Agents view's commands live in `agents.rs`; the handler finds them (and the items
 // `#[tauri::command]` makes beside each) here.
 pub use crate::agents::*;
+// The MCP servers & secrets view's, in `secrets.rs`.
+pub use crate::secrets::*;
+// A project's own MCP config: `project_mcp.rs`.
+pub use crate::project_mcp::*;
 
 // The one list of command names (the root build.rs includes it too, for the app manifest).
 include!("command_names.rs");

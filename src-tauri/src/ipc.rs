@@ -57,6 +57,14 @@ pub enum IpcError {
     /// newer ACP Desk's and so read-only); the message names the file and what to do.
     #[error("{0}")]
     HistoryUnavailable(String),
+    /// No keychain service answers, or it is locked, or it refused: the message says which and
+    /// what to do (start or unlock the keychain). Never carries a secret's value.
+    #[error("{0}")]
+    KeychainUnavailable(String),
+    /// A project's MCP config file changed (or went) since the window showed it: nothing was
+    /// recorded; ask for the offer again.
+    #[error("{0}")]
+    ProjectConfigChanged(String),
     /// ACP Desk itself failed (a task of ours panicked or was cancelled, the UI sent what it
     /// never should): neither the user's input nor the agent. The UI says so and asks for a
     /// report.
@@ -112,6 +120,7 @@ impl From<AppError> for IpcError {
             AppError::SessionStarting(m) => Self::SessionStarting(m),
             AppError::SessionEnded(m) => Self::SessionEnded(m),
             AppError::InvalidInput(m) => Self::InvalidInput(m),
+            AppError::ProjectConfigChanged(m) => Self::ProjectConfigChanged(m),
             AppError::Internal(m) => Self::Internal(m),
         }
     }
@@ -408,6 +417,10 @@ pub struct IpcTypes {
     check_report: acp_desk_core::agents::CheckReport,
     install_progress: acp_desk_core::agents::install::InstallProgress,
     registry_imported: crate::agents::RegistryImported,
+    secrets_listing: crate::secrets::SecretsListing,
+    mcp_servers_listing: crate::secrets::McpServersListing,
+    project_mcp_offer: acp_desk_app::project_mcp::ProjectMcpOffer,
+    project_mcp_choice: acp_desk_app::project_mcp::ProjectMcpChoice,
 }
 
 /// The JSON Schema the TypeScript types are generated from, as committed in

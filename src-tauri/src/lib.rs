@@ -11,7 +11,9 @@ pub mod history;
 pub mod ipc;
 pub mod lifecycle;
 pub mod menu;
+pub mod project_mcp;
 pub mod restore;
+pub mod secrets;
 pub mod sessions;
 
 use std::path::PathBuf;
@@ -79,10 +81,20 @@ pub struct AppState {
     pub recorder: Option<Arc<StateRecorder>>,
     /// Records every session into the history store, and reads it for the History view.
     pub history: crate::history::History,
+    /// Where secrets live (the OS keychain; tests hand in a `MemoryKeychain`): the MCP servers
+    /// & secrets view's commands use it, on the blocking pool only.
+    pub keychain: Arc<dyn acp_desk_core::secrets::Keychain>,
 }
 
 impl AppState {
     pub fn new(launch: Launch) -> Self {
+        Self::with_keychain(launch, crate::secrets::os_keychain())
+    }
+
+    pub fn with_keychain(
+        launch: Launch,
+        keychain: Arc<dyn acp_desk_core::secrets::Keychain>,
+    ) -> Self {
         let sessions = Sessions::default();
         let recorder = match StateRecorder::start(StateFile::default_path()) {
             Ok(r) => {
@@ -110,6 +122,7 @@ impl AppState {
             launch,
             recorder,
             history,
+            keychain,
         }
     }
 }
@@ -164,6 +177,15 @@ macro_rules! command_handler {
 /// Everything but the run loop and the log file: plugins, state, commands, the menu,
 /// drag-drop. Tests build it on Tauri's mock runtime.
 pub fn build_app<R: Runtime>(builder: Builder<R>, launch: Launch) -> Builder<R> {
+    build_app_with(builder, launch, crate::secrets::os_keychain())
+}
+
+/// [`build_app`] with the keychain given (tests: a `MemoryKeychain`).
+pub fn build_app_with<R: Runtime>(
+    builder: Builder<R>,
+    launch: Launch,
+    keychain: Arc<dyn acp_desk_core::secrets::Keychain>,
+) -> Builder<R> {
     builder
         // First: a second launch hands its folder over and exits in this plugin's setup.
         .plugin(lifecycle::instance::plugin())
@@ -179,7 +201,7 @@ pub fn build_app<R: Runtime>(builder: Builder<R>, launch: Launch) -> Builder<R> 
                 .build(),
         )
         .plugin(navigation_guard())
-        .manage(AppState::new(launch))
+        .manage(AppState::with_keychain(launch, keychain))
         .plugin(lifecycle::plugin())
         .plugin(lifecycle::window_state())
         // Registered from the one list the manifest and the UI's types come from.

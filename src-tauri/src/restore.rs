@@ -126,6 +126,7 @@ pub async fn continue_session(
     })
     .await
     .map_err(|e| IpcError::task_failed("read the stored session", &e))??;
+    let request = crate::project_mcp::with_approved(state, request).await;
     Ok(state.sessions.open_request(request))
 }
 

@@ -1413,3 +1413,54 @@ fn the_sidebar_and_a_draft_saved_through_ipc_come_back_through_restored_sessions
     let problem = b["folderProblem"].as_str().unwrap();
     assert!(problem.contains(&gone.display().to_string()), "{problem}");
 }
+
+/// The MCP servers & secrets view's commands through real IPC (issue 17, rule 57): a secret
+/// stored from the window reaches the keychain, and no answer or error carries its value.
+#[test]
+fn a_secret_stored_from_the_window_reaches_the_keychain_and_never_comes_back() {
+    use acp_desk_core::secrets::{Keychain, MemoryKeychain, SecretRef};
+    isolated();
+    let keychain = std::sync::Arc::new(MemoryKeychain::new());
+    let app = acp_desk_shell::build_app_with(mock_builder(), Launch::default(), keychain.clone())
+        .build(mock_context(noop_assets()))
+        .unwrap();
+    let webview = tauri::WebviewWindowBuilder::new(&app, "main", Default::default())
+        .build()
+        .unwrap();
+    const VALUE: &str = "sk-window-7f3a9c";
+    let listed = invoke(&webview, "secrets_list", json!({})).unwrap();
+    assert_eq!(listed["available"], true, "{listed}");
+    assert_eq!(listed["secrets"], json!([]));
+
+    let after = invoke(
+        &webview,
+        "secret_set",
+        json!({"name": "github-mcp", "value": VALUE}),
+    )
+    .unwrap();
+    assert!(!after.to_string().contains(VALUE), "{after}");
+    assert_eq!(
+        after["secrets"],
+        json!([{"name": "github-mcp", "stored": true, "usedBy": []}])
+    );
+    let name = SecretRef::new("github-mcp").unwrap();
+    assert_eq!(keychain.get(&name).unwrap().unwrap().expose(), VALUE);
+
+    // A bad name is refused naming the name, never the value.
+    let err = invoke(
+        &webview,
+        "secret_set",
+        json!({"name": "bad name", "value": VALUE}),
+    )
+    .unwrap_err();
+    assert_eq!(err["code"], "invalid-input", "{err}");
+    assert!(!err.to_string().contains(VALUE), "{err}");
+    let servers = invoke(&webview, "mcp_servers_list", json!({})).unwrap();
+    assert!(!servers.to_string().contains(VALUE), "{servers}");
+
+    let gone = invoke(&webview, "secret_delete", json!({"name": "github-mcp"})).unwrap();
+    assert_eq!(gone["secrets"], json!([]));
+    assert_eq!(keychain.get(&name).unwrap(), None);
+    let err = invoke(&webview, "secret_delete", json!({"name": "github-mcp"})).unwrap_err();
+    assert_eq!(err["code"], "invalid-input", "{err}");
+}

@@ -65,6 +65,9 @@ import { readFileSync } from 'node:fs';
  *   What `restored_sessions` answers (the last run's sidebar, RestoredSidebar); default none.
  * @property {MockAgents} [agents] The Agents view's commands (`agents_*`, `agent_*`): the
  *   listing, Check's reports, Install's progress; without it, the demo agent and Gemini CLI.
+ * @property {MockSecrets} [secrets] The MCP servers & secrets view's commands (`secrets_list`,
+ *   `secret_set`, `secret_delete`, `mcp_servers_list`); without it, an available keychain with
+ *   nothing stored and no servers.
  * @property {boolean} [keepClose] Keep the CLI's closing `session-status: dead` ("Session
  *   closed.", the CLI ending the session as it exits) at the end of a recording. By default it
  *   is dropped: in the app the session stays open after its turns.
@@ -101,6 +104,20 @@ import { readFileSync } from 'node:fs';
  */
 
 /**
+ * The keychain and the configured MCP servers the mock keeps. Stored values are kept in
+ * `window.__acpMock.keychain` (the mock's keychain, not the page's DOM); `calls` records a
+ * `secret_set`'s value as `<value>`, so a search of the page state finds only the keychain's copy.
+ * @typedef {object} MockSecrets
+ * @property {boolean} [available] A keychain service answers (default true).
+ * @property {string} [problem] Why not, when it does not.
+ * @property {string[]} [stored] Names stored at the start.
+ * @property {Record<string, string[]>} [used] Where the settings use each name.
+ * @property {Record<string, any>[]} [servers] McpServerRow without `credentialStored` (the mock
+ *   says it from the keychain).
+ * @property {Record<string, any>[]} [problems] Problems of the `mcp_servers` fields.
+ */
+
+/**
  * What addInitScript hands to the page.
  * @typedef {{ events: StreamEvent[], options: ReplayOptions }} MockSetup
  */
@@ -115,6 +132,7 @@ import { readFileSync } from 'node:fs';
  *   attached channel at once.
  * @property {(name: string, payload: unknown) => void} emit Sends an app event
  *   (folder-chosen, paths-dropped, drag-hover) to its listeners.
+ * @property {Record<string, string>} keychain The mock keychain (name to value).
  */
 
 /**
@@ -155,6 +173,7 @@ export function installMockIpc(setup) {
         callbacks.get(cb)?.({ event: name, id, payload });
       }
     },
+    keychain: Object.fromEntries((options.secrets?.stored ?? []).map((n) => [n, 'stored-before'])),
   };
   w.__acpMock = state;
 
@@ -240,6 +259,32 @@ export function installMockIpc(setup) {
   const own = (e) => ({ ...e, sessionId });
 
   const history = options.history ?? { sessions: [], transcripts: {} };
+
+  const secretsMock = options.secrets ?? {};
+  const keychainUp = secretsMock.available ?? true;
+  const settingsPath = '/home/demo/.config/acp-desk/settings.json';
+  const noKeychain = () => ({
+    code: 'keychain-unavailable',
+    message:
+      secretsMock.problem ?? 'no keychain service is running: start a Secret Service and try again',
+  });
+  function secretsListing() {
+    const used = secretsMock.used ?? {};
+    const names = new Set([
+      ...Object.keys(used),
+      ...(keychainUp ? Object.keys(state.keychain) : []),
+    ]);
+    return {
+      available: keychainUp,
+      problem: keychainUp ? undefined : noKeychain().message,
+      settingsFile: settingsPath,
+      secrets: [...names].sort().map((name) => ({
+        name,
+        stored: keychainUp && Object.hasOwn(state.keychain, name),
+        usedBy: used[name] ?? [],
+      })),
+    };
+  }
 
   const agentsMock = options.agents ?? {};
   /** @type {any} */
@@ -599,6 +644,35 @@ export function installMockIpc(setup) {
       case 'agents_copy_install_command':
         listed(String(args.id));
         return null;
+      case 'secrets_list':
+        return secretsListing();
+      case 'secret_set':
+        if (!keychainUp) throw noKeychain();
+        state.keychain[String(args.name)] = String(args.value);
+        return secretsListing();
+      case 'secret_delete':
+        if (!keychainUp) throw noKeychain();
+        if (!Object.hasOwn(state.keychain, String(args.name)))
+          throw {
+            code: 'invalid-input',
+            message: `the keychain holds no secret \`${args.name}\` (removed meanwhile?): the list is up to date now`,
+          };
+        state.keychain = Object.fromEntries(
+          Object.entries(state.keychain).filter(([k]) => k !== String(args.name)),
+        );
+        return secretsListing();
+      case 'mcp_servers_list':
+        return {
+          settingsFile: settingsPath,
+          servers: (secretsMock.servers ?? []).map((s) => ({
+            notes: [],
+            ...s,
+            credentialStored:
+              s.credential && keychainUp ? Object.hasOwn(state.keychain, s.credential) : undefined,
+          })),
+          problems: secretsMock.problems ?? [],
+          keychainProblem: keychainUp ? undefined : noKeychain().message,
+        };
       case 'agents_open_settings':
       case 'open_settings_file':
       case 'close_session':
@@ -641,7 +715,9 @@ export function installMockIpc(setup) {
   w.__TAURI_INTERNALS__ = {
     ...(w.__TAURI_INTERNALS__ ?? {}),
     invoke: (/** @type {string} */ cmd, /** @type {Record<string, any>} */ args) => {
-      state.calls.push({ cmd, args: recordable(args), at: performance.now() });
+      const recorded = recordable(args);
+      if (cmd === 'secret_set') recorded.value = '<value>';
+      state.calls.push({ cmd, args: recorded, at: performance.now() });
       return handle(cmd, args ?? {});
     },
     transformCallback: (/** @type {(d: unknown) => void} */ cb, once = false) => {

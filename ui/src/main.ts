@@ -1,6 +1,6 @@
 import { mount } from 'svelte';
 import App from './App.svelte';
-import { tauriBackend, tauriHistoryBackend } from './lib/backend';
+import { tauriBackend, tauriHistoryBackend, tauriSecretsBackend } from './lib/backend';
 import { applyTheme } from './lib/theme';
 import './app.css';
 
@@ -8,4 +8,11 @@ const target = document.getElementById('app');
 if (!target) throw new Error('index.html has no #app element');
 // The OS's colours from the first paint; the saved theme follows with the app's info.
 applyTheme('system');
-mount(App, { target, props: { backend: tauriBackend(), history: tauriHistoryBackend() } });
+mount(App, {
+  target,
+  props: {
+    backend: tauriBackend(),
+    history: tauriHistoryBackend(),
+    secrets: tauriSecretsBackend(),
+  },
+});

@@ -33,6 +33,10 @@ pub enum AppError {
     SessionEnded(String),
     #[error("{0}")]
     InvalidInput(String),
+    /// A project's MCP config file is not as it was shown when the user decided about it (it
+    /// changed, or is gone): nothing was recorded; show it again.
+    #[error("{0}")]
+    ProjectConfigChanged(String),
     /// ACP Desk itself went wrong (a front end used the layer in a way it does not support):
     /// a bug to report, not something the user did.
     #[error("{0}")]

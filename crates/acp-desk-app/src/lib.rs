@@ -19,6 +19,8 @@
 //!   (waiting permission requests, turns ended in the background): the observer, the pure
 //!   notification policy and the only texts a desktop surface may show.
 //! - [`logging`]: the desktop app's logs (stderr and a daily file, without secrets).
+//! - [`project_mcp`]: a project's own MCP config (`.mcp.json`, ...), offered, and used only as
+//!   the user agreed to it (by digest).
 //! - [`state`]: the app's own state file (everything the app writes for itself; the user's
 //!   settings file is only ever read, by `acp_desk_core::settings`).
 
@@ -29,6 +31,7 @@ pub mod error;
 pub mod history;
 pub mod logging;
 pub mod observer;
+pub mod project_mcp;
 mod pump;
 pub mod reconnect;
 pub mod registry;

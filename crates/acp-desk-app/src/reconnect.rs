@@ -54,6 +54,17 @@ impl Registry {
     /// Refused ([`AppError::InvalidInput`]) while the session's agent still runs or starts, and
     /// for a session opened without views (its thread is not kept here).
     pub async fn reconnect(&self, id: &str) -> Result<SessionInfo, AppError> {
+        self.reconnect_with(id, None).await
+    }
+
+    /// [`Registry::reconnect`]; `project`: the project's MCP servers the new agent gets instead
+    /// of the first start's (the user agreed to a project config since,
+    /// `Registry::restart_with_project_mcp`).
+    pub(crate) async fn reconnect_with(
+        &self,
+        id: &str,
+        project: Option<Vec<acp_desk_core::mcp::McpServerConfig>>,
+    ) -> Result<SessionInfo, AppError> {
         let old = self.get(id)?;
         if !*old.ended.borrow() {
             return Err(AppError::InvalidInput(format!(
@@ -95,14 +106,11 @@ impl Registry {
             )));
         }
         let info = old.info.clone();
-        self.launch(
-            info.clone(),
-            Some(hub),
-            spec,
-            options,
-            old.mcp.clone(),
-            None,
-        );
+        let mut mcp = old.mcp.clone();
+        if let Some(project) = project {
+            mcp.project = project;
+        }
+        self.launch(info.clone(), Some(hub), spec, options, mcp, None);
         tracing::info!(session = %id, agent = %info.agent, "session reconnecting");
         Ok(info)
     }

@@ -2,8 +2,8 @@
 //!
 //! The user's settings file is the user's (`acp_desk_core::settings` only reads it); what the
 //! app writes goes here instead: switches changed in the window, first-time notices seen,
-//! recent folders (with the agent last used in each), the agent chosen for new sessions, the sidebar, the theme and zoom, and which
-//! sessions were open.
+//! recent folders (with the agent last used in each), the agent chosen for new sessions, the sidebar, the theme and zoom, which
+//! sessions were open, and what the user decided about projects' own MCP config files.
 //! One JSON file, `state.json` in [`acp_desk_core::paths::data_dir`] (`ACP_DESK_DATA_DIR`
 //! moves it, for tests and portable installs).
 //!
@@ -90,6 +90,10 @@ pub struct AppState {
     /// The webview's zoom factor (View → Zoom), 1.0 = 100 %, within [`ZOOM_LEVELS`]' range
     /// (kept so by every [`StateFile::update`]). Default 1.0.
     pub zoom: f64,
+    /// Decisions on projects' own MCP config files (`.mcp.json`, ...), by folder (canonical),
+    /// then file name: the digest agreed to and use/ignore ([`crate::project_mcp`]). Default:
+    /// none, so every such file is offered before it is used.
+    pub project_mcp: crate::project_mcp::Approvals,
     /// Fields of a newer ACP Desk, written back as they were (see the module docs).
     #[serde(flatten)]
     unknown: Map<String, Value>,
@@ -108,6 +112,7 @@ impl Default for AppState {
             shown_session: None,
             theme: Theme::System,
             zoom: 1.0,
+            project_mcp: BTreeMap::new(),
             unknown: Map::new(),
         }
     }
@@ -325,6 +330,7 @@ impl AppState {
         let utf8 = |p: &Path| p.to_str().is_some();
         s.recent_folders.retain(|f| utf8(f));
         s.recent_agents.retain(|f, _| utf8(f));
+        s.project_mcp.retain(|f, _| utf8(f));
         // The shown one keeps its place among those that are stored.
         let shown = s.shown_session.and_then(|i| {
             let kept = s.open_sessions.get(i).is_some_and(|o| utf8(&o.folder));

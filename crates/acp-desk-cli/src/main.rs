@@ -3,7 +3,7 @@
 //! `acp-desk-cli run [--agent NAME | --agent-command "CMD ARG..." | --continue ID [--continue-via
 //!  auto|load]] [--cwd DIR] [--add-dir DIR]...
 //!  [--permission ask|allow|reject|cancel] [--allow-reads] [--no-audit] [--no-history] [--json]
-//!  PROMPT...`
+//!  [--project-mcp] PROMPT...`
 //! `acp-desk-cli rules [list] [--agent NAME] [--project DIR]`, `acp-desk-cli rules revoke ID`
 //! `acp-desk-cli history [list|show ID|search TEXT...|export ID|delete ID]` (see `history.rs`)
 //! `acp-desk-cli manifest [--json]`: ACP Desk's own AIP-44 manifest (see `manifest.rs`)
@@ -166,6 +166,12 @@ struct RunArgs {
     /// the first prompt. An agent that refuses it ends the run with its reason.
     #[arg(long, value_name = "ID")]
     mode: Option<String>,
+    /// Also give the agent the MCP servers of the folder's own config (`.mcp.json`,
+    /// `.cursor/mcp.json`, `.vscode/mcp.json`), for this run. Without it they are never used,
+    /// only named on stderr: a repository's config runs programs someone else wrote. Servers
+    /// whose values hold `${...}` placeholders are never passed (stderr says why).
+    #[arg(long)]
+    project_mcp: bool,
     /// The prompts, one turn each.
     #[arg(required = true, value_name = "PROMPT")]
     prompts: Vec<String>,
@@ -328,6 +334,8 @@ struct Checked {
     origin: acp_desk_store::LaunchOrigin,
     /// The agent's AIP-44 manifest: its MCP servers go to the session.
     manifest: Option<core_agents::manifest::Manifest>,
+    /// The folder's own MCP servers, with --project-mcp only.
+    project_mcp: Vec<acp_desk_core::mcp::McpServerConfig>,
 }
 
 /// `--continue ID`: the stored session, its agent, folder and how to continue it.
@@ -422,6 +430,7 @@ fn check(args: &RunArgs) -> anyhow::Result<Checked> {
             Permission::Reject
         }
     };
+    let project_mcp = project_mcp(&cwd, args.project_mcp);
     let mut opts = SessionOptions::new(cwd);
     opts.additional_dirs = add_dirs;
     opts.cancel_grace = cancel_grace;
@@ -464,7 +473,38 @@ fn check(args: &RunArgs) -> anyhow::Result<Checked> {
         agent,
         origin,
         manifest,
+        project_mcp,
     })
+}
+
+/// The folder's own MCP config: named on stderr, once; its servers used only when `wanted`
+/// (`--project-mcp`, invariant 56). Blocking (small file reads).
+fn project_mcp(folder: &std::path::Path, wanted: bool) -> Vec<acp_desk_core::mcp::McpServerConfig> {
+    let (servers, files) = acp_desk_app::project_mcp::all_servers(folder);
+    if files.is_empty() {
+        if wanted {
+            eprintln!(
+                "acp-desk-cli: --project-mcp: {} has no .mcp.json, .cursor/mcp.json or .vscode/mcp.json with servers; none added",
+                folder.display()
+            );
+        }
+        return Vec::new();
+    }
+    let mut note = if wanted {
+        format!(
+            "acp-desk-cli: --project-mcp: this run also gives the agent {} MCP server{} from the folder's own config:",
+            servers.len(),
+            if servers.len() == 1 { "" } else { "s" }
+        )
+    } else {
+        "acp-desk-cli: this folder has its own MCP config, NOT used (a repository's config runs programs someone else wrote); to use it for this run, pass --project-mcp:".to_owned()
+    };
+    for line in acp_desk_app::project_mcp::describe(&files) {
+        note.push_str("\n  ");
+        note.push_str(&line);
+    }
+    eprintln!("{note}");
+    if wanted { servers } else { Vec::new() }
 }
 
 async fn run(args: RunArgs, history: &history::RunHistory) -> anyhow::Result<ExitCode> {
@@ -475,6 +515,7 @@ async fn run(args: RunArgs, history: &history::RunHistory) -> anyhow::Result<Exi
         agent,
         origin,
         manifest,
+        project_mcp,
     } = match check(&args) {
         Ok(c) => c,
         Err(e) => {
@@ -518,7 +559,7 @@ async fn run(args: RunArgs, history: &history::RunHistory) -> anyhow::Result<Exi
         tap: Some(ev_tx),
         origin,
         manifest,
-        project_mcp: Vec::new(),
+        project_mcp,
     });
     let id = session.id;
     let handle = tokio::select! {

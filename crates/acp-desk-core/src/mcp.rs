@@ -21,6 +21,8 @@ use crate::agents::manifest::{AcpMcpServer, AcpMcpTransport, Manifest};
 use crate::secrets::{EnvValue, Keychain, SecretError, SecretRef, SecretValue, credential_headers};
 use crate::settings::Settings;
 
+pub mod project;
+
 /// Where a configured server comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum McpSource {

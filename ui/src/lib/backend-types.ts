@@ -113,6 +113,7 @@ const IPC_CODES: Record<IpcError['code'], true> = {
   'agent-refused': true,
   'path-outside': true,
   'history-unavailable': true,
+  'keychain-unavailable': true,
   internal: true,
 };
 

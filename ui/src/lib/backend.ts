@@ -4,6 +4,7 @@ import { listen } from '@tauri-apps/api/event';
 import { getCurrentWindow } from '@tauri-apps/api/window';
 import type { Backend } from './backend-types';
 import type { HistoryBackend } from './history';
+import type { McpServersListing, SecretsBackend, SecretsListing } from './secrets';
 import type { AgentListing, CheckReport, InstallProgress, RegistryImported } from './agents';
 import { toUiError } from './backend-types';
 import type {
@@ -103,6 +104,18 @@ export function tauriBackend(): Backend {
     agentsOpenManifest: (id) => run('agents_open_manifest', { id }),
     agentsImportRegistry: () => call<RegistryImported | null>('agents_import_registry'),
     agentsCopyInstallCommand: (id) => run('agents_copy_install_command', { id }),
+  };
+}
+
+/** The MCP servers & secrets view's commands (src-tauri/src/secrets.rs). The value handed to
+ * `secret_set` goes to the keychain; no command gives one back. */
+export function tauriSecretsBackend(): SecretsBackend {
+  return {
+    secretsList: () => call<SecretsListing>('secrets_list'),
+    secretSet: (name, value) => call<SecretsListing>('secret_set', { name, value }),
+    secretDelete: (name) => call<SecretsListing>('secret_delete', { name }),
+    mcpServersList: () => call<McpServersListing>('mcp_servers_list'),
+    openSettings: () => run('agents_open_settings'),
   };
 }
 

@@ -414,3 +414,68 @@ describe('SessionStore', () => {
     expect(v[2]).toMatchObject({ type: 'file', path: '/p/other.txt', created: false });
   });
 });
+
+describe('the mcp-servers event', () => {
+  // The event is an addition of issue 17 (ADDITIONS in events.rs), as the engine sends it.
+  const servers = [
+    {
+      name: 'files',
+      transport: 'stdio',
+      source: 'settings',
+      target: 'mcp-files',
+      passed: true,
+      notes: [],
+    },
+    {
+      name: 'events',
+      transport: 'sse',
+      source: 'manifest',
+      sourceDetail: 'helper',
+      target: 'https://events.example.com/sse',
+      passed: false,
+      reason: 'the agent does not take SSE servers (mcpCapabilities.sse is not set)',
+      notes: [],
+    },
+  ];
+  const mcp = (list: unknown[]): StreamEvent =>
+    ({ kind: 'mcp-servers', sessionId: sid, servers: list }) as unknown as StreamEvent;
+  const warning: StreamEvent = {
+    kind: 'notice',
+    sessionId: sid,
+    severity: 'warning',
+    title: 'MCP server events was skipped',
+    description: 'the agent does not take SSE servers',
+    source: 'client',
+  };
+
+  it('is kept whole, replaced by the next start, and makes no entry of its own', () => {
+    const store = new SessionStore();
+    expect(store.state.mcpServers).toBeNull();
+    store.applyAll([live(mcp(servers), warning)]);
+    expect(store.state.mcpServers).toEqual(servers);
+    // The skipped server is in the thread through the engine's notice, once.
+    expect(store.state.entries).toEqual([
+      {
+        type: 'notice',
+        key: expect.any(Number),
+        severity: 'warning',
+        title: 'MCP server events was skipped',
+        description: 'the agent does not take SSE servers',
+      },
+    ]);
+    store.applyAll([live(mcp(servers.slice(0, 1)))]);
+    expect(store.state.mcpServers?.map((s) => s.name)).toEqual(['files']);
+  });
+
+  it('is forgotten by a snapshot without it and by a stored transcript', () => {
+    const store = new SessionStore();
+    store.applyAll([live(mcp(servers))]);
+    store.applyAll([{ snapshot: true, events: [text('hi')] }]);
+    expect(store.state.mcpServers).toBeNull();
+    // A stored session's servers were another run's: nothing runs for it now.
+    store.showStored([mcp(servers), text('old')]);
+    expect(store.state.mcpServers).toBeNull();
+    store.applyAll([{ snapshot: true, events: [mcp(servers)] }]);
+    expect(store.state.mcpServers).toEqual(servers);
+  });
+});

@@ -30,6 +30,7 @@ import type {
 } from './generated/ipc';
 import { optionWords } from './permission';
 import { retryable } from './ended';
+import { mcpServersOf, type McpServerReport } from './mcp-servers';
 
 /** Something attached to a user message, shown as a chip. */
 export interface Attachment {
@@ -139,6 +140,9 @@ export interface SessionView {
   /** How a continued stored session went on with its agent (`session-continued`): `new`
    * means the agent could not continue the old conversation. */
   continued: { sessionId: string; outcome: ContinuationOutcome; detail: string | null } | null;
+  /** The MCP servers the engine passed to the agent or skipped at the latest start or
+   * continuation (`mcp-servers`); null before it said (or for an engine that does not). */
+  mcpServers: McpServerReport[] | null;
 }
 
 /** Kept output per terminal when the engine did not say (its default cap). */
@@ -167,6 +171,7 @@ export function emptyView(): SessionView {
     tasks: [],
     terminals: {},
     continued: null,
+    mcpServers: null,
   };
 }
 
@@ -330,6 +335,8 @@ export class SessionStore {
       agent: status === 'stored' ? v.agent : null,
       // How an earlier run continued it is over: the new agent session says how this one does.
       continued: null,
+      // The servers of a run that is over: the new agent session reports its own.
+      mcpServers: null,
       // Nothing to ask of an agent that does not run: its own choices come when it does.
       modes: null,
       configOptions: [],
@@ -352,6 +359,13 @@ export class SessionStore {
   }
 
   private applyOne(v: SessionView, ev: StreamEvent): void {
+    // Replaced whole: each start or continuation reports every server it considered. (Its
+    // skipped servers are also in the thread: the engine's warning notice says them.)
+    const mcp = mcpServersOf(ev);
+    if (mcp) {
+      v.mcpServers = mcp;
+      return;
+    }
     switch (ev.kind) {
       case 'text-delta':
       case 'thought': {

@@ -25,6 +25,8 @@ enum Change {
     /// A session opened in the folder, with the agent's launch name (`None`: a command line).
     Opened(PathBuf, Option<String>),
     Update(Update),
+    /// An update whose sender hears once it is written (or failed) and published.
+    UpdateThen(Update, mpsc::Sender<()>),
 }
 
 /// The state as the writer last left it; `None` until the file was read.
@@ -70,16 +72,24 @@ impl StateRecorder {
                 let (mut file, _warning) = StateFile::open(path);
                 published.publish(file.state());
                 for change in rx {
+                    let mut done = None;
                     let result = match change {
                         Change::Opened(folder, agent) => {
                             file.update(|s| s.add_recent(folder, agent))
                         }
                         Change::Update(change) => file.update(change),
+                        Change::UpdateThen(change, tx) => {
+                            done = Some(tx);
+                            file.update(change)
+                        }
                     };
                     // Logged by `update`; the change stays in memory and the next write
                     // carries it.
                     let _ = result;
                     published.publish(file.state());
+                    if let Some(tx) = done {
+                        let _ = tx.send(());
+                    }
                 }
             })?;
         Ok(Self {
@@ -94,6 +104,19 @@ impl StateRecorder {
     /// and must not block.
     pub fn update(&self, change: impl FnOnce(&mut AppState) + Send + 'static) {
         self.send(Change::Update(Box::new(change)));
+    }
+
+    /// [`StateRecorder::update`], then waits up to `wait` until the change is saved (or its
+    /// save failed: it is then kept in memory) and [`StateRecorder::state`] returns it. Returns
+    /// whether that happened in time. Blocking: call it on the blocking pool.
+    pub fn update_and_wait(
+        &self,
+        change: impl FnOnce(&mut AppState) + Send + 'static,
+        wait: Duration,
+    ) -> bool {
+        let (tx, rx) = mpsc::channel();
+        self.send(Change::UpdateThen(Box::new(change), tx));
+        rx.recv_timeout(wait).is_ok()
     }
 
     /// The state with every change written so far, once the file has been read; waits up to
@@ -257,9 +280,14 @@ mod tests {
             rx.recv_timeout(Duration::from_secs(10)).unwrap(),
             crate::state::Theme::Dark
         );
+        // Waiting for a change: the state says it on return.
+        assert!(recorder.update_and_wait(|s| s.sidebar.shown = false, Duration::from_secs(10)));
+        assert!(!recorder.state(Duration::ZERO).unwrap().sidebar.shown);
         recorder.finish();
         let now = recorder.state(Duration::ZERO).unwrap();
         assert_eq!(now.zoom, 0.75);
+        // After `finish`, nothing is written and nobody waits long.
+        assert!(!recorder.update_and_wait(|s| s.zoom = 2.0, Duration::from_millis(1)));
         let (file, _) = StateFile::open(&path);
         assert_eq!(file.state(), &now);
         assert_eq!(file.state().theme, crate::state::Theme::Dark);

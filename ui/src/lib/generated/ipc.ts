@@ -599,6 +599,10 @@ export type IpcError =
       message: string;
     }
   | {
+      code: 'project-config-changed';
+      message: string;
+    }
+  | {
       code: 'internal';
       message: string;
     };
@@ -736,7 +740,10 @@ export type CommandName =
   | 'agents_open_settings'
   | 'agents_open_manifest'
   | 'agents_import_registry'
-  | 'agents_copy_install_command';
+  | 'agents_copy_install_command'
+  | 'project_mcp_offer'
+  | 'project_mcp_decide'
+  | 'project_mcp_restart';
 /**
  * How a session is exported.
  *
@@ -787,6 +794,14 @@ export type CheckFailureKind =
  * via the `definition` "InstallPhase".
  */
 export type InstallPhase = ('downloading' | 'verifying' | 'extracting') | 'installed';
+/**
+ * What the user decided about one file: use its servers in this folder's sessions, or do not
+ * ask again (about these bytes).
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "ProjectMcpChoice".
+ */
+export type ProjectMcpChoice = 'use' | 'ignore';
 /**
  * Resource content that can be embedded in a message.
  *
@@ -926,6 +941,8 @@ export interface IpcTypes {
   checkReport: CheckReport;
   installProgress: InstallProgress;
   registryImported: RegistryImported;
+  projectMcpOffer: ProjectMcpOffer;
+  projectMcpChoice: ProjectMcpChoice;
 }
 /**
  * What the window needs to start: the agents to offer and the folder to open, if any.
@@ -2596,6 +2613,92 @@ export interface RegistryInfo1 {
   agents: number;
 }
 /**
+ * What a folder's undecided config files would add to its sessions.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "ProjectMcpOffer".
+ */
+export interface ProjectMcpOffer {
+  /**
+   * The folder (canonical), as the decision must name it.
+   */
+  folder: string;
+  files: OfferedFile[];
+}
+/**
+ * One config file offered.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "OfferedFile".
+ */
+export interface OfferedFile {
+  /**
+   * Its name in the folder (`.mcp.json`, `.cursor/mcp.json`, `.vscode/mcp.json`): what a
+   * decision names.
+   */
+  file: string;
+  /**
+   * The tool it was written for ("Claude Code", "Cursor", "VS Code").
+   */
+  tool: string;
+  path: string;
+  /**
+   * SHA-256 (hex) of the bytes shown: a decision is on these.
+   */
+  digest: string;
+  /**
+   * The decision on an earlier version of the file, which no longer holds (the file
+   * changed); `None`: never decided.
+   */
+  previous?: ProjectMcpChoice | null;
+  /**
+   * Every server listed, usable or not, in the file's order.
+   */
+  servers: OfferedServer[];
+  /**
+   * Problems not about a listed server (the file, a skipped entry, an unknown key).
+   */
+  problems: ConfigProblem[];
+}
+/**
+ * One server as the user must see it before agreeing: everything it would run or call.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "OfferedServer".
+ */
+export interface OfferedServer {
+  name: string;
+  /**
+   * `stdio`, `http` or `sse`.
+   */
+  transport: string;
+  /**
+   * stdio: the program and every argument, as the file writes them.
+   */
+  command?: string[] | null;
+  /**
+   * http and sse: the URL without user info, query or fragment ([`shown_url`]).
+   */
+  shownUrl?: string | null;
+  /**
+   * The URL has user info, a query or a fragment not shown (where tokens hide).
+   */
+  urlHasHiddenParts: boolean;
+  /**
+   * Environment variable names (stdio); values are never shown.
+   */
+  env: string[];
+  /**
+   * Header names (http, sse); values are never shown.
+   */
+  headers: string[];
+  /**
+   * Whether the server would be passed; false: held back, `problems` says why.
+   */
+  usable: boolean;
+  problems: ConfigProblem[];
+}
+/**
  * Text-based resource contents.
  *
  * This interface was referenced by `IpcTypes`'s JSON-Schema
@@ -2696,4 +2799,7 @@ export const COMMAND_NAMES = [
   'agents_open_manifest',
   'agents_import_registry',
   'agents_copy_install_command',
+  'project_mcp_offer',
+  'project_mcp_decide',
+  'project_mcp_restart',
 ] as const satisfies readonly CommandName[];
