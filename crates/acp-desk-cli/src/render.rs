@@ -357,6 +357,32 @@ impl Human {
                     self.paint("2", &format!("--- {}", continued_line(ev)))
                 )?;
             }
+            StreamEvent::McpServers { servers, .. } => {
+                // Names only; why a server was skipped is the warning notice that follows.
+                let given: Vec<String> = servers
+                    .iter()
+                    .filter(|r| r.passed)
+                    .map(|r| r.name.clone())
+                    .collect();
+                let skipped: Vec<String> = servers
+                    .iter()
+                    .filter(|r| !r.passed)
+                    .map(|r| r.name.clone())
+                    .collect();
+                let mut line = format!(
+                    "--- MCP servers given to the agent: {}",
+                    if given.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        given.join(", ")
+                    }
+                );
+                if !skipped.is_empty() {
+                    line.push_str(&format!("; not given: {}", skipped.join(", ")));
+                }
+                self.line_start(w)?;
+                writeln!(w, "{}", self.paint("2", &line))?;
+            }
             StreamEvent::SessionStatus {
                 status,
                 detail,

@@ -245,7 +245,7 @@ impl McpServerConfig {
     }
 
     /// "the manifest `x`", "the project's /p/.mcp.json", "the settings".
-    fn from_where(&self) -> String {
+    fn origin_words(&self) -> String {
         match &self.source {
             McpSource::Settings => "the settings".into(),
             McpSource::Manifest(m) => format!("the agent's manifest `{m}`"),
@@ -356,7 +356,7 @@ pub fn read_secrets(servers: &[McpServerConfig], keychain: Option<&dyn Keychain>
             report.passed = false;
             report.reason = Some(format!(
                 "replaced by the server of the same name from {}",
-                first.from_where()
+                first.origin_words()
             ));
             entries.push(LaunchEntry {
                 report,
