@@ -206,7 +206,9 @@ mod real_secret_service {
         harness();
         let world = World::new()
             .with_settings(
-                r#"{"mcp_servers": {"github": {"url": "https://mcp.example.invalid/", "credential_ref": "list-github"}}}"#,
+                r#"{"mcp_servers": {"github": {"url": "https://mcp.example.invalid/", "credential_ref": "list-github"}},
+                    "agent_servers": {"claude": {"command": "claude-code-acp",
+                      "env": {"ANTHROPIC_API_KEY": {"secret": "list-anthropic"}, "PLAIN": "plain-env-value"}}}}"#,
             )
             .with_manifest();
         let set = world.cli(&["secret", "set", "list-github"], Some(b"v1"));
@@ -234,6 +236,12 @@ mod real_secret_service {
             serde_json::json!(["manifest good-server: mcp_servers.docs (credentialRef)"])
         );
         assert_eq!(row(&rows, "list-unused")["usedBy"], serde_json::json!([]));
+        let anthropic = row(&rows, "list-anthropic");
+        assert_eq!(anthropic["stored"], false);
+        assert_eq!(
+            anthropic["usedBy"],
+            serde_json::json!(["agent_servers.claude.env.ANTHROPIC_API_KEY"])
+        );
 
         let text = world.cli(&["secret", "list"], None);
         assert_eq!(text.code(), Some(0), "{}", text.stderr());
@@ -249,6 +257,7 @@ mod real_secret_service {
         assert!(text.stderr().contains("acp-desk-cli secret set REF"));
         // Names only: the manifest's own header and env values stay out.
         for v in [
+            "plain-env-value",
             "secret-token-value",
             "secret-header-value",
             "secret-env-value",
@@ -418,5 +427,147 @@ mod real_secret_service {
         // SAFETY: as above.
         unsafe { std::env::set_var("DBUS_SESSION_BUS_ADDRESS", &real) };
         assert!(k.list().is_ok());
+    }
+
+    /// `secret set` on a real terminal: what is typed is not echoed, and the terminal's echo is
+    /// back on however the CLI ends (an answer, or Ctrl-C).
+    #[cfg(unix)]
+    mod on_a_terminal {
+        use std::io::{Read, Write};
+        use std::sync::{Arc, Mutex};
+        use std::time::{Duration, Instant};
+
+        use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+
+        use super::{bin, harness, secret_tool_lookup};
+
+        struct Terminal {
+            master: Box<dyn portable_pty::MasterPty + Send>,
+            child: Box<dyn portable_pty::Child + Send + Sync>,
+            writer: Box<dyn Write + Send>,
+            seen: Arc<Mutex<Vec<u8>>>,
+            _config: tempfile::TempDir,
+        }
+
+        impl Terminal {
+            fn run(args: &[&str]) -> Terminal {
+                let pair = native_pty_system()
+                    .openpty(PtySize {
+                        rows: 24,
+                        cols: 120,
+                        pixel_width: 0,
+                        pixel_height: 0,
+                    })
+                    .unwrap();
+                let config = tempfile::tempdir().unwrap();
+                let mut cmd = CommandBuilder::new(bin("acp-desk-cli"));
+                cmd.args(args);
+                cmd.env("ACP_DESK_CONFIG_DIR", config.path().join("config"));
+                cmd.env("ACP_DESK_DATA_DIR", config.path().join("data"));
+                cmd.env("ACP_DESK_LOG", "trace");
+                let child = pair.slave.spawn_command(cmd).unwrap();
+                drop(pair.slave);
+                let mut reader = pair.master.try_clone_reader().unwrap();
+                let writer = pair.master.take_writer().unwrap();
+                let seen = Arc::new(Mutex::new(Vec::new()));
+                let into = seen.clone();
+                std::thread::spawn(move || {
+                    let mut buf = [0u8; 4096];
+                    while let Ok(n) = reader.read(&mut buf) {
+                        if n == 0 {
+                            break;
+                        }
+                        into.lock().unwrap().extend_from_slice(&buf[..n]);
+                    }
+                });
+                Terminal {
+                    master: pair.master,
+                    child,
+                    writer,
+                    seen,
+                    _config: config,
+                }
+            }
+
+            fn seen(&self) -> String {
+                String::from_utf8_lossy(&self.seen.lock().unwrap()).into_owned()
+            }
+
+            /// Whether the terminal echoes (its line discipline, as the CLI left it).
+            fn echoes(&self) -> bool {
+                let fd = self.master.as_raw_fd().unwrap();
+                // SAFETY: a plain struct the call fills; `fd` is the open master of this pty.
+                let mut t: libc::termios = unsafe { std::mem::zeroed() };
+                assert_eq!(unsafe { libc::tcgetattr(fd, &mut t) }, 0);
+                t.c_lflag & libc::ECHO != 0
+            }
+
+            fn wait_for(&self, what: &str, check: impl Fn(&Terminal) -> bool) {
+                let deadline = Instant::now() + Duration::from_secs(30);
+                while !check(self) {
+                    assert!(
+                        Instant::now() < deadline,
+                        "never saw {what}; the terminal showed: {}",
+                        self.seen()
+                    );
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }
+
+            fn type_in(&mut self, bytes: &[u8]) {
+                self.writer.write_all(bytes).unwrap();
+                self.writer.flush().unwrap();
+            }
+
+            fn exit_code(&mut self) -> u32 {
+                self.child.wait().unwrap().exit_code()
+            }
+        }
+
+        fn asked_with_echo_off(t: &Terminal, name: &str) {
+            t.wait_for("the prompt", |t| {
+                t.seen()
+                    .contains(&format!("Secret for {name} (typing is hidden):"))
+            });
+            t.wait_for("echo off", |t| !t.echoes());
+        }
+
+        #[test]
+        fn typed_secret_is_not_echoed_and_echo_comes_back() {
+            harness();
+            let value = "pty-typed-VALUE-3d1e";
+            let mut t = Terminal::run(&["secret", "set", "tty/typed"]);
+            assert!(t.echoes(), "a new terminal echoes");
+            asked_with_echo_off(&t, "tty/typed");
+            t.type_in(format!("{value}\r").as_bytes());
+            assert_eq!(t.exit_code(), 0, "{}", t.seen());
+            t.wait_for("the confirmation", |t| {
+                t.seen().contains("stored the secret")
+            });
+            assert!(!t.seen().contains(value), "echoed: {}", t.seen());
+            assert!(t.echoes(), "echo is back on");
+            assert_eq!(secret_tool_lookup("tty/typed").unwrap(), value.as_bytes());
+            assert_eq!(
+                super::World::new()
+                    .cli(&["secret", "delete", "tty/typed"], None)
+                    .code(),
+                Some(0)
+            );
+        }
+
+        #[test]
+        fn ctrl_c_at_the_prompt_stores_nothing_and_restores_echo() {
+            harness();
+            let mut t = Terminal::run(&["secret", "set", "tty/cancelled"]);
+            asked_with_echo_off(&t, "tty/cancelled");
+            t.type_in(b"half-typed\x03");
+            assert_eq!(t.exit_code(), 130, "{}", t.seen());
+            t.wait_for("the note", |t| {
+                t.seen().contains("interrupted; nothing stored")
+            });
+            assert!(!t.seen().contains("half-typed"), "echoed: {}", t.seen());
+            assert!(t.echoes(), "echo is back on after Ctrl-C");
+            assert_eq!(secret_tool_lookup("tty/cancelled"), None);
+        }
     }
 }

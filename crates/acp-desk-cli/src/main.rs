@@ -74,9 +74,11 @@ enum Cmd {
     /// Print ACP Desk's own AIP-44 manifest (ACP.md: `kind: client`, the capabilities it
     /// advertises), or with --json its AcpDefinition.
     Manifest(manifest::ManifestArgs),
-    /// The secrets MCP servers and agents get from the OS keychain (`credential_ref`, env
-    /// values `{"secret": REF}`): store one (the value from stdin, or typed hidden), delete
-    /// one, list their names and where they are used. Values are never printed.
+    /// Store, delete and list the secrets MCP servers and agents get from the OS keychain.
+    ///
+    /// A secret is named by the settings (an MCP server's `credential_ref`, an env value
+    /// `{"secret": "REF"}`) or a manifest (`credentialRef`); its value lives in the keychain
+    /// only. Values are never printed.
     Secret(secret::SecretArgs),
 }
 

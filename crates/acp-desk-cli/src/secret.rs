@@ -36,12 +36,19 @@ enum SecretAction {
     /// REF is the name the settings use (`"credential_ref": "github-mcp"`, an env value
     /// `{"secret": "github-mcp"}`) or a manifest's `credentialRef`: letters, digits and
     /// `. _ - / : @`. The value is never printed.
+    ///
+    /// Exit status: 0 stored; 1 the keychain failed (none running, locked: the message says
+    /// what to do); 2 a bad name, or an empty or non-text value (nothing stored).
     Set {
+        /// The secret's name.
         #[arg(value_name = "REF")]
         name: String,
     },
-    /// Remove the secret REF from the OS keychain. Exit status 2 when none was stored.
+    /// Remove the secret REF from the OS keychain.
+    ///
+    /// Exit status: 0 deleted; 1 the keychain failed; 2 none was stored under REF.
     Delete {
+        /// The secret's name.
         #[arg(value_name = "REF")]
         name: String,
     },
