@@ -181,7 +181,7 @@ fn uses(config: &Config) -> BTreeMap<SecretRef, Vec<String>> {
     };
     for (name, server) in &config.settings.mcp_servers {
         if let Some(r) = &server.credential_ref {
-            add(r, format!("MCP server `{name}` (settings)"));
+            add(r.as_str(), format!("MCP server `{name}` (settings)"));
         }
     }
     for m in &config.manifests {
@@ -242,7 +242,7 @@ fn listing_with(keychain: &dyn Keychain, config: &Config) -> SecretsListing {
     }
 }
 
-fn names(map: &BTreeMap<String, String>) -> String {
+fn names<V>(map: &BTreeMap<String, V>) -> String {
     map.keys()
         .map(|k| format!("`{k}`"))
         .collect::<Vec<_>>()
@@ -250,7 +250,7 @@ fn names(map: &BTreeMap<String, String>) -> String {
 }
 
 /// "runs with `A`, `B` set" / "sends the header `X`": names only.
-fn notes_for(kind: &str, map: &BTreeMap<String, String>) -> Vec<String> {
+fn notes_for<V>(kind: &str, map: &BTreeMap<String, V>) -> Vec<String> {
     let n = map.len();
     match (kind, n) {
         (_, 0) => Vec::new(),
@@ -294,6 +294,7 @@ fn servers_with(keychain: &dyn Keychain, config: &Config) -> McpServersListing {
                 notes_for("headers", headers),
             ),
         };
+        let credential = s.credential_ref.as_ref().map(|r| r.as_str().to_owned());
         servers.push(McpServerRow {
             name: name.clone(),
             transport,
@@ -301,8 +302,8 @@ fn servers_with(keychain: &dyn Keychain, config: &Config) -> McpServersListing {
             source_detail: None,
             target,
             agents: None,
-            credential_stored: stored_state(&s.credential_ref),
-            credential: s.credential_ref.clone(),
+            credential_stored: stored_state(&credential),
+            credential,
             notes,
         });
     }
