@@ -30,35 +30,8 @@ use crate::ipc::IpcError;
 pub const MAX_SECRET_BYTES: usize = 64 * 1024;
 
 /// The keychain the app uses: the OS's.
-// UNFINISHED until m-secrets' `impl Keychain for OsKeychain` is merged: until then every call
-// answers "no keychain service", so the window shows its no-keychain state.
 pub fn os_keychain() -> Arc<dyn Keychain> {
-    Arc::new(NotYetWired)
-}
-
-struct NotYetWired;
-
-impl NotYetWired {
-    fn err() -> SecretError {
-        SecretError::NoService {
-            detail: "this build has no keychain support yet".into(),
-        }
-    }
-}
-
-impl Keychain for NotYetWired {
-    fn get(&self, _: &SecretRef) -> Result<Option<SecretValue>, SecretError> {
-        Err(Self::err())
-    }
-    fn set(&self, _: &SecretRef, _: &SecretValue) -> Result<(), SecretError> {
-        Err(Self::err())
-    }
-    fn delete(&self, _: &SecretRef) -> Result<bool, SecretError> {
-        Err(Self::err())
-    }
-    fn list(&self) -> Result<Vec<SecretRef>, SecretError> {
-        Err(Self::err())
-    }
+    Arc::new(acp_desk_core::secrets::OsKeychain::new())
 }
 
 /// One secret name: stored in the keychain, used by the settings or a manifest, or both.
