@@ -409,4 +409,96 @@ mod real_secret_service {
             );
         }
     }
+
+    /// Secrets named but not stored, with the real keychain: a missing MCP credential skips
+    /// that server and the session goes on; a missing agent env secret stops the start before
+    /// the agent runs, saying how to store it.
+    #[test]
+    fn missing_secrets_skip_the_server_or_stop_the_start_saying_how_to_store_them() {
+        assert_eq!(
+            std::env::var("ACP_DESK_KEYCHAIN_HARNESS").as_deref(),
+            Ok("1"),
+            "run this inside tests/keychain/run.sh"
+        );
+        let mut rig = Rig {
+            dir: tempfile::tempdir().unwrap(),
+            captured: Vec::new(),
+        };
+        std::fs::create_dir_all(rig.path("project")).unwrap();
+        std::fs::create_dir_all(rig.path("config")).unwrap();
+        let record = rig.path("agent-record.jsonl");
+        let settings = |agent_env: Value| {
+            json!({
+                "agent_servers": {"rec": {
+                    "command": bin("acp-desk-demo-agent"),
+                    "env": agent_env,
+                }},
+                "mcp_servers": {
+                    "web": {"url": "http://127.0.0.1:9/mcp", "credential_ref": "never-stored-web"},
+                    "files": {"command": bin("acp-desk-demo-agent")},
+                },
+            })
+        };
+        let settings_file = rig.path("config").join("settings.json");
+        let write = |v: Value| {
+            std::fs::write(&settings_file, serde_json::to_vec_pretty(&v).unwrap()).unwrap()
+        };
+        write(settings(json!({"ACP_DESK_DEMO_RECORD": record})));
+        let (code, stderr) = rig.cli(
+            "missing credential",
+            &["run", "--agent", "rec", "--json", "hello"],
+            None,
+        );
+        assert_eq!(code, Some(0), "the session goes on: {stderr}");
+        let stdout = String::from_utf8(rig.captured[0].1.clone()).unwrap();
+        let report = stdout
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .find(|e| e["kind"] == "mcp-servers")
+            .expect("an mcp-servers event");
+        let web = report["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == "web")
+            .unwrap();
+        assert_eq!(web["passed"], false);
+        let reason = web["reason"].as_str().unwrap();
+        assert!(
+            reason.contains("never-stored-web") && reason.contains("secret set"),
+            "the reason names the secret and how to store it: {reason}"
+        );
+        let line: Value = serde_json::from_str(
+            std::fs::read_to_string(&record)
+                .unwrap()
+                .lines()
+                .next()
+                .unwrap(),
+        )
+        .unwrap();
+        let names: Vec<&str> = line["params"]["mcpServers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["files"], "what reached the agent");
+
+        std::fs::remove_file(&record).unwrap();
+        write(settings(json!({
+            "ACP_DESK_DEMO_RECORD": record,
+            "AGENT_KEY": {"secret": "never-stored-agent-key"},
+        })));
+        let (code, stderr) = rig.cli(
+            "missing agent secret",
+            &["run", "--agent", "rec", "--json", "hello"],
+            None,
+        );
+        assert_ne!(code, Some(0), "the start fails: {stderr}");
+        assert!(
+            stderr.contains("never-stored-agent-key") && stderr.contains("acp-desk-cli secret set"),
+            "the message names the secret and how to store it: {stderr}"
+        );
+        assert!(!record.exists(), "the agent never ran");
+    }
 }
