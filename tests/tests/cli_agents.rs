@@ -405,3 +405,40 @@ async fn check_agent_compares_a_manifests_capabilities_with_initialize() {
         Err(agents::AgentError::Unknown(..))
     ));
 }
+
+#[test]
+fn an_agents_secret_env_is_listed_by_name_and_a_missing_secret_stops_its_start() {
+    let u = User::new();
+    u.program("keyed-agent");
+    u.settings(
+        r#"{"agent_servers": {"keyed": {"command": "keyed-agent",
+            "env": {"PLAIN": "plain-value-4471", "KEY": {"secret": "keyed-key"}}}}}"#,
+    );
+    let out = u.cli(&["agents"]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert!(
+        out.stdout.contains("env: KEY={secret: keyed-key}, PLAIN"),
+        "{}",
+        out.stdout
+    );
+    let json = u.cli(&["agents", "--json"]);
+    let listing: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(
+        entry(&listing, "keyed")["envNames"],
+        serde_json::json!(["KEY={secret: keyed-key}", "PLAIN"])
+    );
+    for text in [&out.stdout, &out.stderr, &json.stdout, &json.stderr] {
+        assert!(!text.contains("plain-value-4471"));
+    }
+    // No keychain service in this environment (no session bus): the agent is not started,
+    // and the message names the secret and how to store it.
+    let run = u.cli(&["run", "--agent", "keyed", "--permission", "reject", "hi"]);
+    assert_ne!(run.code, Some(0));
+    assert!(
+        run.stderr
+            .contains("its env KEY needs the secret `keyed-key`")
+            && run.stderr.contains("keychain"),
+        "{}",
+        run.stderr
+    );
+}

@@ -581,10 +581,21 @@ async fn every_event_kind_the_demo_agent_can_cause_arrives() {
     )
     .await;
     evs.extend(run(&[], PermissionPolicy::Ask, &["crash"]).await);
-    // `session-continued`: a stored session continued (this one with no agent id: a new one).
+    // `session-continued`: a stored session continued (this one with no agent id: a new one);
+    // `mcp-servers`: it has an MCP server configured (a program: every agent takes those).
     {
         let dir = tempfile::tempdir().expect("temp dir");
         let mut o = opts(dir.path());
+        o.mcp_servers = vec![acp_desk_core::mcp::McpServerConfig {
+            name: "files".into(),
+            source: acp_desk_core::mcp::McpSource::Settings,
+            transport: acp_desk_core::mcp::McpConfigTransport::Stdio {
+                command: "mcp-files".into(),
+                args: Vec::new(),
+                env: Default::default(),
+            },
+            credential_ref: None,
+        }];
         o.opening = acp_desk_core::Opening::Continue {
             session_id: "s-stored-1".into(),
             acp_session_id: None,

@@ -124,7 +124,12 @@ impl Pump {
             // The engine ends every failure it reports with `session-status: dead`; without
             // one it could not report (the program never ran, its task died): say it here.
             if !saw_dead {
-                if !matches!(err, AppError::Engine(EngineError::Spawn(_))) {
+                // Nothing ran for these two (a program not found, a secret not readable):
+                // expected to come without events, said to the user by `failure_events`.
+                if !matches!(
+                    err,
+                    AppError::Engine(EngineError::Spawn(_) | EngineError::SecretUnavailable { .. })
+                ) {
                     tracing::warn!(session = %self.info.id, "the agent's start failed unreported: {err}");
                 }
                 let batch = failure_events(&self.info.id, &err);

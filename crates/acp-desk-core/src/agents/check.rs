@@ -391,6 +391,14 @@ fn install_hint(command: &str) -> Option<&'static str> {
     })
 }
 
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
 fn failure(
     spec: &LaunchSpec,
     e: &EngineError,
@@ -449,6 +457,16 @@ fn failure(
                 and_then(trace, limits)
             ),
             fix: "Check that the command starts the agent's ACP mode (often a flag such as `--acp` or a subcommand `acp`): this looks like a program printing for people. If it is the ACP mode, something else prints on stdout first (a shell profile, a wrapper script, a banner): only ACP may go to stdout, logs belong on stderr.".into(),
+        };
+    }
+    if let EngineError::SecretUnavailable { name, .. } = e {
+        // Nothing was started: the agent's launch names a secret the keychain does not give.
+        return CheckFailure {
+            kind: CheckFailureKind::Other,
+            message: format!("{}.", capitalized(&e.to_string())),
+            fix: format!(
+                "Store it with `acp-desk-cli secret set {name}` or in the window's Secrets (or fix the `{{\"secret\": ...}}` value in the settings), then check again."
+            ),
         };
     }
     if let EngineError::ProtocolVersion(v) = e {
@@ -583,5 +601,47 @@ async fn gone(pid: u32) -> bool {
         // no /proc to look in.
         let _ = pid;
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
+
+    use super::*;
+    use crate::secrets::{EnvValue, SecretRef};
+
+    #[tokio::test]
+    async fn an_agent_whose_env_secret_is_not_available_is_not_started_and_the_fix_is_said() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("ran");
+        let spec = LaunchSpec {
+            name: "keyed".into(),
+            command: "sh".into(),
+            args: vec!["-c".into(), format!("touch '{}'", marker.display())],
+            env: vec![(
+                "API_KEY".into(),
+                EnvValue::Secret(SecretRef::new("keyed-key").unwrap()),
+            )],
+            cwd: None,
+        };
+        // No keychain in this test process (nothing called `set_default_keychain`).
+        let report = check(&spec, dir.path(), CheckLimits::default()).await;
+        assert!(!report.ok);
+        let f = report.failure.unwrap();
+        assert_eq!(f.kind, CheckFailureKind::Other);
+        assert!(
+            f.message.starts_with(
+                "The agent was not started: its env API_KEY needs the secret `keyed-key`"
+            ),
+            "{}",
+            f.message
+        );
+        assert!(
+            f.fix.contains("acp-desk-cli secret set keyed-key"),
+            "{}",
+            f.fix
+        );
+        assert!(!marker.exists(), "nothing ran");
     }
 }
