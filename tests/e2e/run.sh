@@ -20,10 +20,10 @@ cd "$(dirname "$0")/../.."
 target=$(realpath -m "${CARGO_TARGET_DIR:-target}")
 export ACP_DESK_APP=${ACP_DESK_APP:-$target/debug/acp-desk}
 export FAKE_DESKTOP=${FAKE_DESKTOP:-$target/debug/fake-desktop}
-tests=${E2E_TESTS:-tests/e2e/app.test.mjs tests/e2e/restart.test.mjs tests/e2e/history.test.mjs tests/e2e/agents.test.mjs tests/e2e/desktop.test.mjs}
-plain=() desktop=()
+tests=${E2E_TESTS:-tests/e2e/app.test.mjs tests/e2e/restart.test.mjs tests/e2e/history.test.mjs tests/e2e/agents.test.mjs tests/e2e/desktop.test.mjs tests/e2e/mcp.test.mjs}
+plain=() desktop=() keychain=()
 for t in $tests; do
-  case "$(basename "$t")" in desktop*) desktop+=("$t") ;; *) plain+=("$t") ;; esac
+  case "$(basename "$t")" in desktop*) desktop+=("$t") ;; mcp*) keychain+=("$t") ;; *) plain+=("$t") ;; esac
 done
 
 for tool in Xvfb tauri-driver WebKitWebDriver xdpyinfo xdotool; do
@@ -53,6 +53,7 @@ cleanup() {
   # WebKitWebDriver and the app are tauri-driver's children; make sure none outlive the run.
   pkill -f "WebKitWebDriver --port=$((port + 1))" 2>/dev/null || true
   pkill -f "WebKitWebDriver --port=$((port + 3))" 2>/dev/null || true
+  pkill -f "WebKitWebDriver --port=$((port + 5))" 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -103,6 +104,28 @@ if [ ${#desktop[@]} -gt 0 ]; then
     echo "--- tauri-driver log (last 40 lines)"; tail -40 "$work/tauri-driver-$((port + 2)).log" || true
     echo "--- fake-desktop log (last 20 lines)"; tail -20 "$work/fake-desktop.log" || true
     rc=$drc
+  fi
+fi
+# The MCP/secrets tests (mcp*.test.mjs) want a Secret Service for the app: inside
+# tests/keychain/run.sh (gnome-keyring unlocked on a bus of its own) they get that bus; otherwise
+# this script runs them again inside it (a nested run, its own Xvfb and driver); with no
+# gnome-keyring (or E2E_KEYCHAIN=0) they run without a bus and assert the no-keychain message.
+if [ ${#keychain[@]} -gt 0 ]; then
+  krc=0
+  if [ -n "${ACP_DESK_KEYCHAIN_HARNESS:-}" ]; then
+    driver $((port + 4)) "${DBUS_SESSION_BUS_ADDRESS:-disabled:}"
+    TAURI_DRIVER_PORT=$((port + 4)) node --test --test-concurrency=1 "${keychain[@]}" || krc=$?
+  elif [ "${E2E_KEYCHAIN:-1}" != 0 ] && command -v gnome-keyring-daemon >/dev/null 2>&1; then
+    E2E_TESTS="${keychain[*]}" E2E_PORT=$((port + 4)) tests/keychain/run.sh "$0" || krc=$?
+  else
+    echo "e2e: no gnome-keyring-daemon (or E2E_KEYCHAIN=0): ${keychain[*]} run without a keychain"
+    driver $((port + 4)) "disabled:"
+    TAURI_DRIVER_PORT=$((port + 4)) node --test --test-concurrency=1 "${keychain[@]}" || krc=$?
+  fi
+  if [ "$krc" -ne 0 ]; then
+    [ -f "$work/tauri-driver-$((port + 4)).log" ] &&
+      { echo "--- tauri-driver log (last 40 lines)"; tail -40 "$work/tauri-driver-$((port + 4)).log" || true; }
+    rc=$krc
   fi
 fi
 exit "$rc"

@@ -212,7 +212,11 @@ fn report(events: &[Value]) -> (Vec<(String, String, bool)>, Value) {
         .iter()
         .filter(|e| e["kind"] == "mcp-servers")
         .collect();
-    assert_eq!(reports.len(), 1, "one mcp-servers event per start: {events:?}");
+    assert_eq!(
+        reports.len(),
+        1,
+        "one mcp-servers event per start: {events:?}"
+    );
     let ev = reports[0].clone();
     let kinds: Vec<&str> = events.iter().map(|e| e["kind"].as_str().unwrap()).collect();
     let at = kinds.iter().position(|k| *k == "mcp-servers").unwrap();
@@ -256,7 +260,10 @@ fn check_wire(servers: &[(String, Value)], dir: &Path) {
                     json!(["--root", dir, "two words"]),
                     "args verbatim"
                 );
-                assert_eq!(s["env"], json!([{"name": "FILES_MODE", "value": "read-only"}]));
+                assert_eq!(
+                    s["env"],
+                    json!([{"name": "FILES_MODE", "value": "read-only"}])
+                );
             }
             "web" => {
                 assert_eq!(s["type"], "http");
@@ -291,20 +298,24 @@ fn passed_or_skipped_by_capabilities(agent: Agent) {
         assert_eq!(got.len(), 1, "{agent:?}/{mcp}: one session/new: {got:?}");
         assert_eq!(got[0]["method"], "session/new");
         let servers = servers_in(&got[0]);
-        assert_eq!(names(&servers), want, "{agent:?}/{mcp}: what reached the agent");
+        assert_eq!(
+            names(&servers),
+            want,
+            "{agent:?}/{mcp}: what reached the agent"
+        );
         check_wire(&servers, &dir);
 
         let events = out.events();
         let (rows, ev) = report(&events);
-        let expect: Vec<(String, String, bool)> = [
-            ("events", "sse"),
-            ("files", "stdio"),
-            ("web", "http"),
-        ]
-        .iter()
-        .map(|(n, t)| row(n, t, want.contains(n)))
-        .collect();
-        assert_eq!(rows, expect, "{agent:?}/{mcp}: the report says what was passed");
+        let expect: Vec<(String, String, bool)> =
+            [("events", "sse"), ("files", "stdio"), ("web", "http")]
+                .iter()
+                .map(|(n, t)| row(n, t, want.contains(n)))
+                .collect();
+        assert_eq!(
+            rows, expect,
+            "{agent:?}/{mcp}: the report says what was passed"
+        );
         for s in ev["servers"].as_array().unwrap() {
             assert_eq!(s["source"], "settings");
             if s["passed"] == false {
@@ -337,7 +348,10 @@ fn passed_or_skipped_by_capabilities(agent: Agent) {
             })
             .collect();
         if skipped.is_empty() {
-            assert!(notices.is_empty(), "{agent:?}/{mcp}: nothing skipped, no notice");
+            assert!(
+                notices.is_empty(),
+                "{agent:?}/{mcp}: nothing skipped, no notice"
+            );
         } else {
             assert_eq!(
                 notices.len(),
@@ -376,7 +390,11 @@ fn continuing_carries_them(agent: Agent) {
         resumed.stderr
     );
     let loaded = rig.run(&["--continue", &id, "--continue-via", "load"], "and again");
-    assert!(loaded.stderr.contains("loaded"), "{agent:?}: {}", loaded.stderr);
+    assert!(
+        loaded.stderr.contains("loaded"),
+        "{agent:?}: {}",
+        loaded.stderr
+    );
     let got = rig.received();
     let methods: Vec<&str> = got.iter().map(|l| l["method"].as_str().unwrap()).collect();
     assert_eq!(

@@ -149,7 +149,8 @@ impl Default for Args {
 }
 
 pub enum Parsed {
-    Run(Args),
+    // Boxed: Args is large and Help carries nothing.
+    Run(Box<Args>),
     Help,
 }
 
@@ -207,7 +208,7 @@ pub fn parse(mut argv: impl Iterator<Item = String>) -> Result<Parsed, String> {
             _ => return Err(format!("unknown flag {flag:?}")),
         }
     }
-    Ok(Parsed::Run(args))
+    Ok(Parsed::Run(Box::new(args)))
 }
 
 fn parse_caps(list: &str) -> Result<PromptCapabilities, String> {
@@ -315,7 +316,7 @@ mod tests {
 
     fn run(list: &[&str]) -> Result<Args, String> {
         match parse(list.iter().map(|s| (*s).to_owned()))? {
-            Parsed::Run(a) => Ok(a),
+            Parsed::Run(a) => Ok(*a),
             Parsed::Help => Err("help".into()),
         }
     }

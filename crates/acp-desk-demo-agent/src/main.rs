@@ -52,7 +52,7 @@ enum Incoming {
 
 fn main() {
     let args = match args::parse(std::env::args().skip(1)) {
-        Ok(args::Parsed::Run(args)) => args,
+        Ok(args::Parsed::Run(args)) => *args,
         Ok(args::Parsed::Help) => {
             print!("{}", args::USAGE);
             return;
