@@ -111,7 +111,12 @@ fn the_cli_names_a_folder_config_and_uses_it_only_with_project_mcp() {
         "the placeholder server is never passed"
     );
     let files = &got[0].1[0];
-    assert_eq!(files["command"], "npx");
+    // ACP wants an absolute command: `npx` as found on PATH.
+    let command = files["command"].as_str().unwrap_or_default();
+    assert!(
+        command.starts_with('/') && command.ends_with("/npx"),
+        "{command}"
+    );
     assert_eq!(
         files["args"],
         serde_json::json!(["-y", "server-fs", "./docs"])

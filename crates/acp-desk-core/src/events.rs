@@ -354,10 +354,6 @@ pub enum StreamEvent {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tool_call_id: Option<String>,
     },
-    /// How a session that continues a stored one ([`ContinuationMode::Continue`]) or opens one
-    /// the agent listed ([`ContinuationMode::Import`]) was opened with the agent. Comes just
-    /// before its `session-status: ready`; never for a plain new session. Front ends match on
-    /// `outcome`: `new` means the agent has none of the old conversation.
     /// The session's configured MCP servers: which the agent got (in `session/new`,
     /// `session/load` or `session/resume`) and which it did not, and why (its
     /// `mcpCapabilities`, a secret not in the keychain, a server of the same name from a more
@@ -368,6 +364,10 @@ pub enum StreamEvent {
         session_id: String,
         servers: Vec<crate::mcp::McpServerReport>,
     },
+    /// How a session that continues a stored one ([`ContinuationMode::Continue`]) or opens one
+    /// the agent listed ([`ContinuationMode::Import`]) was opened with the agent. Comes just
+    /// before its `session-status: ready`; never for a plain new session. Front ends match on
+    /// `outcome`: `new` means the agent has none of the old conversation.
     #[serde(rename = "session-continued")]
     SessionContinued {
         session_id: String,

@@ -338,7 +338,14 @@ fn no_keychain() -> Result<Option<SecretValue>, SecretError> {
 /// is skipped with the reason (the session goes on without it), as is one whose name a server
 /// before it took (see [`servers_for`]). Blocking (the keychain): call it on the blocking
 /// pool.
-pub fn read_secrets(servers: &[McpServerConfig], keychain: Option<&dyn Keychain>) -> McpLaunch {
+/// A stdio server's command goes out as an absolute path, as ACP asks (`McpServerStdio.command`):
+/// looked up the way the agent's own start is (`process::resolve_command`: PATH, or against
+/// `cwd` for a relative path with a slash).
+pub fn read_secrets(
+    servers: &[McpServerConfig],
+    keychain: Option<&dyn Keychain>,
+    cwd: &std::path::Path,
+) -> McpLaunch {
     let mut cache: BTreeMap<SecretRef, Result<Option<SecretValue>, SecretError>> = BTreeMap::new();
     let mut read = |name: &SecretRef| {
         cache
@@ -388,10 +395,26 @@ pub fn read_secrets(servers: &[McpServerConfig], keychain: Option<&dyn Keychain>
                         },
                     }
                 }
+                let program = match crate::process::resolve_command(command, cwd) {
+                    Ok(full) => full,
+                    Err(e) => {
+                        let why = match e {
+                            crate::process::SpawnError::NotExecutable { path, .. } => {
+                                format!("{} is not executable", path.display())
+                            }
+                            _ => "it is not on PATH".to_owned(),
+                        };
+                        // The agent may know a PATH we do not (its own env): pass it on, said.
+                        report.notes.push(format!(
+                            "`{command}`: {why}; it is passed as written and the agent may fail to start it: install it or give its full path"
+                        ));
+                        std::path::PathBuf::from(command)
+                    }
+                };
                 match failed {
                     Some(why) => Err(why),
                     None => Ok(acp::McpServer::Stdio(
-                        acp::McpServerStdio::new(&config.name, command)
+                        acp::McpServerStdio::new(&config.name, program)
                             .args(args.clone())
                             .env(vars),
                     )),
@@ -581,7 +604,7 @@ metadata:
         let m = manifest();
         let servers = servers_for(&settings(), "reviewer", Some(&m), &[project()]);
         let kc = MemoryKeychain::new();
-        let launch = read_secrets(&servers, Some(&kc));
+        let launch = read_secrets(&servers, Some(&kc), std::path::Path::new("/"));
         let (sent, reports) = launch.for_agent("reviewer", &acp::McpCapabilities::new().http(true));
         let passed: Vec<&str> = reports
             .iter()
@@ -615,7 +638,7 @@ metadata:
         assert_eq!(local.target, "npx");
         assert_eq!(local.source_detail.as_deref(), Some("reviewer"));
         // No keychain at all: said so, the server skipped.
-        let launch = read_secrets(&servers, None);
+        let launch = read_secrets(&servers, None, std::path::Path::new("/"));
         let (_, reports) = launch.for_agent("reviewer", &acp::McpCapabilities::new().http(true));
         let r = reports.iter().find(|r| r.credential.is_some()).unwrap();
         assert!(
@@ -648,7 +671,7 @@ metadata:
             },
             credential_ref: Some(SecretRef::new("docs").unwrap()),
         };
-        let launch = read_secrets(&[server], Some(&kc));
+        let launch = read_secrets(&[server], Some(&kc), std::path::Path::new("/"));
         let (sent, reports) = launch.for_agent("a", &acp::McpCapabilities::new().sse(true));
         assert_eq!(
             serde_json::to_value(&sent).unwrap(),

@@ -697,11 +697,13 @@ impl Reader<'_> {
         let Some(start) = value.find("${") else {
             return false;
         };
-        let inner = value[start + 2..]
-            .split('}')
-            .next()
-            .unwrap_or_default()
-            .to_owned();
+        // Only a name's characters: an unterminated `${` must not carry the rest of an env or
+        // header value (a token) into the problem text the offer and the CLI show.
+        let inner: String = value[start + 2..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || "_:-.".contains(*c))
+            .take(64)
+            .collect();
         let what = if let Some(id) = inner.strip_prefix("input:") {
             format!(
                 "`${{input:{id}}}` is a value {} asks the user for",
@@ -715,7 +717,7 @@ impl Reader<'_> {
         } else {
             let var = inner.split(":-").next().unwrap_or_default();
             format!(
-                "`${{{inner}}}` is the environment variable {var}, which {} fills in",
+                "`${{{var}}}` is the environment variable {var}, which {} fills in",
                 self.kind.tool()
             )
         };

@@ -297,7 +297,11 @@ async fn read_launch_secrets(
         .keychain
         .clone()
         .or_else(|| DEFAULT_KEYCHAIN.get().cloned());
-    tokio::task::spawn_blocking(move || {
+    let cwd = opts.cwd.clone();
+    // A keychain waiting on an unlock prompt nobody answers, or a hung bus, must not leave the
+    // session starting forever (rule 9): bounded like the rest of the start.
+    let limit = opts.start_timeout;
+    let reading = tokio::task::spawn_blocking(move || {
         let keychain = keychain.as_deref();
         let mut spec = spec;
         for (k, v) in &mut spec.env {
@@ -330,11 +334,18 @@ async fn read_launch_secrets(
                 }
             }
         }
-        let mcp = crate::mcp::read_secrets(&servers, keychain);
+        let mcp = crate::mcp::read_secrets(&servers, keychain, &cwd);
         Ok((spec, mcp))
-    })
-    .await
-    .map_err(|e| EngineError::StartFailed(format!("reading the launch's secrets failed: {e}")))?
+    });
+    match tokio::time::timeout(limit, reading).await {
+        Ok(done) => done.map_err(|e| {
+            EngineError::StartFailed(format!("reading the launch's secrets failed: {e}"))
+        })?,
+        Err(_) => Err(EngineError::StartFailed(format!(
+            "the keychain did not answer within {} s (is it waiting to be unlocked?): unlock it, then start the agent again",
+            limit.as_secs()
+        ))),
+    }
 }
 
 /// How a turn ended, as the `turn-end` event says.

@@ -209,10 +209,14 @@ async fn servers_go_in_session_new_as_the_capabilities_allow() {
             Some("replaced by the server of the same name from the agent's manifest `reviewer`")
         );
         assert_eq!(
-            r[0].notes,
-            [
-                "credentialRef is ignored on a stdio server: give it secrets through its env, as {\"secret\": \"NAME\"}"
-            ]
+            r[0].notes[0],
+            "credentialRef is ignored on a stdio server: give it secrets through its env, as {\"secret\": \"NAME\"}"
+        );
+        // `mcp-files` is on no PATH here: passed as written, and said.
+        assert!(
+            r[0].notes[1].starts_with("`mcp-files`: it is not on PATH;"),
+            "{:?}",
+            r[0].notes
         );
         assert_eq!(r[1].credential.as_deref(), Some("web-token"));
         assert!(r[1].notes[0].contains("authorization"), "{:?}", r[1].notes);
@@ -357,7 +361,7 @@ async fn the_brokered_secret_is_in_the_request_and_nowhere_else() {
     evs.extend(rig.rest().await);
     let mut opts = SessionOptions::new("/tmp");
     with_servers(&mut opts);
-    let launch = crate::mcp::read_secrets(&opts.mcp_servers, opts.keychain.as_deref());
+    let launch = crate::mcp::read_secrets(&opts.mcp_servers, opts.keychain.as_deref(), &opts.cwd);
     let mut audit_text = String::new();
     for entry in walk(audit.path()) {
         audit_text.push_str(&std::fs::read_to_string(entry).unwrap());
