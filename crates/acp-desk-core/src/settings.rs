@@ -256,7 +256,9 @@ pub fn load_from(path: &Path) -> Loaded {
 }
 
 /// Zed's dialect: JSON plus comments and trailing commas (see the module docs).
-fn parse_options() -> jsonc_parser::ParseOptions {
+/// The JSON dialect of our config files (Zed's: comments and trailing commas), shared with
+/// `mcp::project`.
+pub(crate) fn parse_options() -> jsonc_parser::ParseOptions {
     jsonc_parser::ParseOptions {
         allow_comments: true,
         allow_trailing_commas: true,
@@ -316,7 +318,8 @@ pub fn parse(file: &str, text: &str) -> Loaded {
     r.finish(settings)
 }
 
-fn kind(v: &Value) -> &'static str {
+/// What a value is, for "expected X, found Y" (shared with `mcp::project`).
+pub(crate) fn kind(v: &Value) -> &'static str {
     match v {
         Value::StringLit(_) => "a string",
         Value::NumberLit(_) => "a number",
@@ -324,6 +327,137 @@ fn kind(v: &Value) -> &'static str {
         Value::Object(_) => "an object",
         Value::Array(_) => "a list",
         Value::NullKeyword(_) => "null",
+    }
+}
+
+/// The 1-based line of byte `offset` in `text`.
+pub(crate) fn line_at(text: &str, offset: usize) -> u32 {
+    let before = text.get(..offset).unwrap_or(text);
+    u32::try_from(before.matches('\n').count() + 1).unwrap_or(u32::MAX)
+}
+
+/// A problem at `at` in `text` (line and column 1-based, the column in characters), shared
+/// with `mcp::project`.
+pub(crate) fn located(
+    file: &str,
+    text: &str,
+    at: &dyn Ranged,
+    field: Option<&str>,
+    message: String,
+    severity: ProblemSeverity,
+) -> ConfigProblem {
+    let before = text.get(..at.start()).unwrap_or(text);
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    ConfigProblem {
+        file: file.into(),
+        line: Some(line_at(text, at.start())),
+        column: Some(u32::try_from(column).unwrap_or(u32::MAX)),
+        field: field.map(str::to_owned),
+        message,
+        severity,
+    }
+}
+
+/// The typed reads both config readers share (the settings, `mcp::project`'s files). Every
+/// problem goes through the reader's own `error`; `skip_note` ends the message of a value
+/// that is then left out, where the reader says so.
+pub(crate) trait JsoncFields {
+    fn error(&mut self, at: &dyn Ranged, field: Option<&str>, message: String);
+
+    fn skip_note(&self) -> &'static str {
+        ""
+    }
+
+    fn object<'v, 'a>(&mut self, v: &'v Value<'a>, field: &str) -> Option<&'v Object<'a>> {
+        match v {
+            Value::Object(o) => Some(o),
+            other => {
+                let note = self.skip_note();
+                self.error(
+                    other,
+                    Some(field),
+                    format!(
+                        "expected an object ({{ ... }}), found {}{note}",
+                        kind(other)
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    fn string(&mut self, v: &Value, field: &str) -> Option<String> {
+        match v {
+            Value::StringLit(s) => Some(s.value.to_string()),
+            other => {
+                self.error(
+                    other,
+                    Some(field),
+                    format!("expected a string, found {}", kind(other)),
+                );
+                None
+            }
+        }
+    }
+
+    fn strings(&mut self, v: &Value, field: &str) -> Option<Vec<String>> {
+        let Value::Array(a) = v else {
+            self.error(
+                v,
+                Some(field),
+                format!("expected a list of strings, found {}", kind(v)),
+            );
+            return None;
+        };
+        let mut out = Vec::new();
+        let mut ok = true;
+        for (i, e) in a.elements.iter().enumerate() {
+            match e {
+                Value::StringLit(s) => out.push(s.value.to_string()),
+                other => {
+                    ok = false;
+                    self.error(
+                        other,
+                        Some(&format!("{field}[{i}]")),
+                        format!(
+                            "expected a string, found {} (quote it: arguments are strings)",
+                            kind(other)
+                        ),
+                    );
+                }
+            }
+        }
+        ok.then_some(out)
+    }
+
+    /// An object of strings (env, headers). Problems name the key, never the value: values
+    /// may be secrets.
+    fn string_map(&mut self, v: &Value, field: &str) -> Option<BTreeMap<String, String>> {
+        let o = self.object(v, field)?;
+        let mut out = BTreeMap::new();
+        let mut ok = true;
+        for p in &o.properties {
+            match &p.value {
+                Value::StringLit(s) => {
+                    out.insert(p.name.as_str().to_owned(), s.value.to_string());
+                }
+                other => {
+                    ok = false;
+                    self.error(
+                        other,
+                        Some(&format!("{field}.{}", p.name.as_str())),
+                        format!("expected a string, found {}", kind(other)),
+                    );
+                }
+            }
+        }
+        ok.then_some(out)
+    }
+}
+
+impl JsoncFields for Reader<'_> {
+    fn error(&mut self, at: &dyn Ranged, field: Option<&str>, message: String) {
+        self.push(at, field, message, ProblemSeverity::Error);
     }
 }
 
@@ -344,17 +478,6 @@ impl Reader<'_> {
         }
     }
 
-    /// 1-based line and column (in characters) of byte `offset`.
-    fn place(&self, offset: usize) -> (u32, u32) {
-        let before = self.text.get(..offset).unwrap_or(self.text);
-        let line = before.matches('\n').count() + 1;
-        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-        (
-            u32::try_from(line).unwrap_or(u32::MAX),
-            u32::try_from(column).unwrap_or(u32::MAX),
-        )
-    }
-
     fn push(
         &mut self,
         at: &dyn Ranged,
@@ -362,19 +485,8 @@ impl Reader<'_> {
         message: String,
         severity: ProblemSeverity,
     ) {
-        let (line, column) = self.place(at.start());
-        self.problems.push(ConfigProblem {
-            file: self.file.into(),
-            line: Some(line),
-            column: Some(column),
-            field: field.map(str::to_owned),
-            message,
-            severity,
-        });
-    }
-
-    fn error(&mut self, at: &dyn Ranged, field: Option<&str>, message: String) {
-        self.push(at, field, message, ProblemSeverity::Error);
+        self.problems
+            .push(located(self.file, self.text, at, field, message, severity));
     }
 
     fn ignored(&mut self, at: &dyn Ranged, field: &str) {
@@ -488,7 +600,7 @@ impl Reader<'_> {
                 );
                 continue;
             }
-            seen.push((name.clone(), self.place(prop.name.start()).0));
+            seen.push((name.clone(), line_at(self.text, prop.name.start())));
             if name == "demo" {
                 // `--agent demo` always works, whatever the file says.
                 self.error(
@@ -735,34 +847,6 @@ impl Reader<'_> {
         })
     }
 
-    fn object<'v, 'a>(&mut self, v: &'v Value<'a>, field: &str) -> Option<&'v Object<'a>> {
-        match v {
-            Value::Object(o) => Some(o),
-            other => {
-                self.error(
-                    other,
-                    Some(field),
-                    format!("expected an object ({{ ... }}), found {}", kind(other)),
-                );
-                None
-            }
-        }
-    }
-
-    fn string(&mut self, v: &Value, field: &str) -> Option<String> {
-        match v {
-            Value::StringLit(s) => Some(s.value.to_string()),
-            other => {
-                self.error(
-                    other,
-                    Some(field),
-                    format!("expected a string, found {}", kind(other)),
-                );
-                None
-            }
-        }
-    }
-
     fn non_empty(&mut self, v: &Value, field: &str, text: &str) -> bool {
         if text.trim().is_empty() {
             self.error(v, Some(field), "is empty".into());
@@ -786,36 +870,6 @@ impl Reader<'_> {
                 None
             }
         }
-    }
-
-    fn strings(&mut self, v: &Value, field: &str) -> Option<Vec<String>> {
-        let Value::Array(a) = v else {
-            self.error(
-                v,
-                Some(field),
-                format!("expected a list of strings, found {}", kind(v)),
-            );
-            return None;
-        };
-        let mut out = Vec::new();
-        let mut ok = true;
-        for (i, e) in a.elements.iter().enumerate() {
-            match e {
-                Value::StringLit(s) => out.push(s.value.to_string()),
-                other => {
-                    ok = false;
-                    self.error(
-                        other,
-                        Some(&format!("{field}[{i}]")),
-                        format!(
-                            "expected a string, found {} (quote it: arguments are strings)",
-                            kind(other)
-                        ),
-                    );
-                }
-            }
-        }
-        ok.then_some(out)
     }
 
     /// An env object: each value a text or `{"secret": "REF"}` (read from the keychain at
@@ -891,30 +945,6 @@ impl Reader<'_> {
                 None
             }
         }
-    }
-
-    /// An object of strings (headers). Problems name the key, never the value: values
-    /// may be secrets.
-    fn string_map(&mut self, v: &Value, field: &str) -> Option<BTreeMap<String, String>> {
-        let o = self.object(v, field)?;
-        let mut out = BTreeMap::new();
-        let mut ok = true;
-        for p in &o.properties {
-            match &p.value {
-                Value::StringLit(s) => {
-                    out.insert(p.name.as_str().to_owned(), s.value.to_string());
-                }
-                other => {
-                    ok = false;
-                    self.error(
-                        other,
-                        Some(&format!("{field}.{}", p.name.as_str())),
-                        format!("expected a string, found {}", kind(other)),
-                    );
-                }
-            }
-        }
-        ok.then_some(out)
     }
 }
 

@@ -30,6 +30,7 @@ use sha2::{Digest, Sha256};
 use super::{McpConfigTransport, McpServerConfig, McpSource};
 use crate::agents::problem::{ConfigProblem, ProblemSeverity};
 use crate::secrets::EnvValue;
+use crate::settings::{JsoncFields, kind, line_at, located, parse_options};
 
 /// A file bigger than this is not read (a project's MCP config is a few hundred bytes; a huge
 /// one is a mistake or a trap, and would sit in memory and in the window).
@@ -238,25 +239,10 @@ fn read_bounded(path: &Path) -> Result<Vec<u8>, ReadError> {
     Ok(bytes)
 }
 
-/// Comments and trailing commas are accepted: VS Code's files have them, and so may the others
-/// when edited in VS Code.
-fn parse_options() -> jsonc_parser::ParseOptions {
-    jsonc_parser::ParseOptions {
-        allow_comments: true,
-        allow_trailing_commas: true,
-        allow_loose_object_property_names: false,
-        allow_missing_commas: false,
-        allow_single_quoted_strings: false,
-        allow_hexadecimal_numbers: false,
-        allow_unary_plus_numbers: false,
-        allow_bare_decimal_point_numbers: false,
-        allow_non_finite_numbers: false,
-        allow_extended_string_escapes: false,
-    }
-}
-
 /// Parses `text` as `kind`'s format without reading a file (for callers that hold the bytes);
-/// `path` names the file in problems and in the servers' source.
+/// `path` names the file in problems and in the servers' source. Comments and trailing commas
+/// are accepted (`settings::parse_options`): VS Code's files have them, and so may the others
+/// when edited in VS Code.
 pub fn parse(name: &'static str, kind: ProjectMcpKind, path: &Path, text: &str) -> ProjectMcpFile {
     let mut file = ProjectMcpFile {
         name,
@@ -324,17 +310,6 @@ fn parse_into(file: &mut ProjectMcpFile, shown: &str, text: &str) {
     file.order = r.order;
 }
 
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::StringLit(_) => "a string",
-        Value::NumberLit(_) => "a number",
-        Value::BooleanLit(_) => "true/false",
-        Value::Object(_) => "an object",
-        Value::Array(_) => "a list",
-        Value::NullKeyword(_) => "null",
-    }
-}
-
 struct Reader<'t> {
     file: &'t str,
     text: &'t str,
@@ -372,17 +347,6 @@ struct Fields {
 }
 
 impl Reader<'_> {
-    /// 1-based line and column (in characters) of byte `offset`.
-    fn place(&self, offset: usize) -> (u32, u32) {
-        let before = self.text.get(..offset).unwrap_or(self.text);
-        let line = before.matches('\n').count() + 1;
-        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-        (
-            u32::try_from(line).unwrap_or(u32::MAX),
-            u32::try_from(column).unwrap_or(u32::MAX),
-        )
-    }
-
     fn push(
         &mut self,
         at: &dyn Ranged,
@@ -390,21 +354,8 @@ impl Reader<'_> {
         message: String,
         sev: ProblemSeverity,
     ) {
-        let (line, column) = self.place(at.start());
-        self.problems.push(ConfigProblem {
-            file: self.file.into(),
-            line: Some(line),
-            column: Some(column),
-            field: field.map(str::to_owned),
-            message,
-            severity: sev,
-        });
-    }
-
-    /// A problem that skips what it concerns.
-    fn error(&mut self, at: &dyn Ranged, field: Option<&str>, message: String) {
-        self.skips += 1;
-        self.push(at, field, message, ProblemSeverity::Error);
+        self.problems
+            .push(located(self.file, self.text, at, field, message, sev));
     }
 
     /// A problem that keeps a server from being used, though it is still listed (held back).
@@ -483,7 +434,7 @@ impl Reader<'_> {
                 );
                 continue;
             }
-            seen.push((name.clone(), self.place(p.name.start()).0));
+            seen.push((name.clone(), line_at(self.text, p.name.start())));
             self.server(p, name, &field);
         }
     }
@@ -730,86 +681,17 @@ impl Reader<'_> {
         );
         true
     }
+}
 
-    fn object<'v, 'a>(&mut self, v: &'v Value<'a>, field: &str) -> Option<&'v Object<'a>> {
-        match v {
-            Value::Object(o) => Some(o),
-            other => {
-                self.error(
-                    other,
-                    Some(field),
-                    format!(
-                        "expected an object ({{ ... }}), found {}; it is skipped",
-                        kind(other)
-                    ),
-                );
-                None
-            }
-        }
+impl crate::settings::JsoncFields for Reader<'_> {
+    /// A problem that skips what it concerns (counted: the entry is not even listed).
+    fn error(&mut self, at: &dyn Ranged, field: Option<&str>, message: String) {
+        self.skips += 1;
+        self.push(at, field, message, ProblemSeverity::Error);
     }
 
-    fn string(&mut self, v: &Value, field: &str) -> Option<String> {
-        match v {
-            Value::StringLit(s) => Some(s.value.to_string()),
-            other => {
-                self.error(
-                    other,
-                    Some(field),
-                    format!("expected a string, found {}", kind(other)),
-                );
-                None
-            }
-        }
-    }
-
-    fn strings(&mut self, v: &Value, field: &str) -> Option<Vec<String>> {
-        let Value::Array(a) = v else {
-            self.error(
-                v,
-                Some(field),
-                format!("expected a list of strings, found {}", kind(v)),
-            );
-            return None;
-        };
-        let mut out = Vec::new();
-        let mut ok = true;
-        for (i, e) in a.elements.iter().enumerate() {
-            match e {
-                Value::StringLit(s) => out.push(s.value.to_string()),
-                other => {
-                    ok = false;
-                    self.error(
-                        other,
-                        Some(&format!("{field}[{i}]")),
-                        format!("expected a string, found {}", kind(other)),
-                    );
-                }
-            }
-        }
-        ok.then_some(out)
-    }
-
-    /// An object of strings (env, headers). Problems name the key, never the value.
-    fn string_map(&mut self, v: &Value, field: &str) -> Option<BTreeMap<String, String>> {
-        let o = self.object(v, field)?;
-        let mut out = BTreeMap::new();
-        let mut ok = true;
-        for p in &o.properties {
-            match &p.value {
-                Value::StringLit(s) => {
-                    out.insert(p.name.as_str().to_owned(), s.value.to_string());
-                }
-                other => {
-                    ok = false;
-                    self.error(
-                        other,
-                        Some(&format!("{field}.{}", p.name.as_str())),
-                        format!("expected a string, found {}", kind(other)),
-                    );
-                }
-            }
-        }
-        ok.then_some(out)
+    fn skip_note(&self) -> &'static str {
+        "; it is skipped"
     }
 }
 
