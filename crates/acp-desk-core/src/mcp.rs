@@ -425,7 +425,26 @@ pub fn read_secrets(
                 let brokered = match &config.credential_ref {
                     None => Ok(Vec::new()),
                     Some(name) => match read(name) {
-                        Ok(Some(secret)) => Ok(credential_headers(&secret)),
+                        Ok(Some(secret)) => {
+                            let headers = credential_headers(&secret);
+                            // The agent would fail on it with a less clear error, or the header
+                            // would split: refused here, naming the secret, never the value.
+                            let bad_name = |k: &str| {
+                                k.is_empty()
+                                    || !k.bytes().all(|b| {
+                                        b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+                                    })
+                            };
+                            if headers.iter().any(|(k, v)| {
+                                bad_name(k) || v.expose().chars().any(|c| c.is_control())
+                            }) {
+                                Err(format!(
+                                    "its credential `{name}` is not a usable header (a line break or control character in the value, or an invalid header name): store it again with `acp-desk-cli secret set {name}`"
+                                ))
+                            } else {
+                                Ok(headers)
+                            }
+                        }
                         got => Err(format!("its credential needs {}", unreadable(name, &got))),
                     },
                 };
@@ -685,6 +704,35 @@ metadata:
         let shown = format!("{launch:?} {reports:?}");
         for secret in ["k1", "Token t", "u:p", "key=q"] {
             assert!(!shown.contains(secret), "{secret} in {shown}");
+        }
+    }
+
+    #[test]
+    fn a_credential_that_cannot_be_a_header_skips_its_server_naming_the_secret_only() {
+        let kc = crate::secrets::MemoryKeychain::new();
+        let name = SecretRef::new("web-token").unwrap();
+        let server = McpServerConfig {
+            name: "web".into(),
+            source: McpSource::Settings,
+            transport: McpConfigTransport::Http {
+                url: "https://mcp.example.com/mcp".into(),
+                headers: BTreeMap::new(),
+            },
+            credential_ref: Some(name.clone()),
+        };
+        for bad in ["zqv\r\nX-Evil: 1", r#"{"bad name": "zqv"}"#] {
+            kc.set(&name, &SecretValue::new(bad.into())).unwrap();
+            let launch = read_secrets(
+                std::slice::from_ref(&server),
+                Some(&kc),
+                std::path::Path::new("/"),
+            );
+            let (sent, r) = launch.for_agent("a", &acp::McpCapabilities::new().http(true));
+            assert!(sent.is_empty());
+            assert!(!r[0].passed);
+            let why = r[0].reason.clone().unwrap_or_default();
+            assert!(why.contains("`web-token` is not a usable header"), "{why}");
+            assert!(!why.contains("zqv") && !why.contains("Evil"), "{why}");
         }
     }
 

@@ -25,22 +25,33 @@ impl SecretRef {
 
     /// Checks `name`; the error says what is wrong, for the settings problem or the CLI.
     pub fn new(name: &str) -> Result<SecretRef, SecretError> {
+        let allowed = |c: char| c.is_ascii_alphanumeric() || "._-/:@".contains(c);
+        let token = looks_like_token(name);
+        // A rejected name is echoed only when it cannot be a pasted value: the error reaches
+        // settings problems, the CLI and the window.
+        let shown = if !token && name.len() <= 64 && name.chars().all(allowed) {
+            format!("`{name}`")
+        } else {
+            "this name".to_owned()
+        };
         let bad = |why: &str| {
             Err(SecretError::InvalidRef {
-                name: name.chars().take(Self::MAX_LEN).collect(),
+                name: shown.clone(),
                 why: why.into(),
             })
         };
+        if token {
+            return bad(
+                "this looks like a secret's value, not its name: choose a name (like `github-mcp`) and store the value under it with `acp-desk-cli secret set NAME`",
+            );
+        }
         if name.is_empty() {
             return bad("a secret's name cannot be empty");
         }
         if name.chars().count() > Self::MAX_LEN {
             return bad("a secret's name is at most 128 characters");
         }
-        if !name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "._-/:@".contains(c))
-        {
+        if !name.chars().all(allowed) {
             return bad("use letters, digits and . _ - / : @ only (like `github-mcp`)");
         }
         Ok(SecretRef(name.to_owned()))
@@ -49,6 +60,30 @@ impl SecretRef {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+}
+
+/// Well-known token shapes (GitHub, OpenAI/Anthropic, Slack, GitLab, AWS, Google, Hugging
+/// Face), or a long run of letters and digits without a separator: a value pasted where a name
+/// goes.
+fn looks_like_token(name: &str) -> bool {
+    const PREFIXES: &[&str] = &[
+        "ghp_",
+        "gho_",
+        "ghs_",
+        "ghu_",
+        "ghr_",
+        "github_pat_",
+        "sk-",
+        "xoxb-",
+        "xoxp-",
+        "xapp-",
+        "glpat-",
+        "AKIA",
+        "AIza",
+        "hf_",
+    ];
+    PREFIXES.iter().any(|p| name.starts_with(p))
+        || (name.len() >= 32 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
 }
 
 impl fmt::Debug for SecretRef {
@@ -112,7 +147,8 @@ impl fmt::Debug for EnvValue {
 /// value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SecretError {
-    #[error("`{name}` is not a valid secret name: {why}")]
+    /// `name` is the rejected name in backticks, or "this name" when it may be a pasted value.
+    #[error("{name} is not a valid secret name: {why}")]
     InvalidRef { name: String, why: String },
     /// No keychain service answers (Linux: nothing owns `org.freedesktop.secrets` on the
     /// session bus).
@@ -559,6 +595,20 @@ mod tests {
         assert!(SecretRef::new("").is_err());
         assert!(SecretRef::new("has space").is_err());
         assert!(SecretRef::new(&"x".repeat(129)).is_err());
+        // A value pasted as a name is refused and never echoed.
+        for token in [
+            "ghp_abcdefghijklmnop0123",
+            "sk-ant-api03-xyz",
+            &"a1".repeat(20),
+        ] {
+            let e = SecretRef::new(token).unwrap_err().to_string();
+            assert!(e.contains("looks like a secret's value"), "{e}");
+            assert!(!e.contains(token), "{e}");
+        }
+        let e = SecretRef::new("tok+en/with=base64")
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains("tok+en"), "{e}");
     }
 
     #[test]
