@@ -171,7 +171,12 @@ fn check_lists_where_a_manifest_and_the_agents_answer_differ() {
     assert_eq!(report["ok"], true, "{report}");
     assert_eq!(
         report["differences"],
-        json!([{"path": "agent.promptCapabilities.audio", "declared": true, "reported": false}]),
+        // The manifest declares no mcpCapabilities; the demo agent takes http and sse.
+        json!([
+            {"path": "agent.promptCapabilities.audio", "declared": true, "reported": false},
+            {"path": "agent.mcpCapabilities.http", "declared": null, "reported": true},
+            {"path": "agent.mcpCapabilities.sse", "declared": null, "reported": true}
+        ]),
         "{report}"
     );
 }
