@@ -192,7 +192,10 @@ describe('MCP servers and secrets in the window, end to end', () => {
     const secret = await browser.$(`[data-secret="${secretName}"]`);
     await secret.waitForExist({ timeout: 20000 });
     assert.equal(await secret.getAttribute('data-stored'), 'false');
-    assert.match(await secret.getProperty('textContent'), /Used by MCP server\s+web/);
+    assert.match(
+      await secret.getProperty('textContent'),
+      /Used by mcp_servers\.web \(credential_ref\)/,
+    );
   });
 
   it('stores a secret in the keychain, and the page keeps nothing of it', async (t) => {
