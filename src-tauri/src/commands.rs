@@ -248,8 +248,9 @@ pub(crate) fn folder_chosen<R: Runtime>(app: &AppHandle<R>, path: String, agent:
 
 // History (src/history.rs): every read and write of the store on the blocking pool.
 
-/// Runs `f` with the app's state on the blocking pool (SQLite blocks).
-async fn on_history<R: Runtime, T: Send + 'static>(
+/// Runs `f` with the app's state on the blocking pool (SQLite, the state file and the keychain
+/// block); `what` names the work in the error if the task fails.
+pub(crate) async fn blocking<R: Runtime, T: Send + 'static>(
     app: AppHandle<R>,
     what: &'static str,
     f: impl FnOnce(&AppState) -> Result<T, IpcError> + Send + 'static,
@@ -262,13 +263,13 @@ async fn on_history<R: Runtime, T: Send + 'static>(
 /// Whether sessions are recorded, and what the user must hear about the history file.
 #[tauri::command]
 pub async fn history_status<R: Runtime>(app: AppHandle<R>) -> Result<HistoryStatus, IpcError> {
-    on_history(app, "read the history's state", |s| Ok(s.history.status())).await
+    blocking(app, "read the history's state", |s| Ok(s.history.status())).await
 }
 
 /// Every stored session, the most recently updated first.
 #[tauri::command]
 pub async fn history_list<R: Runtime>(app: AppHandle<R>) -> Result<Vec<HistorySession>, IpcError> {
-    on_history(app, "list the past sessions", |s| {
+    blocking(app, "list the past sessions", |s| {
         s.history.list(s.sessions.registry())
     })
     .await
@@ -280,7 +281,7 @@ pub async fn history_search<R: Runtime>(
     app: AppHandle<R>,
     text: String,
 ) -> Result<Vec<HistoryHit>, IpcError> {
-    on_history(app, "search the history", move |s| s.history.search(&text)).await
+    blocking(app, "search the history", move |s| s.history.search(&text)).await
 }
 
 /// A stored session and its transcript (StreamEvents, with their row numbers).
@@ -289,7 +290,7 @@ pub async fn history_events<R: Runtime>(
     app: AppHandle<R>,
     id: String,
 ) -> Result<HistoryEvents, IpcError> {
-    on_history(app, "read the past session", move |s| {
+    blocking(app, "read the past session", move |s| {
         s.history.events(s.sessions.registry(), &id)
     })
     .await
@@ -299,7 +300,7 @@ pub async fn history_events<R: Runtime>(
 /// offers `session/delete`; says where it was deleted.
 #[tauri::command]
 pub async fn history_delete<R: Runtime>(app: AppHandle<R>, id: String) -> Result<String, IpcError> {
-    let record = on_history(app.clone(), "delete the past session", {
+    let record = blocking(app.clone(), "delete the past session", {
         let id = id.clone();
         move |s| s.history.deletable(s.sessions.registry(), &id)
     })
@@ -312,7 +313,7 @@ pub async fn history_delete<R: Runtime>(app: AppHandle<R>, id: String) -> Result
         .registry()
         .delete_at_agent(&record)
         .await;
-    on_history(app, "delete the past session", move |s| {
+    blocking(app, "delete the past session", move |s| {
         s.history.delete(&id)
     })
     .await?;
@@ -331,7 +332,7 @@ pub async fn history_export<R: Runtime>(
     format: ExportFormat,
 ) -> Result<Option<String>, IpcError> {
     let dialog = app.clone();
-    on_history(app, "export the session", move |s| {
+    blocking(app, "export the session", move |s| {
         let (name, text) = s.history.export(&id, format)?;
         let (filter, ext) = match format {
             ExportFormat::Markdown => ("Markdown", "md"),
@@ -365,7 +366,7 @@ pub async fn history_export<R: Runtime>(
 #[tauri::command]
 pub async fn history_copy_id<R: Runtime>(app: AppHandle<R>, id: String) -> Result<(), IpcError> {
     let clip = app.clone();
-    on_history(app, "copy the session id", move |s| {
+    blocking(app, "copy the session id", move |s| {
         let full = s.history.full_id(&id)?;
         clip.clipboard()
             .write_text(full)
@@ -383,7 +384,7 @@ pub async fn history_continue<R: Runtime>(
     id: String,
 ) -> Result<SessionInfo, IpcError> {
     let handle = app.clone();
-    let request = on_history(app, "continue the past session", move |s| {
+    let request = blocking(app, "continue the past session", move |s| {
         s.history.continue_request(s.sessions.registry(), &id)
     })
     .await?;
@@ -404,7 +405,7 @@ pub async fn history_send_context<R: Runtime>(
     let state = app.state::<AppState>();
     let registry = state.sessions.registry();
     let caps = registry.handle(&session)?.prompt_capabilities().clone();
-    let (file, text) = on_history(app.clone(), "write the old conversation", move |s| {
+    let (file, text) = blocking(app.clone(), "write the old conversation", move |s| {
         s.history.context_file(&stored)
     })
     .await?;

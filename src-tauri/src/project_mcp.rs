@@ -19,21 +19,11 @@ use acp_desk_core::mcp::McpServerConfig;
 use tauri::{AppHandle, Manager, Runtime};
 
 use crate::AppState;
+use crate::commands::blocking;
 use crate::ipc::{IpcError, SessionInfo};
 
 /// How long a command waits for the state file (its first read, or the write of a decision).
 const STATE_WAIT: Duration = Duration::from_secs(5);
-
-/// Runs `f` with the app's state on the blocking pool.
-async fn blocking<R: Runtime, T: Send + 'static>(
-    app: AppHandle<R>,
-    what: &'static str,
-    f: impl FnOnce(&AppState) -> Result<T, IpcError> + Send + 'static,
-) -> Result<T, IpcError> {
-    tauri::async_runtime::spawn_blocking(move || f(&app.state::<AppState>()))
-        .await
-        .map_err(|e| IpcError::task_failed(what, &e))?
-}
 
 /// What the folder's undecided (or changed) MCP config files would add; `None`: nothing to
 /// ask.
