@@ -292,6 +292,7 @@ fn status(sid: &str, s: SessionState) -> StreamEvent {
                 close: false,
                 delete: false,
             }),
+            auth_methods: None,
         }),
     }
 }

@@ -207,6 +207,7 @@ fn status(s: SessionState) -> StreamEvent {
                 close: false,
                 delete: false,
             }),
+            auth_methods: None,
         }),
     }
 }

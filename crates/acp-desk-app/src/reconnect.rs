@@ -135,6 +135,7 @@ mod tests {
                 acp_session_id: acp.map(Into::into),
                 prompt_capabilities: None,
                 session_methods: None,
+                auth_methods: None,
             }),
         }
     }

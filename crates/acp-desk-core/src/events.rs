@@ -57,7 +57,8 @@ pub const ADDITIONS: &[(&str, &str)] = &[
     (
         "session-status",
         "new kind: starting, ready, dead (and why), agent identity (agent.sessionMethods: the \
-         session methods the agent advertised, load, resume, list, close, delete)",
+         session methods the agent advertised, load, resume, list, close, delete; \
+         agent.authMethods: its authMethods as sign-in actions, auth::AuthAction)",
     ),
     ("modes", "new kind: available modes and the current one"),
     ("current-mode", "new kind: current_mode_update"),
@@ -863,6 +864,11 @@ pub struct AgentIdentity {
     /// delete it at the agent too). Absent until `initialize` answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_methods: Option<SessionMethods>,
+    /// How the user can sign in to the agent (its `authMethods`, classified by
+    /// [`crate::auth::classify`]), for the sign-in actions. Absent until `initialize` answers;
+    /// empty when it asks for none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth_methods: Option<Vec<crate::auth::AuthAction>>,
 }
 
 /// The session methods an agent advertised (`initialize`): `session/load` from

@@ -5,6 +5,7 @@
 pub mod agents;
 pub mod atomic_file;
 pub mod audit;
+pub mod auth;
 pub mod compact;
 pub mod error_kind;
 pub mod events;

@@ -36,6 +36,7 @@ fn status(id: &str, s: SessionState, detail: Option<&str>) -> StreamEvent {
                 close: false,
                 delete: false,
             }),
+            auth_methods: None,
         }),
     }
 }

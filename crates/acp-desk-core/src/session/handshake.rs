@@ -34,6 +34,14 @@ pub fn advertised_client_capabilities() -> acp::ClientCapabilities {
             .read_text_file(true)
             .write_text_file(true))
         .terminal(true)
+        .auth(acp::AuthCapabilities::new().terminal(true))
+        // The older way agents check for terminal logins (claude-code-acp 0.16.2, the
+        // registry's validator); ACP 1.20's `auth.terminal` above is the newer. Both: the
+        // issue, notes/field-2026-12.md.
+        .meta(serde_json::Map::from_iter([(
+            crate::auth::TERMINAL_AUTH_META.to_owned(),
+            serde_json::Value::Bool(true),
+        )]))
 }
 
 impl Owner {
@@ -79,6 +87,7 @@ impl Owner {
         self.identity.prompt_capabilities =
             Some(resp.agent_capabilities.prompt_capabilities.clone());
         self.identity.session_methods = Some(SessionMethods::advertised(&resp.agent_capabilities));
+        self.identity.auth_methods = Some(crate::auth::classify(&resp.auth_methods));
         if let Some(info) = resp.agent_info {
             // Before any request of the agent's: its first read may already need them.
             self.client.add_quirks(Compat::for_agent_info(&info));

@@ -124,6 +124,13 @@ pub struct SessionOptions {
     /// MCP servers' credentials. `None`: the process's ([`set_default_keychain`]); with none
     /// either, a launch that needs one fails (agent env) or skips the server (MCP), saying so.
     pub keychain: Option<Arc<dyn crate::secrets::Keychain>>,
+    /// Sign in with this `authenticate` method (an [`crate::auth::AuthHow::Agent`] action the
+    /// user picked) after `initialize`, before the session is opened (for
+    /// [`Opening::ListOnly`]: before ready). Once: what a front end sets for the start that
+    /// follows the user's choice, not kept for later starts. API-key methods need nothing here:
+    /// their key is sent on every start when the keychain holds one
+    /// ([`crate::auth::api_key_ref`]).
+    pub authenticate: Option<String>,
 }
 
 /// How a session begins with the agent, after `initialize`.
@@ -198,6 +205,7 @@ impl SessionOptions {
             opening: Opening::New,
             mcp_servers: Vec::new(),
             keychain: None,
+            authenticate: None,
         }
     }
 }
@@ -222,6 +230,7 @@ impl std::fmt::Debug for SessionOptions {
             .field("opening", &self.opening)
             .field("mcp_servers", &self.mcp_servers)
             .field("keychain", &self.keychain.as_ref().map(|_| "<keychain>"))
+            .field("authenticate", &self.authenticate)
             .finish()
     }
 }

@@ -248,6 +248,7 @@ impl Owner {
                 acp_session_id: None,
                 prompt_capabilities: None,
                 session_methods: None,
+                auth_methods: None,
             },
             acp_session: None,
             pending: HashMap::new(),

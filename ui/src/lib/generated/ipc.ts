@@ -425,6 +425,43 @@ export type BackgroundTaskStatus = 'running' | 'paused' | 'completed' | 'failed'
  */
 export type SessionState = 'starting' | 'ready' | 'prompting' | 'dead';
 /**
+ * How an [`AuthAction`] is carried out. The env maps are what the agent sent (never a secret
+ * of the user's: those stay in the launch's env, read at spawn time).
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "AuthHow".
+ */
+export type AuthHow =
+  | {
+      via: 'terminal';
+      args?: string[];
+      env?: {
+        [k: string]: string;
+      };
+    }
+  | {
+      via: 'terminal-command';
+      command: string;
+      args?: string[];
+      env?: {
+        [k: string]: string;
+      };
+      /**
+       * The agent's label for it ("Claude Code Login").
+       */
+      label?: string | null;
+    }
+  | {
+      via: 'api-key';
+      /**
+       * `_meta["api-key"].provider` ("google"), when the agent named one.
+       */
+      provider?: string | null;
+    }
+  | {
+      via: 'agent';
+    };
+/**
  * A session configuration option selector and its current state.
  *
  * This interface was referenced by `IpcTypes`'s JSON-Schema
@@ -1704,6 +1741,12 @@ export interface AgentIdentity {
    * delete it at the agent too). Absent until `initialize` answers.
    */
   sessionMethods?: SessionMethods | null;
+  /**
+   * How the user can sign in to the agent (its `authMethods`, classified by
+   * [`crate::auth::classify`]), for the sign-in actions. Absent until `initialize` answers;
+   * empty when it asks for none.
+   */
+  authMethods?: AuthAction[] | null;
 }
 /**
  * Prompt capabilities supported by the agent in `session/prompt` requests.
@@ -1778,6 +1821,24 @@ export interface SessionMethods {
    * `session/delete`: the agent forgets a session it listed.
    */
   delete?: boolean;
+}
+/**
+ * One way to sign in to the agent, as offered to the user.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "AuthAction".
+ */
+export interface AuthAction {
+  /**
+   * The agent's `methodId`.
+   */
+  methodId: string;
+  /**
+   * The agent's name for it ("Log in with Claude Code").
+   */
+  name: string;
+  description?: string | null;
+  how: AuthHow;
 }
 /**
  * A mode the agent can operate in.
