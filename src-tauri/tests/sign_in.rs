@@ -42,7 +42,8 @@ fn isolated() -> &'static (tempfile::TempDir, Arc<MemoryKeychain>) {
             .filter(|p| p.is_file())
             .expect("the demo agent is missing: run `cargo build --workspace --bins` first");
         let auth = dir.path().join("auth");
-        let entry = |methods: &str, at: &str| {
+        let auth_prompt = dir.path().join("auth-prompt");
+        let entry = |methods: &str, at: &str, auth: &std::path::Path| {
             json!({
                 "command": demo.display().to_string(),
                 "env": {
@@ -54,8 +55,9 @@ fn isolated() -> &'static (tempfile::TempDir, Arc<MemoryKeychain>) {
             })
         };
         let settings = json!({"agent_servers": {
-            "demo-key": entry("api-key", "new"),
-            "demo-login": entry("agent,terminal", "new"),
+            "demo-key": entry("api-key", "new", &auth),
+            "demo-login": entry("agent,terminal", "new", &auth),
+            "demo-prompt": entry("agent", "prompt", &auth_prompt),
         }});
         std::fs::create_dir_all(dir.path().join("config")).unwrap();
         std::fs::write(
@@ -272,6 +274,58 @@ fn the_agents_view_signs_in_without_a_session_and_says_what_the_agent_said() {
     );
     assert_eq!(keychain.get(&stored).unwrap().unwrap().expose(), RIGHT_KEY);
     drop(app);
+}
+
+#[test]
+fn an_agent_method_signs_a_session_in_and_the_prompt_that_hit_the_login_goes_through() {
+    let (_, keychain) = isolated();
+    let (app, webview) = app(keychain.clone());
+    let project = tempfile::tempdir().unwrap();
+    let folder = project.path().canonicalize().unwrap().display().to_string();
+    let info = invoke(
+        &webview,
+        "open_session",
+        json!({"folder": folder, "agent": "demo-prompt"}),
+    )
+    .unwrap();
+    let id = info["id"].as_str().unwrap().to_owned();
+    let state = app.state::<AppState>();
+    let registry = || state.sessions.registry();
+    tauri::async_runtime::block_on(async { registry().started(&id).await.unwrap() });
+    let e = invoke(
+        &webview,
+        "prompt",
+        json!({"session": id, "parts": [{"type": "text", "text": "hit the login"}]}),
+    );
+    // The turn ends with the agent's auth-required error (the command answers the turn's end).
+    assert!(e.as_ref().is_ok_and(|v| v["reason"] == "error"), "{e:?}");
+    let e = invoke(
+        &webview,
+        "sign_in_agent",
+        json!({"sessionId": id, "methodId": "no-such"}),
+    )
+    .unwrap_err();
+    assert_eq!(e["code"], "invalid-input", "{e}");
+    let answer = invoke(
+        &webview,
+        "sign_in_agent",
+        json!({"sessionId": id, "methodId": "demo-login"}),
+    )
+    .unwrap();
+    assert_eq!(answer["session"]["id"], id.as_str(), "{answer}");
+    assert_eq!(answer["resendsPrompt"], true, "{answer}");
+    tauri::async_runtime::block_on(async {
+        registry().started(&id).await.unwrap();
+        wait_for("the prompt sent again", || {
+            completed(&registry().snapshot(&id).unwrap())
+        })
+        .await;
+    });
+    assert_eq!(
+        turns_of(&registry().snapshot(&id).unwrap(), "hit the login"),
+        2
+    );
+    tauri::async_runtime::block_on(registry().close_all());
 }
 
 /// A keychain with no service behind it (Linux without a Secret Service).
