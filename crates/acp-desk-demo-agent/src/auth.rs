@@ -91,9 +91,7 @@ impl AuthConfig {
             Err(_) | Ok("" | "new") => AuthAt::New,
             Ok("prompt") => AuthAt::Prompt,
             Ok(other) => {
-                return Err(format!(
-                    "{AUTH_AT_VAR}: {other:?} is not `new` or `prompt`"
-                ));
+                return Err(format!("{AUTH_AT_VAR}: {other:?} is not `new` or `prompt`"));
             }
         };
         c.dir = Some(auth_dir());
@@ -203,7 +201,9 @@ impl AuthConfig {
             // claude-code-acp: `authenticate` of its terminal-auth method is not implemented.
             TERMINAL_META_ID => Err(RpcError::new(
                 -32603,
-                format!("Internal error: {TERMINAL_META_ID} is not implemented by authenticate: run its terminal-auth command"),
+                format!(
+                    "Internal error: {TERMINAL_META_ID} is not implemented by authenticate: run its terminal-auth command"
+                ),
             )),
             API_KEY_ID => {
                 let given = request
@@ -218,7 +218,9 @@ impl AuthConfig {
                     ))),
                     (Some(_), None) => Err(RpcError::new(
                         -32000,
-                        format!("API key not valid: this demo agent has no key to compare with (set {API_KEY_VAR})"),
+                        format!(
+                            "API key not valid: this demo agent has no key to compare with (set {API_KEY_VAR})"
+                        ),
                     )),
                     (Some(g), Some(w)) if g == w => {
                         log!("authenticated with {API_KEY_ID} (kept in memory only)");
@@ -298,9 +300,7 @@ pub fn login() -> i32 {
         );
         return 2;
     }
-    let custom = std::env::var(LOGIN_CODE_VAR)
-        .ok()
-        .filter(|c| !c.is_empty());
+    let custom = std::env::var(LOGIN_CODE_VAR).ok().filter(|c| !c.is_empty());
     let hint = if custom.is_some() {
         format!("the code in {LOGIN_CODE_VAR}")
     } else {

@@ -155,7 +155,10 @@ fn methods_follow_what_the_client_advertised() {
     );
     let meta = &all[1]["_meta"]["terminal-auth"];
     assert!(all[1].get("type").is_none(), "untyped: {}", all[1]);
-    assert!(meta["command"].is_string() && meta["label"].is_string(), "{meta}");
+    assert!(
+        meta["command"].is_string() && meta["label"].is_string(),
+        "{meta}"
+    );
     assert_eq!(all[2]["_meta"]["api-key"]["provider"], "demo");
     // Without the client's capabilities, no terminal methods (the schema's rule, and
     // claude-code-acp's check of `_meta["terminal-auth"]`).
@@ -172,7 +175,10 @@ fn methods_follow_what_the_client_advertised() {
 fn the_agent_method_persists_a_marker_for_the_next_process() {
     let dir = Dir::new("agent");
     let d = dir.0.to_str().unwrap();
-    let env = [("ACP_DESK_DEMO_AUTH", "agent"), ("ACP_DESK_DEMO_AUTH_DIR", d)];
+    let env = [
+        ("ACP_DESK_DEMO_AUTH", "agent"),
+        ("ACP_DESK_DEMO_AUTH_DIR", d),
+    ];
     let mut a = Agent::spawn(&env);
     a.initialize(json!({}));
     let refused = a.new_session();
@@ -210,7 +216,10 @@ fn an_api_key_is_checked_and_kept_in_memory_only() {
     );
     assert_eq!(wrong["error"]["code"], -32000, "{wrong}");
     let message = wrong["error"]["message"].as_str().unwrap();
-    assert!(!message.contains("sk-demo"), "the key is not echoed: {message}");
+    assert!(
+        !message.contains("sk-demo"),
+        "the key is not echoed: {message}"
+    );
     let missing = a.call("authenticate", json!({"methodId": "demo-api-key"}));
     assert_eq!(missing["error"]["code"], -32602, "{missing}");
     let right = a.call(
