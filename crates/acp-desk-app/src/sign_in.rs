@@ -300,11 +300,10 @@ pub async fn verify_api_key_alone(
     let stored = api_key_ref(&agent, method_id)
         .map(|r| r.to_string())
         .unwrap_or_default();
-    let actions = match start_alone(spec, folder, None, keychain).await {
+    // Named: the engine sends this method's stored key, and fails the start without one.
+    let actions = match start_alone(spec, folder, Some(method_id.to_owned()), keychain).await {
         Ok(a) => a,
-        Err(e) => {
-            return Err(with_replace_hint(e, &stored));
-        }
+        Err(e) => return Err(with_replace_hint(e, &stored)),
     };
     let action = check_method(&actions, &agent, method_id, SignInVia::ApiKey)?;
     Ok(AgentSignIn {
@@ -322,7 +321,7 @@ fn with_replace_hint(e: AppError, stored: &str) -> AppError {
     let auth = matches!(&e, AppError::Engine(err)
         if acp_desk_core::error_kind::of_start_failure(err) == ErrorKind::AuthRequired);
     let said = e.to_string();
-    if !auth || said.contains("replace") {
+    if !auth || said.to_lowercase().contains("replace") {
         return e;
     }
     AppError::InvalidInput(format!(
@@ -417,22 +416,24 @@ impl Registry {
         id: &str,
         authenticate: Option<String>,
     ) -> Result<SessionInfo, AppError> {
+        let authenticate = authenticate.map(|m| (m, SignInVia::Authenticate));
+        self.restart_with_sign_in(id, authenticate).await
+    }
+
+    /// [`Registry::restart_signed_in`], the method checked to be of the kind `via` (an
+    /// API-key method: the engine sends its stored key, and fails the start without one).
+    async fn restart_with_sign_in(
+        &self,
+        id: &str,
+        authenticate: Option<(String, SignInVia)>,
+    ) -> Result<SessionInfo, AppError> {
         let session = self.get(id)?;
         let thread = lock_hub(session.hub()?).snapshot();
-        if let Some(method) = &authenticate {
-            let actions = offered_actions(&thread).ok_or_else(|| {
-                AppError::InvalidInput(format!(
-                    "{} has not said how to sign in (it never answered `initialize`): reconnect the session first",
-                    session.info.agent
-                ))
-            })?;
-            check_method(
-                &actions,
-                &session.info.agent,
-                method,
-                SignInVia::Authenticate,
-            )?;
+        if let Some((method, via)) = &authenticate {
+            let actions = offered_actions(&thread).ok_or_else(|| not_initialized(&session))?;
+            check_method(&actions, &session.info.agent, method, *via)?;
         }
+        let authenticate = authenticate.map(|(m, _)| m);
         drop(session);
         let from_thread = prompt_hit_by_login(&thread);
         self.end_agent(id).await?;
@@ -445,8 +446,9 @@ impl Registry {
     }
 
     /// Stores `key` as the API key of the session's agent's method `method_id` (an `api-key`
-    /// method it offered), then [`Registry::restart_signed_in`] without `authenticate`: the
-    /// engine sends the stored key at every start. The keychain call runs on the blocking pool.
+    /// method it offered), then restarts as [`Registry::restart_signed_in`] does, naming the
+    /// method: the engine sends this key (and at every later start, the stored one). The
+    /// keychain call runs on the blocking pool.
     pub async fn sign_in_with_api_key(
         &self,
         id: &str,
@@ -456,12 +458,7 @@ impl Registry {
     ) -> Result<SessionInfo, AppError> {
         let session = self.get(id)?;
         let thread = lock_hub(session.hub()?).snapshot();
-        let actions = offered_actions(&thread).ok_or_else(|| {
-            AppError::InvalidInput(format!(
-                "{} has not said how to sign in (it never answered `initialize`): reconnect the session first",
-                session.info.agent
-            ))
-        })?;
+        let actions = offered_actions(&thread).ok_or_else(|| not_initialized(&session))?;
         check_method(&actions, &session.info.agent, method_id, SignInVia::ApiKey)?;
         // The session's own keychain when its opener gave one: the one its starts read.
         let keychain = session.relaunch.1.keychain.clone().unwrap_or(keychain);
@@ -475,8 +472,17 @@ impl Registry {
                     "storing the API key stopped before it finished ({e}); nothing was restarted"
                 ))
             })??;
-        self.restart_signed_in(id, None).await
+        // Named, not left to the every-start key: this key is the one sent, or the start fails.
+        self.restart_with_sign_in(id, Some((method_id.to_owned(), SignInVia::ApiKey)))
+            .await
     }
+}
+
+fn not_initialized(session: &Session) -> AppError {
+    AppError::InvalidInput(format!(
+        "{} has not said how to sign in (it never answered `initialize`): reconnect the session first",
+        session.info.agent
+    ))
 }
 
 /// Once the restarted agent is ready, sends the kept prompt (the registry's kept one, else the
