@@ -258,7 +258,15 @@ fn the_agents_view_signs_in_without_a_session_and_says_what_the_agent_said() {
     )
     .unwrap_err();
     no_key(&e);
-    assert!(e["message"].as_str().unwrap().contains("replace"), "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .to_lowercase()
+            .contains("replace"),
+        "{e}"
+    );
+    assert_eq!(e["code"], "auth-required", "{e}");
     let stored = SecretRef::new("agent-auth/demo-key/demo-api-key").unwrap();
     assert_eq!(keychain.get(&stored).unwrap().unwrap().expose(), WRONG_KEY);
     let answer = invoke(
