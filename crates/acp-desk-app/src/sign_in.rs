@@ -51,12 +51,35 @@ pub const MAX_API_KEY_BYTES: usize = 16 * 1024;
 /// How much of a kept prompt's text the notice quotes.
 const NOTICE_PREVIEW_CHARS: usize = 80;
 
-/// Prompts kept until their session's agent is signed in, by registry id. Shared with the task
-/// that sends one once the restarted agent is ready.
+/// Prompts kept until their session's agent is signed in, by registry id, and the sessions
+/// whose sign-in restart is under way. Shared with the task that sends a prompt once the
+/// restarted agent is ready.
 #[derive(Clone, Default)]
-pub(crate) struct KeptPrompts(Arc<Mutex<BTreeMap<String, Vec<acp::ContentBlock>>>>);
+pub(crate) struct KeptPrompts(
+    Arc<Mutex<BTreeMap<String, Vec<acp::ContentBlock>>>>,
+    Arc<Mutex<std::collections::BTreeSet<String>>>,
+);
+
+/// Held while a session's agent is ended and started again for a sign-in: a second sign-in
+/// (a double click) is refused instead of starting a second agent for the same session.
+struct Restarting(KeptPrompts, String);
+
+impl Drop for Restarting {
+    fn drop(&mut self) {
+        lock(&self.0.1).remove(&self.1);
+    }
+}
 
 impl KeptPrompts {
+    fn restarting(&self, id: &str) -> Result<Restarting, AppError> {
+        if !lock(&self.1).insert(id.to_owned()) {
+            return Err(AppError::SessionStarting(
+                "a sign-in of this session is already under way: wait for it to finish".into(),
+            ));
+        }
+        Ok(Restarting(self.clone(), id.to_owned()))
+    }
+
     pub(crate) fn forget(&self, id: &str) {
         lock(&self.0).remove(id);
     }
@@ -436,8 +459,10 @@ impl Registry {
         let authenticate = authenticate.map(|(m, _)| m);
         drop(session);
         let from_thread = prompt_hit_by_login(&thread);
+        let restarting = self.kept.restarting(id)?;
         self.end_agent(id).await?;
         let info = self.reconnect_with(id, None, authenticate).await?;
+        drop(restarting);
         let restarted = self.get(id)?;
         self.runtime
             .spawn(resend_when_ready(restarted, self.kept.clone(), from_thread));

@@ -629,3 +629,57 @@ async fn signing_in_without_a_session_says_what_the_agent_said() {
     .await
     .unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_terminal_login_the_restart_sends_the_prompt_and_a_double_click_starts_one_agent() {
+    tokio::time::timeout(HANG * 3, async {
+        let rig = Rig::new();
+        let info = rig
+            .registry
+            .open(rig.request(rig.demo("terminal", "prompt")));
+        let id = info.id.as_str();
+        rig.registry.started(id).await.unwrap();
+        let method = rig
+            .method(id, |h| matches!(h, AuthHow::Terminal { .. }))
+            .await;
+        // A terminal method never goes through authenticate: refused with where it runs.
+        let e = rig
+            .registry
+            .restart_signed_in(id, Some(method))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&e, AppError::InvalidInput(m) if m.contains("login terminal")),
+            "{e:?}"
+        );
+        let asked = "before the login";
+        assert_eq!(rig.turn(id, asked).await, TurnEndReason::Error);
+
+        // What `acp-desk-demo-agent login` leaves when it exits 0 (the pty helper's part),
+        // then what its exit 0 calls, twice at once.
+        std::fs::write(rig.dir.path().join("auth/signed-in"), "login\n").unwrap();
+        let (a, b) = tokio::join!(
+            rig.registry.restart_signed_in(id, None),
+            rig.registry.restart_signed_in(id, None)
+        );
+        assert!(
+            a.is_ok() != b.is_ok(),
+            "one restart, one refused: {a:?} {b:?}"
+        );
+        let refused = a.err().or(b.err()).unwrap();
+        assert!(
+            matches!(refused, AppError::SessionStarting(_)),
+            "{refused:?}"
+        );
+        assert_eq!(rig.settled(id).await, SessionState::Ready);
+        rig.until(id, "sent the prompt again", |t| completed(t) == 1)
+            .await;
+        quiet_period().await;
+        let thread = rig.thread(id);
+        assert_eq!(turns_of(&thread, asked), 2, "{thread:#?}");
+        assert_eq!(resend_notices(&thread).len(), 1);
+        rig.close_and_scan(&[id]).await;
+    })
+    .await
+    .unwrap();
+}
