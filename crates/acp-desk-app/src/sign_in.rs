@@ -16,10 +16,11 @@
 //!   again: its new turn is the thread's last.
 //! - API keys: [`store_api_key`] puts the key in the keychain under
 //!   [`acp_desk_core::auth::api_key_ref`] (`LaunchSpec.name`, the method) and nowhere else; the
-//!   engine reads it at every start. [`Registry::sign_in_with_api_key`] stores and restarts;
-//!   [`verify_api_key_alone`] stores' follow-up without a session (the Agents view): a start
-//!   with no session (`Opening::ListOnly`) in which the engine authenticates with the stored
-//!   key before ready.
+//!   engine reads it at every start. [`Registry::sign_in_with_api_key`] stores and restarts
+//!   naming the method (the engine then sends that key, or fails the start without one);
+//!   [`verify_api_key_alone`] checks a stored key without a session (the Agents view): a start
+//!   with no session (`Opening::ListOnly`) in which the engine authenticates with it before
+//!   ready.
 //! - [`sign_in_alone`]: an `agent` method from the Agents view, with no session: the same kind
 //!   of start, with `authenticate`.
 //!
@@ -311,8 +312,9 @@ pub async fn sign_in_alone(
 
 /// Checks the API key stored for `spec`'s method `method_id` (after [`store_api_key`]): a start
 /// in `folder` with no session, in which the engine authenticates with the stored key before
-/// ready, then the agent is ended. The agent's refusal is the error; the key stays stored
-/// (nothing the user did not ask for is removed): the error says how to replace it.
+/// ready, then the agent is ended. The agent's refusal is the error (kind `auth-required`);
+/// the key stays stored (nothing the user did not ask for is removed) and the error says how
+/// to replace it.
 pub async fn verify_api_key_alone(
     spec: LaunchSpec,
     folder: &Path,
@@ -323,11 +325,9 @@ pub async fn verify_api_key_alone(
     let stored = api_key_ref(&agent, method_id)
         .map(|r| r.to_string())
         .unwrap_or_default();
-    // Named: the engine sends this method's stored key, and fails the start without one.
-    let actions = match start_alone(spec, folder, Some(method_id.to_owned()), keychain).await {
-        Ok(a) => a,
-        Err(e) => return Err(with_replace_hint(e, &stored)),
-    };
+    // Named: the engine sends this method's stored key, and fails the start without one. Its
+    // refusal says the stored key was refused and how to replace it.
+    let actions = start_alone(spec, folder, Some(method_id.to_owned()), keychain).await?;
     let action = check_method(&actions, &agent, method_id, SignInVia::ApiKey)?;
     Ok(AgentSignIn {
         message: format!(
@@ -336,20 +336,6 @@ pub async fn verify_api_key_alone(
         ),
         actions,
     })
-}
-
-/// An auth failure after a key was stored, with how to replace it (unless the engine's words
-/// already say so).
-fn with_replace_hint(e: AppError, stored: &str) -> AppError {
-    let auth = matches!(&e, AppError::Engine(err)
-        if acp_desk_core::error_kind::of_start_failure(err) == ErrorKind::AuthRequired);
-    let said = e.to_string();
-    if !auth || said.to_lowercase().contains("replace") {
-        return e;
-    }
-    AppError::InvalidInput(format!(
-        "{said}\nThe key stays in the keychain as `{stored}`: enter another key to replace it (or remove it under MCP servers & secrets)."
-    ))
 }
 
 /// A start of `spec` with no session, `authenticate` sent when given; the agent's actions as it
