@@ -418,8 +418,9 @@ impl Registry {
     /// if it runs, starts it again under the same id continuing the conversation, with
     /// `authenticate` (an `agent` method of the agent's, checked against what it offered) for
     /// this start only. Returns at once, like [`Registry::reconnect`]: the start's progress and
-    /// outcome arrive as events. Refused while the agent is still starting, and for a session
-    /// opened without views.
+    /// outcome arrive as events. A start still under way (an earlier sign-in waiting in a
+    /// browser) is ended for this one; a second call while this one ends the agent is refused
+    /// (`SessionStarting`), as is a session opened without views.
     pub async fn restart_signed_in(
         &self,
         id: &str,
@@ -446,6 +447,11 @@ impl Registry {
         drop(session);
         let from_thread = prompt_hit_by_login(&thread);
         let restarting = self.kept.restarting(id)?;
+        // A start still under way (an earlier sign-in waiting on the user in a browser, an
+        // agent slow to answer) is given up for this one: the user chose again.
+        if self.get(id)?.abort_start() {
+            tracing::info!(session = %id, "a start under way was ended for a new sign-in");
+        }
         self.end_agent(id).await?;
         let info = self.reconnect_with(id, None, authenticate).await?;
         drop(restarting);

@@ -683,3 +683,86 @@ async fn after_a_terminal_login_the_restart_sends_the_prompt_and_a_double_click_
     .await
     .unwrap();
 }
+
+/// Processes whose environment carries `ACP_DESK_TEST_MARK=mark` and whose program is `name`.
+#[cfg(target_os = "linux")]
+fn marked(mark: &str, name: &str) -> Vec<u32> {
+    let needle = format!("ACP_DESK_TEST_MARK={mark}");
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let program = cmd.split(|b| *b == 0).next().unwrap_or_default();
+            let alive = std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+                !s.rsplit(')')
+                    .next()
+                    .unwrap_or("")
+                    .trim_start()
+                    .starts_with('Z')
+            });
+            alive
+                && program.ends_with(name.as_bytes())
+                && std::fs::read(format!("/proc/{pid}/environ"))
+                    .is_ok_and(|env| env.split(|b| *b == 0).any(|kv| kv == needle.as_bytes()))
+        })
+        .collect()
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sign_in_replaces_a_start_still_under_way_and_leaves_nothing_of_it() {
+    tokio::time::timeout(HANG * 2, async {
+        let rig = Rig::new();
+        let mark = format!("sign-in-abort-{}", std::process::id());
+        // The first start hangs before the agent answers (as one waiting on a browser would);
+        // the next goes straight to the demo agent.
+        let demo = rig.demo("agent", "prompt");
+        let once = rig.dir.path().join("slow-once");
+        let mut args = vec![
+            "-c".to_owned(),
+            r#"f=$1; shift; if [ ! -e "$f" ]; then : > "$f"; sleep 600; fi; exec "$@""#.to_owned(),
+            "sh".to_owned(),
+            once.display().to_string(),
+            demo.command.clone(),
+        ];
+        args.extend(demo.args.clone());
+        let mut env = demo.env.clone();
+        env.push(("ACP_DESK_TEST_MARK".into(), mark.as_str().into()));
+        let spec = LaunchSpec {
+            name: "demo".into(),
+            command: "sh".into(),
+            args,
+            env,
+            cwd: None,
+        };
+        let info = rig.registry.open(rig.request(spec));
+        let id = info.id.as_str();
+        rig.until(id, "started the slow start", |_| once.exists())
+            .await;
+        let wait = tokio::time::Instant::now() + HANG;
+        while marked(&mark, "sleep").is_empty() {
+            assert!(
+                tokio::time::Instant::now() < wait,
+                "the slow start never ran"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(matches!(
+            rig.registry.handle(id),
+            Err(AppError::SessionStarting(_))
+        ));
+
+        rig.registry.restart_signed_in(id, None).await.unwrap();
+        assert_eq!(rig.settled(id).await, SessionState::Ready);
+        assert!(
+            marked(&mark, "sleep").is_empty(),
+            "the start given up left its process behind"
+        );
+        rig.close_and_scan(&[id]).await;
+    })
+    .await
+    .unwrap();
+}
