@@ -288,3 +288,34 @@ async fn list_only_starts_send_the_key_before_ready() {
     assert_eq!(auths.len(), 1);
     assert_eq!(auths[0]["_meta"]["api-key"], KEY);
 }
+
+#[tokio::test]
+async fn check_shows_how_to_sign_in_and_a_refused_stored_key() {
+    use acp_desk_core::agents::{CheckLimits, check};
+    let rig = Rig::new();
+    // Check reads the process's keychain (the OS's in the CLI and the shell).
+    let wrong = "sk-demo-check-wrong-9";
+    assert!(session::set_default_keychain(the_key_stored(wrong)));
+    let limits = CheckLimits {
+        initialize: std::time::Duration::from_secs(20),
+    };
+    let report = check(&rig.agent("api-key,agent", "new"), rig.dir.path(), limits).await;
+    let hows: Vec<&AuthHow> = report.auth_methods.iter().map(|m| &m.how).collect();
+    assert_eq!(
+        hows,
+        [
+            &AuthHow::ApiKey {
+                provider: Some("demo".into())
+            },
+            &AuthHow::Agent
+        ]
+    );
+    assert!(!report.ok);
+    let f = report.failure.as_ref().unwrap();
+    assert!(
+        f.message.contains("refused the API key") && f.fix.contains("acp-desk-cli auth demo"),
+        "{f:?}"
+    );
+    let all = serde_json::to_string(&report).unwrap();
+    assert!(!all.contains(wrong), "{all}");
+}
