@@ -319,3 +319,86 @@ async fn check_shows_how_to_sign_in_and_a_refused_stored_key() {
     let all = serde_json::to_string(&report).unwrap();
     assert!(!all.contains(wrong), "{all}");
 }
+
+/// The terminal login a front end runs (`login_spec`) in a real pty, the code typed on its
+/// keyboard: exit 0 signs the agent in, and the next start needs nothing; a wrong code exits 1.
+#[cfg(unix)]
+#[tokio::test]
+async fn a_terminal_login_typed_in_a_pty_signs_the_agent_in() {
+    use std::io::{Read, Write};
+
+    use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+
+    /// Runs `spec` in a pty, types `typed` once the prompt shows; its exit code and output.
+    fn run_login(spec: &acp_desk_core::auth::LoginSpec, typed: &str) -> (u32, String) {
+        let pair = native_pty_system()
+            .openpty(PtySize {
+                rows: 24,
+                cols: 100,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
+        let mut cmd = CommandBuilder::new(&spec.command);
+        cmd.args(&spec.args);
+        for (k, v) in &spec.env {
+            match v {
+                EnvValue::Plain(v) => cmd.env(k, v),
+                EnvValue::Secret(_) => panic!("no secrets in this launch"),
+            }
+        }
+        let mut child = pair.slave.spawn_command(cmd).unwrap();
+        drop(pair.slave);
+        let mut reader = pair.master.try_clone_reader().unwrap();
+        let mut writer = pair.master.take_writer().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut seen = String::new();
+        let deadline = std::time::Instant::now() + common::HANG;
+        while !seen.contains("Enter the login code") {
+            let chunk = rx
+                .recv_timeout(deadline - std::time::Instant::now())
+                .unwrap_or_else(|_| panic!("no prompt; the terminal showed: {seen}"));
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+        }
+        writer.write_all(typed.as_bytes()).unwrap();
+        writer.flush().unwrap();
+        let code = child.wait().unwrap().exit_code();
+        drop(pair.master);
+        while let Ok(chunk) = rx.recv_timeout(std::time::Duration::from_millis(500)) {
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+        }
+        (code, seen)
+    }
+
+    let rig = Rig::new();
+    let kc = Arc::new(MemoryKeychain::new());
+    let spec = rig.agent("terminal,terminal-meta", "new");
+    let (_, evs) = start_fails(spec.clone(), rig.options(&kc)).await;
+    let got = actions(&evs);
+    for (i, action) in got.iter().enumerate() {
+        let login = login_spec(action, &spec).unwrap();
+        let (code, shown) = run_login(&login, "not-the-code\r");
+        assert_eq!(code, 1, "{shown}");
+        assert!(!rig.auth_dir().join("signed-in").exists());
+        let (code, shown) = run_login(&login, "demo\r");
+        assert_eq!(code, 0, "{} ({i}): {shown}", action.method_id);
+        let marker = std::fs::read_to_string(rig.auth_dir().join("signed-in")).unwrap();
+        assert_eq!(
+            marker.trim(),
+            action.method_id,
+            "the method's env reached it"
+        );
+        start_ok(spec.clone(), rig.options(&kc)).await;
+        std::fs::remove_file(rig.auth_dir().join("signed-in")).unwrap();
+    }
+    let (_, auths) = rig.received();
+    assert!(auths.is_empty(), "authenticate was sent: {auths:?}");
+}
