@@ -9,10 +9,13 @@
 //! `acp-desk-cli manifest [--json]`: ACP Desk's own AIP-44 manifest (see `manifest.rs`)
 //! `acp-desk-cli secret set|delete REF`, `acp-desk-cli secret list [--json]`: the keychain's
 //!  secrets (see `secret.rs`)
+//! `acp-desk-cli auth NAME [--method ID] [--agent-command CMD] [--yes]`: sign in to an agent
+//!  with one of its `authMethods` (see `auth.rs`)
 //!
 //! Other tools script this contract; change it only additively.
 
 mod agents;
+mod auth;
 mod check;
 mod history;
 mod manifest;
@@ -80,6 +83,21 @@ enum Cmd {
     /// `{"secret": "REF"}`) or a manifest (`credentialRef`); its value lives in the keychain
     /// only. Values are never printed.
     Secret(secret::SecretArgs),
+    /// Sign in to an agent with one of the methods it offers (its `authMethods`).
+    ///
+    /// Without --method: the one method it offers is used; several are listed (exit 2). A
+    /// terminal login runs here, in this terminal (exit status 0 = signed in); one whose
+    /// program is not the agent's own launch is run only after you agree (a y/N question on a
+    /// terminal, --yes otherwise). An API key is read with the typing hidden on a terminal, or
+    /// from stdin (`printf %s "$KEY" | acp-desk-cli auth gemini --method gemini-api-key`), kept
+    /// in the OS keychain as `agent-auth/AGENT/METHOD`, sent to the agent on every start, and
+    /// checked by a start here. Any other method asks the agent (`authenticate`); it may open
+    /// a browser.
+    ///
+    /// Exit status: 0 signed in; 1 not signed in (the login exited otherwise, the agent
+    /// refused, the keychain failed, the agent did not start); 2 a usage error (unknown agent
+    /// or method, several methods and no --method, no consent, an empty key); 130 after Ctrl-C.
+    Auth(auth::AuthArgs),
 }
 
 #[derive(clap::Args)]
@@ -243,6 +261,7 @@ fn main() -> ExitCode {
         Cmd::History(args) => Ok(history::history(args, &runtime)),
         Cmd::Manifest(args) => manifest::print(args),
         Cmd::Secret(args) => Ok(secret::secret(args, &runtime)),
+        Cmd::Auth(args) => Ok(auth::auth(args, &runtime)),
     };
     // Do not wait for the stdin reader thread (it may be blocked on a terminal read).
     runtime.shutdown_timeout(Duration::from_millis(100));
