@@ -308,7 +308,11 @@ pub async fn sign_in(
     }
 }
 
-async fn terminal_login(action: &AuthAction, spec: &LaunchSpec, yes: bool) -> Result<String, Failure> {
+async fn terminal_login(
+    action: &AuthAction,
+    spec: &LaunchSpec,
+    yes: bool,
+) -> Result<String, Failure> {
     let Some(login) = core_auth::login_spec(action, spec) else {
         return Err(Failure::failed(format!(
             "{} is not a terminal login",
@@ -345,8 +349,8 @@ async fn terminal_login(action: &AuthAction, spec: &LaunchSpec, yes: bool) -> Re
             EnvValue::Secret(r) => {
                 let r2 = r.clone();
                 let got = tokio::task::spawn_blocking(move || OsKeychain::new().get(&r2))
-                .await
-                .map_err(|e| Failure::failed(format!("internal error: {e}")))?;
+                    .await
+                    .map_err(|e| Failure::failed(format!("internal error: {e}")))?;
                 match got {
                     Ok(Some(v)) => v,
                     Ok(None) => {
@@ -365,7 +369,10 @@ async fn terminal_login(action: &AuthAction, spec: &LaunchSpec, yes: bool) -> Re
         };
         env.push((name.clone(), value));
     }
-    eprintln!("acp-desk-cli: running {} in this terminal: {shown}", login.label);
+    eprintln!(
+        "acp-desk-cli: running {} in this terminal: {shown}",
+        login.label
+    );
     let mut cmd = tokio::process::Command::new(&login.command);
     cmd.args(&login.args)
         .envs(env.iter().map(|(k, v)| (k, v.expose())))
@@ -404,17 +411,22 @@ async fn terminal_login(action: &AuthAction, spec: &LaunchSpec, yes: bool) -> Re
             let how = {
                 use std::os::unix::process::ExitStatusExt;
                 match status.signal() {
-                    Some(2) => return Err(Failure {
-                        code: EXIT_INTERRUPTED,
-                        message: format!("not signed in: {} was interrupted", login.label),
-                    }),
+                    Some(2) => {
+                        return Err(Failure {
+                            code: EXIT_INTERRUPTED,
+                            message: format!("not signed in: {} was interrupted", login.label),
+                        });
+                    }
                     Some(sig) => format!("was ended by signal {sig}"),
                     None => "ended without an exit status".to_owned(),
                 }
             };
             #[cfg(not(unix))]
             let how = "ended without an exit status".to_owned();
-            Err(Failure::failed(format!("not signed in: {} {how}", login.label)))
+            Err(Failure::failed(format!(
+                "not signed in: {} {how}",
+                login.label
+            )))
         }
     }
 }
@@ -454,7 +466,9 @@ async fn api_key(
             "could not store the key in the keychain (`{name}`): {e}"
         )));
     }
-    eprintln!("acp-desk-cli: stored the key as `{name}` in the keychain; checking it with the agent");
+    eprintln!(
+        "acp-desk-cli: stored the key as `{name}` in the keychain; checking it with the agent"
+    );
     let listed = list_only(spec, cwd, None, timeout).await;
     match listed.result {
         Ok(()) => Ok(format!(
@@ -495,17 +509,27 @@ fn quote(word: &str) -> String {
 }
 
 /// Watches a `run` session's events for what sign-in needs: the agent's actions (from
-/// `session-status`) and whether a turn ended with an auth-required error.
+/// `session-status`), and for each turn whether it ended after an auth-required error. The
+/// observers see a batch after the engine answered the caller, so [`AuthWatch::turn`] and
+/// [`AuthWatch::start_failed`] wait (bounded) for the events of what just ended.
 #[derive(Default)]
 pub struct AuthWatch {
     state: Mutex<WatchState>,
+    seen: tokio::sync::Notify,
 }
 
 #[derive(Default)]
 struct WatchState {
     actions: Option<Vec<AuthAction>>,
-    auth_required: bool,
+    /// An auth-required error since the last turn-end.
+    pending: bool,
+    /// Per ended turn (in order): whether an auth-required error came before its turn-end.
+    turns: Vec<bool>,
+    dead: bool,
 }
+
+/// How long to wait for the events of a turn or start that already ended.
+const EVENTS_WAIT: Duration = Duration::from_secs(3);
 
 impl AuthWatch {
     pub fn new() -> Arc<AuthWatch> {
@@ -522,35 +546,63 @@ impl AuthWatch {
         self.state().actions.clone()
     }
 
-    /// Whether an auth-required error was seen since the last call (and forgets it).
-    pub fn take_auth_required(&self) -> bool {
-        std::mem::take(&mut self.state().auth_required)
+    async fn wait_for(&self, done: impl Fn(&WatchState) -> bool) {
+        let _ = tokio::time::timeout(EVENTS_WAIT, async {
+            loop {
+                let notified = self.seen.notified();
+                if done(&self.state()) {
+                    return;
+                }
+                notified.await;
+            }
+        })
+        .await;
+    }
+
+    /// Whether the `n`th turn (0-based) of the session ended with an auth-required error.
+    pub async fn turn(&self, n: usize) -> bool {
+        self.wait_for(|s| s.turns.len() > n || s.dead).await;
+        let s = self.state();
+        s.turns.get(n).copied().unwrap_or(s.pending)
+    }
+
+    /// After a failed start: waits for its `dead` status, so that the actions are known.
+    pub async fn start_failed(&self) {
+        self.wait_for(|s| s.dead).await;
     }
 }
 
 impl acp_desk_app::Observer for AuthWatch {
     fn on_batch(&self, _: &acp_desk_app::SessionInfo, events: &[StreamEvent]) {
-        let mut state = self.state();
-        for ev in events {
-            match ev {
-                StreamEvent::SessionStatus {
-                    agent: Some(agent), ..
-                } => {
-                    if let Some(a) = &agent.auth_methods {
-                        state.actions = Some(a.clone());
+        {
+            let mut state = self.state();
+            for ev in events {
+                match ev {
+                    StreamEvent::SessionStatus { agent, status, .. } => {
+                        if let Some(a) = agent.as_ref().and_then(|a| a.auth_methods.as_ref()) {
+                            state.actions = Some(a.clone());
+                        }
+                        if *status == acp_desk_core::events::SessionState::Dead {
+                            state.dead = true;
+                        }
                     }
+                    StreamEvent::Error {
+                        error:
+                            ErrorInfo {
+                                kind: Some(ErrorKind::AuthRequired),
+                                ..
+                            },
+                        ..
+                    } => state.pending = true,
+                    StreamEvent::TurnEnd { .. } => {
+                        let hit = std::mem::take(&mut state.pending);
+                        state.turns.push(hit);
+                    }
+                    _ => {}
                 }
-                StreamEvent::Error {
-                    error:
-                        ErrorInfo {
-                            kind: Some(ErrorKind::AuthRequired),
-                            ..
-                        },
-                    ..
-                } => state.auth_required = true,
-                _ => {}
             }
         }
+        self.seen.notify_waiters();
     }
 }
 
@@ -574,13 +626,23 @@ mod tests {
             panic!("chose without --method")
         };
         assert_eq!(f.code, EXIT_USAGE);
-        assert!(f.message.contains("acp-desk-cli auth gemini --method oauth-personal"));
-        assert!(f.message.contains("acp-desk-cli auth gemini --method gemini-api-key"));
+        assert!(
+            f.message
+                .contains("acp-desk-cli auth gemini --method oauth-personal")
+        );
+        assert!(
+            f.message
+                .contains("acp-desk-cli auth gemini --method gemini-api-key")
+        );
         assert!(f.message.contains("an API key (google)"));
         let Err(f) = choose(&actions(), Some("nope"), &who, "gemini") else {
             panic!("unknown method accepted")
         };
-        assert!(f.message.contains("no sign-in method `nope`"), "{}", f.message);
+        assert!(
+            f.message.contains("no sign-in method `nope`"),
+            "{}",
+            f.message
+        );
         let got = choose(&actions(), Some("gemini-api-key"), &who, "gemini").ok();
         assert_eq!(got.map(|a| a.method_id), Some("gemini-api-key".into()));
     }
