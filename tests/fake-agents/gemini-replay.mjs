@@ -5,8 +5,9 @@
 // (tests/fixtures/README.md) the key lives in this process's memory only: a new process needs
 // it again.
 //
-// Every message received is appended as one JSON line to $GEMINI_REPLAY_LOG (when set), so a test
-// can see what the client sent, key included (that file is the agent's side, the test's own).
+// Every message received is appended to $GEMINI_REPLAY_LOG (when set) as one JSON line
+// `{"pid", "received"}`, so a test can see what the client sent to which process, key included
+// (that file is the agent's side, the test's own).
 // No dependencies: plain JSON-RPC lines.
 import { appendFileSync, readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
@@ -31,13 +32,14 @@ let sessions = 0;
 const rl = createInterface({ input: process.stdin });
 rl.on("line", (line) => {
   if (!line.trim()) return;
-  if (log) appendFileSync(log, line + "\n");
   let msg;
   try {
     msg = JSON.parse(line);
   } catch {
+    if (log) appendFileSync(log, JSON.stringify({ pid: process.pid, notJson: line }) + "\n");
     return;
   }
+  if (log) appendFileSync(log, JSON.stringify({ pid: process.pid, received: msg }) + "\n");
   if (msg.id === undefined || !msg.method) return;
   const { id, method, params } = msg;
   switch (method) {

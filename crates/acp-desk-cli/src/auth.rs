@@ -200,7 +200,7 @@ pub fn list(actions: &[AuthAction], who: &AgentArg) -> String {
         .iter()
         .map(|a| {
             format!(
-                "  {}   {} ({})",
+                "  {}   {}: {}",
                 who.command_for(&a.method_id),
                 a.name,
                 how(&a.how)
