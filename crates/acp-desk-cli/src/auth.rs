@@ -487,12 +487,8 @@ async fn api_key(
 pub async fn ask_yes(question: &str) -> bool {
     eprint!("{question}");
     let _ = std::io::stderr().flush();
-    let answer = tokio::task::spawn_blocking(|| {
-        let mut line = String::new();
-        std::io::stdin().read_line(&mut line).map(|_| line)
-    })
-    .await;
-    matches!(answer, Ok(Ok(l)) if matches!(l.trim().to_ascii_lowercase().as_str(), "y" | "yes"))
+    let answer = crate::render::terminal_lines().next().await;
+    matches!(answer, Some(l) if matches!(l.to_ascii_lowercase().as_str(), "y" | "yes"))
 }
 
 /// A word as a shell would read it back (for showing a command, never for running one).

@@ -618,14 +618,8 @@ async fn offer(
     question.push_str(&format!("Number (1-{}), or Enter to stop: ", actions.len()));
     eprint!("{question}");
     let _ = std::io::Write::flush(&mut std::io::stderr());
-    let line = tokio::task::spawn_blocking(|| {
-        let mut line = String::new();
-        std::io::stdin().read_line(&mut line).map(|_| line)
-    })
-    .await
-    .ok()?
-    .ok()?;
-    let n: usize = line.trim().parse().ok()?;
+    let line = render::terminal_lines().next().await?;
+    let n: usize = line.parse().ok()?;
     actions.get(n.checked_sub(1)?).cloned()
 }
 
