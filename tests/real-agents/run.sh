@@ -519,7 +519,7 @@ pty_run "$SIGN/login.pty" "$SIGN/steps" "${sign_env[@]}" timeout -k 5 "$TIMEOUT"
 popd >/dev/null
 PTY=$(tr -cd '[:print:]\n' <"$SIGN/login.pty")
 check "sign-in: acp-desk-cli auth asked, then ran Claude Code Login in the pty" \
-  contains "$PTY" "running Claude Code Login in this terminal: node $LOGIN_JS"
+  contains "$PTY" "running the login \"Claude Code Login\" in this terminal: node $LOGIN_JS"
 check "sign-in: Claude Code $CLAUDE_VERSION's own screens were in the pty (Welcome … v$CLAUDE_VERSION, its exit's claude --resume)" \
   eval 'grep -qaF "v$CLAUDE_VERSION" "$SIGN/login.pty" && grep -qaF "claude --resume" "$SIGN/login.pty"'
 check "sign-in: the login exited 0, auth exited 0 saying signed in" \
