@@ -241,4 +241,42 @@ mod real_secret_service {
         let history = world.cli(&["history", "list", "--json"], None);
         assert!(!text(&history).contains(key));
     }
+
+    /// The demo agent's API-key method with a key it refuses: `auth` stores it, the check start
+    /// is refused, and the message says how to replace it, never the key.
+    #[test]
+    fn a_refused_key_is_reported_with_how_to_replace_it() {
+        harness();
+        let world = World::new();
+        let demo = format!("'{}'", bin("acp-desk-demo-agent").display());
+        let wrong = "demo-WRONG-key-77aa";
+        let mut cmd = Command::new(bin("acp-desk-cli"));
+        cmd.args(["auth", "--agent-command", &demo, "--method", "demo-api-key"])
+            .current_dir(world.project())
+            .env("ACP_DESK_CONFIG_DIR", world.config())
+            .env("ACP_DESK_DATA_DIR", world.data())
+            .env("ACP_DESK_LOG", "trace")
+            .env("ACP_DESK_DEMO_AUTH", "api-key")
+            .env("ACP_DESK_DEMO_API_KEY", "demo-RIGHT-key")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(format!("{wrong}\n").as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let said = text(&out);
+        assert_eq!(out.status.code(), Some(1), "{said}");
+        assert!(!said.contains(wrong), "the key is in the output: {said}");
+        assert!(said.contains("did not start with it"), "{said}");
+        assert!(
+            said.contains("acp-desk-cli secret delete agent-auth/"),
+            "{said}"
+        );
+        nowhere_under(&world.data(), wrong);
+    }
 }
