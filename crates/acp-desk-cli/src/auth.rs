@@ -370,7 +370,7 @@ async fn terminal_login(
         env.push((name.clone(), value));
     }
     eprintln!(
-        "acp-desk-cli: running {} in this terminal: {shown}",
+        "acp-desk-cli: running the login \"{}\" in this terminal: {shown}",
         login.label
     );
     let mut cmd = tokio::process::Command::new(&login.command);
