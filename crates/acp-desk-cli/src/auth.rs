@@ -132,7 +132,7 @@ pub fn auth(args: AuthArgs, runtime: &tokio::runtime::Runtime) -> ExitCode {
     };
     let cwd = std::env::current_dir().unwrap_or_else(|_| std::env::temp_dir());
     let result = runtime.block_on(async {
-        let listed = list_only(&spec, &cwd, None, timeout).await;
+        let listed = interruptible(list_only(&spec, &cwd, None, timeout)).await?;
         let actions = match listed.actions {
             Some(a) => a,
             None => {
@@ -293,7 +293,13 @@ pub async fn sign_in(
         }
         AuthHow::ApiKey { .. } => api_key(action, spec, cwd, timeout).await,
         AuthHow::Agent => {
-            let listed = list_only(spec, cwd, Some(action.method_id.clone()), timeout).await;
+            let listed = interruptible(list_only(
+                spec,
+                cwd,
+                Some(action.method_id.clone()),
+                timeout,
+            ))
+            .await?;
             match listed.result {
                 Ok(()) => Ok(format!(
                     "signed in to `{}` with {} ({})",
@@ -446,7 +452,7 @@ async fn api_key(
     let handle = tokio::runtime::Handle::current();
     let key = tokio::task::block_in_place(|| {
         if std::io::stdin().is_terminal() {
-            crate::secret::ask_hidden(&prompt, &handle)
+            crate::secret::ask_hidden(&prompt, &handle, false)
         } else {
             crate::secret::read_piped()
         }
@@ -455,11 +461,11 @@ async fn api_key(
         crate::secret::Refused::Usage(why) => Failure::usage(format!("nothing stored: {why}")),
         crate::secret::Refused::Failed(why) => Failure::failed(format!("nothing stored: {why}")),
     })?;
-    let stored = tokio::task::spawn_blocking({
+    let stored = interruptible(tokio::task::spawn_blocking({
         let name = name.clone();
         move || OsKeychain::new().set(&name, &key)
-    })
-    .await
+    }))
+    .await?
     .map_err(|e| Failure::failed(format!("internal error: {e}")))?;
     if let Err(e) = stored {
         return Err(Failure::failed(format!(
@@ -469,7 +475,7 @@ async fn api_key(
     eprintln!(
         "acp-desk-cli: stored the key as `{name}` in the keychain; checking it with the agent"
     );
-    let listed = list_only(spec, cwd, None, timeout).await;
+    let listed = interruptible(list_only(spec, cwd, None, timeout)).await?;
     match listed.result {
         Ok(()) => Ok(format!(
             "signed in to `{}` with {}: the key is kept in the keychain as `{name}` and sent on every start",
@@ -480,6 +486,17 @@ async fn api_key(
              To replace it: run this again; to remove it: `acp-desk-cli secret delete {name}`",
             spec.name
         ))),
+    }
+}
+
+/// `work`, or exit 130 on Ctrl-C (dropping it ends an agent it started).
+async fn interruptible<T>(work: impl std::future::Future<Output = T>) -> Result<T, Failure> {
+    tokio::select! {
+        r = work => Ok(r),
+        _ = tokio::signal::ctrl_c() => Err(Failure {
+            code: EXIT_INTERRUPTED,
+            message: "interrupted".into(),
+        }),
     }
 }
 

@@ -89,6 +89,7 @@ fn set(keychain: &dyn Keychain, name: &str, runtime: &tokio::runtime::Runtime) -
         ask_hidden(
             &format!("Secret for {name} (typing is hidden): "),
             runtime.handle(),
+            true,
         )
     } else {
         read_piped()
@@ -164,7 +165,11 @@ pub(crate) fn read_piped() -> Result<SecretValue, Refused> {
 }
 
 #[cfg(not(unix))]
-pub(crate) fn ask_hidden(_: &str, _: &tokio::runtime::Handle) -> Result<SecretValue, Refused> {
+pub(crate) fn ask_hidden(
+    _: &str,
+    _: &tokio::runtime::Handle,
+    _: bool,
+) -> Result<SecretValue, Refused> {
     Err(Refused::Usage(
         "typing a secret hidden is not supported here yet: pipe it in (`... | acp-desk-cli secret set REF`)"
             .into(),
@@ -175,9 +180,14 @@ pub(crate) fn ask_hidden(_: &str, _: &tokio::runtime::Handle) -> Result<SecretVa
 /// guard's drop (an answer, an error, a panic), and the signal task for Ctrl-C, Ctrl-\,
 /// a hangup or a kill, which restores it before the process exits.
 #[cfg(unix)]
+///
+/// `exit_on_later_signal`: the signal task stays after the answer and ends the process on a
+/// later Ctrl-C (tokio's handler, once installed, replaces the default one). A caller that
+/// handles Ctrl-C itself afterwards (`auth`, `run`) passes `false`.
 pub(crate) fn ask_hidden(
     prompt: &str,
     runtime: &tokio::runtime::Handle,
+    exit_on_later_signal: bool,
 ) -> Result<SecretValue, Refused> {
     use rustix::termios::{LocalModes, OptionalActions, tcgetattr, tcsetattr};
     use std::sync::{Arc, Mutex};
@@ -263,6 +273,9 @@ pub(crate) fn ask_hidden(
     // A line longer than a secret is cut here (the terminal's own limit is lower anyway).
     let read = std::io::BufRead::read_line(&mut stdin.lock().take(MAX_SECRET_BYTES), &mut line);
     drop(guard);
+    if !exit_on_later_signal {
+        signals.abort();
+    }
     drop(signals);
     match read {
         Ok(0) => Err(Refused::Usage("no secret was typed".into())),
