@@ -383,3 +383,24 @@ fn run_on_a_terminal_stops_when_the_user_declines() {
     assert_eq!(t.exit_code(), 1, "{}", t.seen());
     assert_eq!(demo.signed_in(), None);
 }
+
+#[test]
+fn ctrl_c_at_a_sign_in_question_ends_with_130() {
+    let demo = Demo::new("terminal-meta", "new");
+    let cmd = demo.command();
+    let mut t = demo.terminal(&["run", "--agent-command", &cmd, "hello"]);
+    t.wait_for("Sign in now?");
+    t.type_in(b"\x03");
+    assert_eq!(t.exit_code(), 130, "{}", t.seen());
+    let mut t = demo.terminal(&[
+        "auth",
+        "--agent-command",
+        &cmd,
+        "--method",
+        "demo-meta-login",
+    ]);
+    t.wait_for("Run it? [y/N]");
+    t.type_in(b"\x03");
+    assert_eq!(t.exit_code(), 130, "{}", t.seen());
+    assert_eq!(demo.signed_in(), None);
+}

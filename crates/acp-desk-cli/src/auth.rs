@@ -343,7 +343,7 @@ async fn terminal_login(
             "{} runs a program the agent named, not the agent itself:\n  {shown}\nRun it? [y/N] ",
             login.label
         );
-        if !ask_yes(&question).await {
+        if !interruptible(ask_yes(&question)).await? {
             return Err(Failure::usage("nothing was run: you did not agree"));
         }
     }

@@ -569,7 +569,12 @@ async fn run(args: RunArgs, history: &history::RunHistory) -> anyhow::Result<Exi
         if !interactive || signed_in || actions.is_empty() {
             return Ok(ExitCode::from(EXIT_FAILED));
         }
-        let Some(action) = offer(&actions).await else {
+        // Ctrl-C at the question ends the run (tokio's handler replaced the default one).
+        let chosen = tokio::select! {
+            a = offer(&actions) => a,
+            _ = tokio::signal::ctrl_c() => return Ok(ExitCode::from(EXIT_INTERRUPTED)),
+        };
+        let Some(action) = chosen else {
             return Ok(ExitCode::from(EXIT_FAILED));
         };
         match auth::sign_in(
