@@ -553,14 +553,24 @@ async fn run(args: RunArgs, history: &history::RunHistory) -> anyhow::Result<Exi
     let mut checked = checked;
     let mut prompts: &[String] = &args.prompts;
     let mut signed_in = false;
+    // A turn before the sign-in that ended other than `end_turn` still makes it exit 3.
+    let mut ended_otherwise_before = false;
     loop {
         let watch = auth::AuthWatch::new();
         let outcome = attempt(&args, &checked, prompts, history, &watch).await?;
-        let Attempt::AuthRequired { at, session } = outcome else {
-            let Attempt::Done(code) = outcome else {
-                unreachable!()
-            };
-            return Ok(code);
+        let (at, session) = match outcome {
+            Attempt::Done(code) if ended_otherwise_before && code == ExitCode::SUCCESS => {
+                return Ok(ExitCode::from(EXIT_ENDED_OTHERWISE));
+            }
+            Attempt::Done(code) => return Ok(code),
+            Attempt::AuthRequired {
+                at,
+                session,
+                ended_otherwise,
+            } => {
+                ended_otherwise_before |= ended_otherwise;
+                (at, session)
+            }
         };
         let actions = watch.actions();
         eprintln!("acp-desk-cli: {}", auth::advice(actions.as_deref(), &who));
@@ -634,7 +644,12 @@ enum Attempt {
     Done(ExitCode),
     /// The agent needs a sign-in: at the start (`session: None`), or when prompt `at` (of the
     /// prompts given) was sent in the stored session `session`.
-    AuthRequired { at: usize, session: Option<String> },
+    AuthRequired {
+        at: usize,
+        session: Option<String>,
+        /// A turn before it ended other than `end_turn`.
+        ended_otherwise: bool,
+    },
 }
 
 /// Starts the agent and runs `prompts` in one session.
@@ -721,6 +736,7 @@ async fn attempt(
                 Attempt::AuthRequired {
                     at: 0,
                     session: None,
+                    ended_otherwise: false,
                 }
             } else {
                 Attempt::Done(ExitCode::from(EXIT_FAILED))
@@ -813,6 +829,7 @@ async fn attempt(
         return Ok(Attempt::AuthRequired {
             at,
             session: history.observer().map(|_| id_in_history),
+            ended_otherwise,
         });
     }
     // When turns ended differently: 130 wins, then 1, then 3.
