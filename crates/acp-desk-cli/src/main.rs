@@ -607,11 +607,15 @@ async fn run(args: RunArgs, history: &history::RunHistory) -> anyhow::Result<Exi
         // The session the agent had (auth-required in a turn): continued where the agent
         // offers it, so the prompt goes on in the same conversation.
         if let Some(id) = session {
-            match continuation(
-                &id,
-                Via::Auto,
-                Some((checked.agent.clone(), checked.spec.clone(), checked.origin)),
-            ) {
+            // The history file: blocking IO, and the runtime has more than one worker.
+            let continued = tokio::task::block_in_place(|| {
+                continuation(
+                    &id,
+                    Via::Auto,
+                    Some((checked.agent.clone(), checked.spec.clone(), checked.origin)),
+                )
+            });
+            match continued {
                 Ok(c) => checked.opts.opening = c.options.opening,
                 Err(e) => eprintln!(
                     "acp-desk-cli: the session cannot be continued ({e:#}); a new one is started"
