@@ -196,16 +196,19 @@ fn choose(
 
 /// One line per action: the command that runs it, its name and how it is done.
 pub fn list(actions: &[AuthAction], who: &AgentArg) -> String {
+    let commands: Vec<String> = actions
+        .iter()
+        .map(|a| who.command_for(&a.method_id))
+        .collect();
+    let width = commands
+        .iter()
+        .map(|c| c.chars().count())
+        .max()
+        .unwrap_or(0);
     actions
         .iter()
-        .map(|a| {
-            format!(
-                "  {}   {}: {}",
-                who.command_for(&a.method_id),
-                a.name,
-                how(&a.how)
-            )
-        })
+        .zip(&commands)
+        .map(|(a, c)| format!("  {c:<width$}   {}: {}", a.name, how(&a.how)))
         .collect::<Vec<_>>()
         .join("\n")
 }
