@@ -27,6 +27,13 @@
 //                          a newline
 //   mcp-report FILE        the `mcp-servers` event of a --json transcript: `name:transport:passed`
 //                          per server, sorted, each followed by a space
+//   auth-how FILE ID       the sign-in action ID of a --json transcript (session-status
+//                          agent.authMethods): `via command arg0`, space-separated
+//   error-kind FILE        the `kind` of the first `error` event of a --json transcript
+//   wire-methods FILE      wire-tap.mjs's log: the `method` of every request and notification the
+//                          client sent, each followed by a space
+//   wire-error FILE METHOD wire-tap.mjs's log: the agent's error answers to METHOD requests,
+//                          `CODE MESSAGE` each, one a line
 
 import fs from "node:fs";
 
@@ -115,6 +122,30 @@ switch (cmd) {
   case "count":
     out(String(lines().filter((e) => e.kind === rest[0]).length));
     break;
+  case "auth-how": {
+    const st = lines().filter((e) => e.kind === "session-status" && e.agent?.authMethods);
+    const a = (st[st.length - 1]?.agent.authMethods || []).find((m) => m.methodId === rest[0]);
+    out(a ? [a.how?.via, a.how?.command ?? "", (a.how?.args || [])[0] ?? ""].join(" ") : "");
+    break;
+  }
+  case "error-kind":
+    out(String(lines().find((x) => x.kind === "error")?.error?.kind ?? ""));
+    break;
+  case "wire-methods":
+    out(lines().filter((l) => l.sent?.method).map((l) => l.sent.method + " ").join(""));
+    break;
+  case "wire-error": {
+    // Ids restart with each agent process: pair each request with the next answer of its id.
+    const all = lines();
+    const found = [];
+    all.forEach((l, i) => {
+      if (l.sent?.method !== rest[0] || l.sent.id === undefined) return;
+      const a = all.slice(i + 1).find((x) => x.answered && x.answered.id === l.sent.id && !x.answered.method);
+      if (a?.answered.error) found.push(`${a.answered.error.code} ${a.answered.error.message}\n`);
+    });
+    out(found.join(""));
+    break;
+  }
   case "get":
     out(String(JSON.parse(raw())[rest[0]] ?? ""));
     break;

@@ -441,6 +441,112 @@ JSON
   MCP_PID=
 fi
 
+# --- sign-in: ~/.claude.json.backup and no ~/.claude.json (issue 18) -----------------------------
+# claude-code-acp 0.16.2 refuses session/new with -32000 in that state (dist/acp-agent.js
+# newSession); its one auth method, claude-login, carries `_meta["terminal-auth"]` (node …/cli.js)
+# because ACP Desk advertises it, and its `authenticate` throws. Every agent start here goes
+# through wire-tap.mjs, so what ACP Desk sent is read from the wire.
+# pty_run LOG STEPS CMD...: CMD in a pty (util-linux script), its output in LOG; STEPS holds lines
+# `TEXT<TAB>KEYS`: once LOG holds TEXT, KEYS (printf escapes) are typed. Sets PTY_RC.
+pty_run() {
+  local log=$1 steps=$2 fd want keys sp n
+  shift 2
+  local cmdline
+  printf -v cmdline '%q ' "$@"
+  : >"$log"
+  rm -f "$log.in" && mkfifo "$log.in"
+  script -qfec "$cmdline" "$log" <"$log.in" >/dev/null 2>&1 &
+  sp=$!
+  exec {fd}>"$log.in"
+  while IFS=$'\t' read -r want keys; do
+    for n in $(seq 900); do
+      grep -qaF -- "$want" "$log" && break
+      kill -0 "$sp" 2>/dev/null || break
+      sleep 0.1
+    done
+    if ! grep -qaF -- "$want" "$log"; then
+      echo "# pty: never saw «$want»; last output:" && tail -c 600 "$log" | tr -cd '[:print:]\n' | tail -n 5 | sed 's/^/#   /'
+      kill "$sp" 2>/dev/null
+      break
+    fi
+    sleep 0.7
+    # shellcheck disable=SC2059 # the keys are printf escapes on purpose
+    [[ -n $keys ]] && printf "$keys" >&"$fd"
+  done <"$steps"
+  wait "$sp"
+  PTY_RC=$?
+  exec {fd}>&-
+  rm -f "$log.in"
+}
+SIGN=$WORK/sign-in
+mkdir -p "$SIGN/home" "$SIGN/home-offline"
+printf '{}\n' >"$SIGN/home/.claude.json.backup"
+printf '{}\n' >"$SIGN/home-offline/.claude.json.backup"
+WIRE=$SIGN/wire.jsonl
+: >"$WIRE"
+TAPPED="node '$HERE/wire-tap.mjs' '$WIRE' -- node '$AGENT_JS'"
+# claude-code-acp names its cli.js by import.meta.resolve: the real path (node_modules may be a link).
+LOGIN_JS=$(cd "$HERE/node_modules/@anthropic-ai/claude-agent-sdk" && pwd -P)/cli.js
+# ANTHROPIC_AUTH_TOKEN: Claude Code then skips its connectivity preflight to api.anthropic.com
+# (cli.js: VV() is false with a token), which offline ends the login with exit 1 (below).
+sign_env=("${agent_env[@]}" "HOME=$SIGN/home" "ANTHROPIC_AUTH_TOKEN=test" "TERM=xterm-256color")
+new_project "$SIGN/proj"
+fg "${sign_env[@]}" timeout -k 5 "$TIMEOUT" "$CLI" run --cwd "$SIGN/proj" --json --agent-command "$TAPPED" \
+  "read notes.txt" >"$SIGN/before.jsonl" 2>"$SIGN/before.err"
+RC=$?
+check "sign-in: not signed in, run exits 1" test $RC = 1
+REFUSED=$(q wire-error "$WIRE" session/new)
+check "sign-in: on the wire, session/new was answered -32000 [$REFUSED]" test "$REFUSED" = "-32000 Authentication required"
+check "sign-in: … which ACP Desk reports as kind auth-required" test "$(q error-kind "$SIGN/before.jsonl")" = auth-required
+HOW=$(q auth-how "$SIGN/before.jsonl" claude-login)
+check "sign-in: claude-login is a terminal-command running node …/claude-agent-sdk/cli.js [$HOW]" \
+  test "$HOW" = "terminal-command node $LOGIN_JS"
+check "sign-in: the message names acp-desk-cli auth … --method claude-login" \
+  grep -qF "acp-desk-cli auth --agent-command CMD --method claude-login" "$SIGN/before.err"
+# No terminal and no --yes: the login's command is not the launch, so nothing runs.
+fg "${sign_env[@]}" timeout -k 5 "$TIMEOUT" "$CLI" auth --agent-command "$TAPPED" --method claude-login \
+  </dev/null >"$SIGN/refused.out" 2>"$SIGN/refused.err"
+RC=$?
+check "sign-in: without a terminal or --yes the login is refused (exit 2), nothing run" \
+  eval 'test $RC = 2 && grep -q "Nothing was run" "$SIGN/refused.err" && test ! -e "$SIGN/home/.claude.json"'
+# In a pty: agree, then Claude Code's own onboarding (theme, the API key, security notes, folder
+# trust), then /exit.
+printf '%s\t%s\n' 'Run it? [y/N]' 'y\r' '/theme' '\r' 'sk-ant-...test' '\033[A' 'sk-ant-...test' '\r' \
+  'injection' '\r' 'execute' '\r' 'shortcuts' '/exit' 'REPL' '\r' '--resume' '' >"$SIGN/steps"
+pushd "$SIGN/proj" >/dev/null
+pty_run "$SIGN/login.pty" "$SIGN/steps" "${sign_env[@]}" timeout -k 5 "$TIMEOUT" \
+  "$CLI" auth --agent-command "$TAPPED" --method claude-login
+popd >/dev/null
+PTY=$(tr -cd '[:print:]\n' <"$SIGN/login.pty")
+check "sign-in: acp-desk-cli auth asked, then ran Claude Code Login in the pty" \
+  contains "$PTY" "running the login \"Claude Code Login\" in this terminal: node $LOGIN_JS"
+check "sign-in: Claude Code $CLAUDE_VERSION's own screens were in the pty (Welcome … v$CLAUDE_VERSION, its exit's claude --resume)" \
+  eval 'grep -qaF "v$CLAUDE_VERSION" "$SIGN/login.pty" && grep -qaF "claude --resume" "$SIGN/login.pty"'
+check "sign-in: the login exited 0, auth exited 0 saying signed in" \
+  eval 'test $PTY_RC = 0 && contains "$PTY" "exited with status 0"'
+check "sign-in: Claude Code created ~/.claude.json" test -f "$SIGN/home/.claude.json"
+fg "${sign_env[@]}" timeout -k 5 "$TIMEOUT" "$CLI" run --cwd "$SIGN/proj" --json --agent-command "$TAPPED" \
+  "read notes.txt" >"$SIGN/after.jsonl" 2>"$SIGN/after.err"
+RC=$?
+check "sign-in: afterwards the session opens and the prompt goes through (exit $RC, $(stop_reason "$SIGN/after.jsonl"))" \
+  test "$RC:$(stop_reason "$SIGN/after.jsonl")" = "0:end_turn"
+check "sign-in: … with the file's content in the answer" contains "$(text_of "$SIGN/after.jsonl")" "secret-token-42"
+SENT=$(q wire-methods "$WIRE")
+check "sign-in: authenticate was never sent [$SENT]" eval '! contains " $SENT" " authenticate " && contains " $SENT" " initialize "'
+# Offline without a token: Claude Code's preflight fails and it exits 1; auth says so. It has
+# written ~/.claude.json at its start all the same.
+printf '%s\t%s\n' 'Run it? [y/N]' 'y\r' 'ENOTFOUND' '' >"$SIGN/steps-offline"
+offline_env=("${agent_env[@]}" "HOME=$SIGN/home-offline" "TERM=xterm-256color")
+pushd "$SIGN/proj" >/dev/null
+pty_run "$SIGN/offline.pty" "$SIGN/steps-offline" "${offline_env[@]}" timeout -k 5 "$TIMEOUT" \
+  "$CLI" auth --agent-command "$TAPPED" --method claude-login
+popd >/dev/null
+PTY=$(tr -cd '[:print:]\n' <"$SIGN/offline.pty")
+check "sign-in offline: Claude Code could not reach api.anthropic.com, exited 1, auth reported it (exit $PTY_RC)" \
+  eval 'test $PTY_RC = 1 && contains "$PTY" "Unable" && contains "$PTY" "exited with status 1"'
+echo "# sign-in offline: ~/.claude.json $( [[ -f $SIGN/home-offline/.claude.json ]] && echo created || echo not created) by the failed login"
+check "sign-in: no agent process outlived the CLI" no_leftovers
+
 # --- rig self-check: the same scenarios with fs/terminal advertised, by probe-client.mjs ---------
 if [[ $RUN_PROBE = 1 ]]; then
   probe() { # probe MODE NAME PROMPT

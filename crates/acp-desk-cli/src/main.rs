@@ -9,10 +9,13 @@
 //! `acp-desk-cli manifest [--json]`: ACP Desk's own AIP-44 manifest (see `manifest.rs`)
 //! `acp-desk-cli secret set|delete REF`, `acp-desk-cli secret list [--json]`: the keychain's
 //!  secrets (see `secret.rs`)
+//! `acp-desk-cli auth NAME [--method ID] [--agent-command CMD] [--yes]`: sign in to an agent
+//!  with one of its `authMethods` (see `auth.rs`)
 //!
 //! Other tools script this contract; change it only additively.
 
 mod agents;
+mod auth;
 mod check;
 mod history;
 mod manifest;
@@ -63,6 +66,12 @@ enum Cmd {
     /// stops the remaining prompts); 2 on a usage error; 3 when a turn ended otherwise (max
     /// tokens, max turn requests, refusal, cancelled by the agent, watchdog); 130 after Ctrl-C;
     /// 141 when stdout was closed. When turns differ: 130, then 1, then 3.
+    ///
+    /// An agent that needs a sign-in (auth-required, at `session/new` or in a turn) ends the
+    /// run with 1 and a message naming `acp-desk-cli auth NAME --method ID` for each method it
+    /// offers. On a terminal (stdin and stderr) it asks whether to sign in now; once signed in
+    /// it starts the agent again (continuing the recorded session when there was one) and
+    /// sends the prompt that hit it again, then the rest; the exit status is then that run's.
     Run(RunArgs),
     /// The agents `--agent` knows, from every source (settings, manifests, registry, built
     /// in): list them, check one, install one.
@@ -80,6 +89,21 @@ enum Cmd {
     /// `{"secret": "REF"}`) or a manifest (`credentialRef`); its value lives in the keychain
     /// only. Values are never printed.
     Secret(secret::SecretArgs),
+    /// Sign in to an agent with one of the methods it offers (its `authMethods`).
+    ///
+    /// Without --method: the one method it offers is used; several are listed (exit 2). A
+    /// terminal login runs here, in this terminal (exit status 0 = signed in); one whose
+    /// program is not the agent's own launch is run only after you agree (a y/N question on a
+    /// terminal, --yes otherwise). An API key is read with the typing hidden on a terminal, or
+    /// from stdin (`printf %s "$KEY" | acp-desk-cli auth gemini --method gemini-api-key`), kept
+    /// in the OS keychain as `agent-auth/AGENT/METHOD`, sent to the agent on every start, and
+    /// checked by a start here. Any other method asks the agent (`authenticate`); it may open
+    /// a browser.
+    ///
+    /// Exit status: 0 signed in; 1 not signed in (the login exited otherwise, the agent
+    /// refused, the keychain failed, the agent did not start); 2 a usage error (unknown agent
+    /// or method, several methods and no --method, no consent, an empty key); 130 after Ctrl-C.
+    Auth(auth::AuthArgs),
 }
 
 #[derive(clap::Args)]
@@ -243,6 +267,7 @@ fn main() -> ExitCode {
         Cmd::History(args) => Ok(history::history(args, &runtime)),
         Cmd::Manifest(args) => manifest::print(args),
         Cmd::Secret(args) => Ok(secret::secret(args, &runtime)),
+        Cmd::Auth(args) => Ok(auth::auth(args, &runtime)),
     };
     // Do not wait for the stdin reader thread (it may be blocked on a terminal read).
     runtime.shutdown_timeout(Duration::from_millis(100));
@@ -510,6 +535,135 @@ fn project_mcp(folder: &std::path::Path, wanted: bool) -> Vec<acp_desk_core::mcp
 }
 
 async fn run(args: RunArgs, history: &history::RunHistory) -> anyhow::Result<ExitCode> {
+    let checked = match check(&args) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("acp-desk-cli: {e:#}");
+            return Ok(ExitCode::from(EXIT_USAGE));
+        }
+    };
+    // Which `auth` command signs in to this agent: the name it was chosen by; a command line is
+    // never repeated (it may hold a secret).
+    let who = match checked.origin {
+        acp_desk_store::LaunchOrigin::CommandLine => auth::AgentArg::CommandLine,
+        _ => auth::AgentArg::Name(checked.agent.clone()),
+    };
+    // "On a terminal": stdin for the answer, stderr for the question.
+    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let mut checked = checked;
+    let mut prompts: &[String] = &args.prompts;
+    let mut signed_in = false;
+    // A turn before the sign-in that ended other than `end_turn` still makes it exit 3.
+    let mut ended_otherwise_before = false;
+    loop {
+        let watch = auth::AuthWatch::new();
+        let outcome = attempt(&args, &checked, prompts, history, &watch).await?;
+        let (at, session) = match outcome {
+            Attempt::Done(code) if ended_otherwise_before && code == ExitCode::SUCCESS => {
+                return Ok(ExitCode::from(EXIT_ENDED_OTHERWISE));
+            }
+            Attempt::Done(code) => return Ok(code),
+            Attempt::AuthRequired {
+                at,
+                session,
+                ended_otherwise,
+            } => {
+                ended_otherwise_before |= ended_otherwise;
+                (at, session)
+            }
+        };
+        let actions = watch.actions();
+        eprintln!("acp-desk-cli: {}", auth::advice(actions.as_deref(), &who));
+        let actions = actions.unwrap_or_default();
+        // Once per run: a second auth-required right after signing in is the agent's to explain.
+        if !interactive || signed_in || actions.is_empty() {
+            return Ok(ExitCode::from(EXIT_FAILED));
+        }
+        // Ctrl-C at the question ends the run (tokio's handler replaced the default one).
+        let chosen = tokio::select! {
+            a = offer(&actions) => a,
+            _ = tokio::signal::ctrl_c() => return Ok(ExitCode::from(EXIT_INTERRUPTED)),
+        };
+        let Some(action) = chosen else {
+            return Ok(ExitCode::from(EXIT_FAILED));
+        };
+        match auth::sign_in(
+            &action,
+            &checked.spec,
+            &checked.opts.cwd,
+            false,
+            checked.opts.start_timeout.max(Duration::from_secs(120)),
+        )
+        .await
+        {
+            Ok(done) => eprintln!("acp-desk-cli: {done}"),
+            Err(f) => {
+                eprintln!("acp-desk-cli: {}", f.message);
+                return Ok(ExitCode::from(f.code));
+            }
+        }
+        signed_in = true;
+        prompts = &prompts[at..];
+        // The session the agent had (auth-required in a turn): continued where the agent
+        // offers it, so the prompt goes on in the same conversation.
+        if let Some(id) = session {
+            // The history file: blocking IO, and the runtime has more than one worker.
+            let continued = tokio::task::block_in_place(|| {
+                continuation(
+                    &id,
+                    Via::Auto,
+                    Some((checked.agent.clone(), checked.spec.clone(), checked.origin)),
+                )
+            });
+            match continued {
+                Ok(c) => checked.opts.opening = c.options.opening,
+                Err(e) => eprintln!(
+                    "acp-desk-cli: the session cannot be continued ({e:#}); a new one is started"
+                ),
+            }
+        }
+        eprintln!("acp-desk-cli: starting the agent again; sending the prompt again");
+    }
+}
+
+/// Asks which action to sign in with: a number, or nothing to stop.
+async fn offer(
+    actions: &[acp_desk_core::auth::AuthAction],
+) -> Option<acp_desk_core::auth::AuthAction> {
+    let mut question = String::from("Sign in now?\n");
+    for (i, a) in actions.iter().enumerate() {
+        question.push_str(&format!("  {}) {} ({})\n", i + 1, a.name, a.method_id));
+    }
+    question.push_str(&format!("Number (1-{}), or Enter to stop: ", actions.len()));
+    eprint!("{question}");
+    let _ = std::io::Write::flush(&mut std::io::stderr());
+    let line = render::terminal_lines().next().await?;
+    let n: usize = line.parse().ok()?;
+    actions.get(n.checked_sub(1)?).cloned()
+}
+
+/// How one start of the agent went.
+enum Attempt {
+    /// The run is over, with this status.
+    Done(ExitCode),
+    /// The agent needs a sign-in: at the start (`session: None`), or when prompt `at` (of the
+    /// prompts given) was sent in the stored session `session`.
+    AuthRequired {
+        at: usize,
+        session: Option<String>,
+        /// A turn before it ended other than `end_turn`.
+        ended_otherwise: bool,
+    },
+}
+
+/// Starts the agent and runs `prompts` in one session.
+async fn attempt(
+    args: &RunArgs,
+    checked: &Checked,
+    prompts: &[String],
+    history: &history::RunHistory,
+    watch: &std::sync::Arc<auth::AuthWatch>,
+) -> anyhow::Result<Attempt> {
     let Checked {
         spec,
         opts,
@@ -518,13 +672,8 @@ async fn run(args: RunArgs, history: &history::RunHistory) -> anyhow::Result<Exi
         origin,
         manifest,
         project_mcp,
-    } = match check(&args) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("acp-desk-cli: {e:#}");
-            return Ok(ExitCode::from(EXIT_USAGE));
-        }
-    };
+    } = checked;
+    let ask = *ask;
 
     // Events are written by a thread of their own: serializing and writing overlap with the
     // engine's parsing, and a slow stdout slows the agent (bounded channel), never grows memory.
@@ -553,15 +702,16 @@ async fn run(args: RunArgs, history: &history::RunHistory) -> anyhow::Result<Exi
     if let Some(observer) = history.observer() {
         registry.add_observer(observer);
     }
+    registry.add_observer(watch.clone());
     let session = registry.open(OpenRequest {
-        agent,
-        spec,
-        options: opts,
+        agent: agent.clone(),
+        spec: spec.clone(),
+        options: opts.clone(),
         views: false,
         tap: Some(ev_tx),
-        origin,
-        manifest,
-        project_mcp,
+        origin: *origin,
+        manifest: manifest.clone(),
+        project_mcp: project_mcp.clone(),
     });
     let id = session.id;
     let handle = tokio::select! {
@@ -570,19 +720,35 @@ async fn run(args: RunArgs, history: &history::RunHistory) -> anyhow::Result<Exi
             // Closing drops the start under way, which ends the half-started agent.
             let _ = registry.close(&id).await;
             let _ = printer.join();
-            return Ok(ExitCode::from(EXIT_INTERRUPTED));
+            return Ok(Attempt::Done(ExitCode::from(EXIT_INTERRUPTED)));
         }
     };
     let handle = match handle {
         Ok(h) => h,
         Err(e) => {
+            let auth_required = matches!(
+                e,
+                acp_desk_app::AppError::Engine(acp_desk_core::EngineError::AuthRequired(_))
+            );
+            if auth_required {
+                watch.start_failed().await;
+            }
             let _ = registry.close(&id).await;
             let _ = printer.join();
             eprintln!("acp-desk-cli: {e}");
-            return Ok(ExitCode::from(EXIT_FAILED));
+            return Ok(if auth_required {
+                Attempt::AuthRequired {
+                    at: 0,
+                    session: None,
+                    ended_otherwise: false,
+                }
+            } else {
+                Attempt::Done(ExitCode::from(EXIT_FAILED))
+            });
         }
     };
     history.announce(handle.id());
+    let id_in_history = handle.id().to_owned();
     let asker = ask.then(|| tokio::spawn(render::ask_loop(ask_rx, handle.clone())));
 
     if let Some(mode) = &args.mode
@@ -592,10 +758,12 @@ async fn run(args: RunArgs, history: &history::RunHistory) -> anyhow::Result<Exi
         let _ = registry.close(&id).await;
         drop(handle);
         let _ = printer.join();
-        return Ok(ExitCode::from(EXIT_FAILED));
+        return Ok(Attempt::Done(ExitCode::from(EXIT_FAILED)));
     }
 
-    for prompt in &args.prompts {
+    // The prompt whose turn ended with auth-required.
+    let mut auth_hit = None;
+    for (n, prompt) in prompts.iter().enumerate() {
         let turn = registry.prompt(&id, vec![acp_desk_core::text_block(prompt.clone())]);
         tokio::pin!(turn);
         let outcome = loop {
@@ -611,7 +779,7 @@ async fn run(args: RunArgs, history: &history::RunHistory) -> anyhow::Result<Exi
                         eprintln!("acp-desk-cli: interrupted again; ending the agent");
                         let _ = registry.close_now(&id).await;
                         let _ = printer.join();
-                        return Ok(ExitCode::from(EXIT_INTERRUPTED));
+                        return Ok(Attempt::Done(ExitCode::from(EXIT_INTERRUPTED)));
                     }
                     interrupted = true;
                     eprintln!("acp-desk-cli: stopping the turn (Ctrl-C again to end the agent now)");
@@ -620,7 +788,12 @@ async fn run(args: RunArgs, history: &history::RunHistory) -> anyhow::Result<Exi
             }
         };
         match outcome {
-            Ok(o) if o.reason == TurnEndReason::Error => failed = true,
+            Ok(o) if o.reason == TurnEndReason::Error => {
+                failed = true;
+                if watch.turn(n).await {
+                    auth_hit = Some(n);
+                }
+            }
             Ok(o) => {
                 if o.stop_reason != Some(acp_desk_core::schema::v1::StopReason::EndTurn)
                     || o.reason != TurnEndReason::Completed
@@ -650,12 +823,21 @@ async fn run(args: RunArgs, history: &history::RunHistory) -> anyhow::Result<Exi
         // The reader of our output went away (`| head`): quietly, as a program killed by
         // SIGPIPE would, and with its status.
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
-            return Ok(ExitCode::from(EXIT_OUTPUT_CLOSED));
+            return Ok(Attempt::Done(ExitCode::from(EXIT_OUTPUT_CLOSED)));
         }
         r => r.context("could not write the events")?,
     }
+    if let Some(at) = auth_hit
+        && !interrupted
+    {
+        return Ok(Attempt::AuthRequired {
+            at,
+            session: history.observer().map(|_| id_in_history),
+            ended_otherwise,
+        });
+    }
     // When turns ended differently: 130 wins, then 1, then 3.
-    Ok(if interrupted {
+    Ok(Attempt::Done(if interrupted {
         ExitCode::from(EXIT_INTERRUPTED)
     } else if failed {
         ExitCode::from(EXIT_FAILED)
@@ -663,7 +845,7 @@ async fn run(args: RunArgs, history: &history::RunHistory) -> anyhow::Result<Exi
         ExitCode::from(EXIT_ENDED_OTHERWISE)
     } else {
         ExitCode::SUCCESS
-    })
+    }))
 }
 
 fn folder(p: PathBuf, flag: &str) -> anyhow::Result<PathBuf> {

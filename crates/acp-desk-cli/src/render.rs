@@ -472,26 +472,70 @@ fn enum_str<T: serde::Serialize>(v: &T) -> String {
         .unwrap_or_default()
 }
 
-/// Asks the user about parked permission requests, one at a time, on the terminal.
-pub async fn ask_loop(mut rx: mpsc::UnboundedReceiver<AskMsg>, handle: SessionHandle) {
-    let (line_tx, mut lines) = mpsc::unbounded_channel::<String>();
-    // One thread owns stdin for the whole run; a read cannot be cancelled, so the asker just
-    // stops listening when a request is settled elsewhere (Stop, the agent).
-    std::thread::spawn(move || {
-        let stdin = std::io::stdin();
-        let mut line = String::new();
-        loop {
-            line.clear();
-            match stdin.read_line(&mut line) {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {
-                    if line_tx.send(line.trim().to_string()).is_err() {
+/// The one reader of stdin for the whole run. It reads a line only when one is asked for
+/// ([`TerminalLines::next`]), so that a program run in this terminal afterwards (a sign-in's
+/// login) gets the keys typed while it runs; a read cannot be cancelled, so a line asked for and
+/// no longer awaited goes to the next caller.
+pub struct TerminalLines {
+    want: std::sync::Mutex<std::sync::mpsc::Sender<()>>,
+    got: tokio::sync::Mutex<mpsc::UnboundedReceiver<Option<String>>>,
+    outstanding: std::sync::atomic::AtomicBool,
+}
+
+/// The process's [`TerminalLines`], its thread started on first use.
+pub fn terminal_lines() -> &'static TerminalLines {
+    static LINES: std::sync::OnceLock<TerminalLines> = std::sync::OnceLock::new();
+    LINES.get_or_init(|| {
+        let (want_tx, want_rx) = std::sync::mpsc::channel::<()>();
+        let (line_tx, line_rx) = mpsc::unbounded_channel::<Option<String>>();
+        std::thread::spawn(move || {
+            let stdin = std::io::stdin();
+            while want_rx.recv().is_ok() {
+                let mut line = String::new();
+                match stdin.read_line(&mut line) {
+                    Ok(0) | Err(_) => {
+                        let _ = line_tx.send(None);
                         return;
+                    }
+                    Ok(_) => {
+                        if line_tx.send(Some(line.trim().to_string())).is_err() {
+                            return;
+                        }
                     }
                 }
             }
+        });
+        TerminalLines {
+            want: std::sync::Mutex::new(want_tx),
+            got: tokio::sync::Mutex::new(line_rx),
+            outstanding: std::sync::atomic::AtomicBool::new(false),
         }
-    });
+    })
+}
+
+impl TerminalLines {
+    /// The next line typed (trimmed); `None` at end of input. Cancel-safe.
+    pub async fn next(&self) -> Option<String> {
+        use std::sync::atomic::Ordering;
+        let mut got = self.got.lock().await;
+        if !self.outstanding.swap(true, Ordering::SeqCst) {
+            let want = self
+                .want
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if want.send(()).is_err() {
+                return None;
+            }
+        }
+        let line = got.recv().await.flatten();
+        self.outstanding.store(false, Ordering::SeqCst);
+        line
+    }
+}
+
+/// Asks the user about parked permission requests, one at a time, on the terminal.
+pub async fn ask_loop(mut rx: mpsc::UnboundedReceiver<AskMsg>, handle: SessionHandle) {
+    let lines = terminal_lines();
     let mut queue: VecDeque<Box<AgentPromptEvent>> = VecDeque::new();
     loop {
         let Some(current) = queue.front().cloned() else {
@@ -515,7 +559,7 @@ pub async fn ask_loop(mut rx: mpsc::UnboundedReceiver<AskMsg>, handle: SessionHa
                     }
                     None => return,
                 },
-                line = lines.recv() => {
+                line = lines.next() => {
                     let Some(line) = line else { return };
                     match parse_answer(&current, &line) {
                         Some(resolution) => {

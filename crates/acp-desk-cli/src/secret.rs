@@ -86,7 +86,11 @@ fn set(keychain: &dyn Keychain, name: &str, runtime: &tokio::runtime::Runtime) -
         Err(code) => return code,
     };
     let value = if std::io::stdin().is_terminal() {
-        ask_hidden(&name, runtime)
+        ask_hidden(
+            &format!("Secret for {name} (typing is hidden): "),
+            runtime.handle(),
+            true,
+        )
     } else {
         read_piped()
     };
@@ -119,7 +123,7 @@ fn set(keychain: &dyn Keychain, name: &str, runtime: &tokio::runtime::Runtime) -
     ExitCode::SUCCESS
 }
 
-enum Refused {
+pub(crate) enum Refused {
     /// Bad input: exit 2.
     Usage(String),
     /// Reading failed: exit 1.
@@ -127,7 +131,7 @@ enum Refused {
 }
 
 /// The piped value: one trailing newline (`\n` or `\r\n`) dropped, so `echo TOKEN |` works.
-fn read_piped() -> Result<SecretValue, Refused> {
+pub(crate) fn read_piped() -> Result<SecretValue, Refused> {
     let mut bytes = Vec::new();
     std::io::stdin()
         .lock()
@@ -161,7 +165,11 @@ fn read_piped() -> Result<SecretValue, Refused> {
 }
 
 #[cfg(not(unix))]
-fn ask_hidden(_: &SecretRef, _: &tokio::runtime::Runtime) -> Result<SecretValue, Refused> {
+pub(crate) fn ask_hidden(
+    _: &str,
+    _: &tokio::runtime::Handle,
+    _: bool,
+) -> Result<SecretValue, Refused> {
     Err(Refused::Usage(
         "typing a secret hidden is not supported here yet: pipe it in (`... | acp-desk-cli secret set REF`)"
             .into(),
@@ -172,7 +180,15 @@ fn ask_hidden(_: &SecretRef, _: &tokio::runtime::Runtime) -> Result<SecretValue,
 /// guard's drop (an answer, an error, a panic), and the signal task for Ctrl-C, Ctrl-\,
 /// a hangup or a kill, which restores it before the process exits.
 #[cfg(unix)]
-fn ask_hidden(name: &SecretRef, runtime: &tokio::runtime::Runtime) -> Result<SecretValue, Refused> {
+///
+/// `exit_on_later_signal`: the signal task stays after the answer and ends the process on a
+/// later Ctrl-C (tokio's handler, once installed, replaces the default one). A caller that
+/// handles Ctrl-C itself afterwards (`auth`, `run`) passes `false`.
+pub(crate) fn ask_hidden(
+    prompt: &str,
+    runtime: &tokio::runtime::Handle,
+    exit_on_later_signal: bool,
+) -> Result<SecretValue, Refused> {
     use rustix::termios::{LocalModes, OptionalActions, tcgetattr, tcsetattr};
     use std::sync::{Arc, Mutex};
 
@@ -240,7 +256,7 @@ fn ask_hidden(name: &SecretRef, runtime: &tokio::runtime::Runtime) -> Result<Sec
     });
     let guard = Restore(restore);
 
-    eprint!("Secret for {name} (typing is hidden): ");
+    eprint!("{prompt}");
     let _ = std::io::stderr().flush();
     let mut hidden = saved;
     hidden.local_modes.remove(LocalModes::ECHO);
@@ -257,6 +273,9 @@ fn ask_hidden(name: &SecretRef, runtime: &tokio::runtime::Runtime) -> Result<Sec
     // A line longer than a secret is cut here (the terminal's own limit is lower anyway).
     let read = std::io::BufRead::read_line(&mut stdin.lock().take(MAX_SECRET_BYTES), &mut line);
     drop(guard);
+    if !exit_on_later_signal {
+        signals.abort();
+    }
     drop(signals);
     match read {
         Ok(0) => Err(Refused::Usage("no secret was typed".into())),
