@@ -307,6 +307,15 @@ fn an_agent_method_signs_a_session_in_and_the_prompt_that_hit_the_login_goes_thr
     );
     // The turn ends with the agent's auth-required error (the command answers the turn's end).
     assert!(e.as_ref().is_ok_and(|v| v["reason"] == "error"), "{e:?}");
+    // The command answers at the turn's end; the thread the kept prompt is read from gets the
+    // turn-end through the pump a moment later (a person cannot click Sign in that fast).
+    tauri::async_runtime::block_on(wait_for("the refused turn in the thread", || {
+        registry()
+            .snapshot(&id)
+            .unwrap()
+            .iter()
+            .any(|e| matches!(e, StreamEvent::TurnEnd { .. }))
+    }));
     let e = invoke(
         &webview,
         "sign_in_agent",
