@@ -120,6 +120,13 @@ export interface SessionView {
   /** The error entry (its key) that offers Retry: the last turn's, when its kind is retryable
    * (`ended.ts`); null once another turn starts. */
   retryEntry: number | null;
+  /** The error entry (its key) after which the thread offers to sign in: the last turn's, when
+   * the agent refused it for want of a sign-in (`auth-required`); null once another turn or a
+   * new start begins. */
+  signInEntry: number | null;
+  /** The agent answered `auth-required` since the session last (re)started: a start that
+   * failed so is a sign-in, not a broken command. */
+  authRequired: boolean;
   title: string | null;
   /** Permission requests waiting for the user, oldest first. */
   pending: AgentPromptEvent[];
@@ -158,6 +165,8 @@ export function emptyView(): SessionView {
     agent: null,
     ended: null,
     retryEntry: null,
+    signInEntry: null,
+    authRequired: false,
     title: null,
     pending: [],
     turnRunning: false,
@@ -391,6 +400,7 @@ export class SessionStore {
         v.turnRunning = true;
         v.planFresh = false;
         v.retryEntry = null;
+        v.signInEntry = null;
         this.push(v, {
           type: 'user',
           key: this.nextKey++,
@@ -476,10 +486,12 @@ export class SessionStore {
         const kind = ev.error.kind ?? null;
         if (ev.error.exit || kind === 'agent-exited' || kind === 'agent-unresponsive')
           v.ended = { kind, exit: ev.error.exit ?? null };
+        if (kind === 'auth-required') v.authRequired = true;
         if (v.startFailed && ev.error.message === v.statusDetail) break;
         const key = this.nextKey++;
         this.push(v, { type: 'error', key, message: ev.error.message, kind });
         if (retryable(kind)) v.retryEntry = key;
+        if (kind === 'auth-required') v.signInEntry = key;
         break;
       }
       case 'notice':
@@ -519,6 +531,11 @@ export class SessionStore {
         if (ev.status !== 'dead') {
           v.ended = null;
           v.startFailed = false;
+        }
+        // A new start (reconnect, signed in) asks again; its own refusal sets these again.
+        if (ev.status === 'starting') {
+          v.authRequired = false;
+          v.signInEntry = null;
         }
         if (ev.agent) v.agent = ev.agent;
         if (ev.status === 'dead') {

@@ -2,8 +2,11 @@
 // commands with what the test set up.
 import type { Backend, ProjectFiles, PromptPart, Unsubscribe } from '../lib/backend-types';
 import type { AgentListing, CheckReport, InstallProgress, RegistryImported } from '../lib/agents';
+import type { SignInBackend, SignInTarget } from '../lib/sign-in';
 import type {
+  AgentIdentity,
   AppInfo,
+  AuthAction,
   DesktopNotice,
   DragHover,
   FolderChosen,
@@ -15,6 +18,7 @@ import type {
   RestoredSidebar,
   SessionInfo,
   ShowRequest,
+  StreamEvent,
   StreamFrame,
   TurnEnd,
 } from '../lib/generated/ipc';
@@ -348,6 +352,142 @@ export class FakeBackend implements Backend {
   drop(paths: string[], x = 10, y = 10): void {
     for (const cb of this.dropped) cb({ paths, x, y });
   }
+  called(name: string): unknown[][] {
+    return this.calls.filter((c) => c[0] === name).map((c) => c.slice(1));
+  }
+}
+
+/** The demo agent's sign-in methods, as the engine classifies them (one of each kind). */
+export const demoAuthMethods = (): AuthAction[] => [
+  {
+    methodId: 'demo-terminal',
+    name: 'Demo login',
+    description: 'Reads a code from its terminal',
+    how: { via: 'terminal', args: ['login'] },
+  },
+  {
+    methodId: 'demo-login-meta',
+    name: 'Demo login (its own program)',
+    how: {
+      via: 'terminal-command',
+      command: '/opt/demo/demo-login',
+      args: ['--code'],
+      env: { DEMO_LOGIN_MODE: 'tty' },
+      label: 'Log in with the demo program',
+    },
+  },
+  { methodId: 'demo-api-key', name: 'Demo API key', how: { via: 'api-key', provider: 'google' } },
+  { methodId: 'demo-agent', name: 'Demo account', how: { via: 'agent' } },
+];
+
+/** The agent's identity once `initialize` answered, with its sign-in methods. */
+export const identity = (over: Partial<AgentIdentity> = {}): AgentIdentity => ({
+  launchName: 'demo',
+  name: 'acp-desk-demo',
+  title: 'ACP Desk Demo',
+  authMethods: demoAuthMethods(),
+  ...over,
+});
+
+/** The events of a start `session/new` refused for want of a sign-in (-32000), as the engine
+ * sends them: initialize answered (the methods), the error, the session dead. */
+export function authRequiredStart(sessionId: string): StreamEvent[] {
+  const detail =
+    'the agent needs you to sign in first (Authentication required). Sign in: Demo login, Demo API key, Demo account.';
+  return [
+    { kind: 'session-status', sessionId, status: 'starting', agent: identity() },
+    { kind: 'error', sessionId, error: { message: detail, kind: 'auth-required' } },
+    { kind: 'session-status', sessionId, status: 'dead', detail, agent: identity() },
+  ];
+}
+
+/** A turn the agent refused for want of a sign-in (a prompt answered -32000). */
+export function authRequiredTurn(sessionId: string, text: string): StreamEvent[] {
+  return [
+    { kind: 'turn-start', sessionId, prompt: [{ type: 'text', text }] },
+    {
+      kind: 'error',
+      sessionId,
+      error: {
+        message:
+          'the agent needs you to sign in first (Authentication required). Sign in: Demo login, Demo API key, Demo account.',
+        kind: 'auth-required',
+      },
+    },
+    { kind: 'turn-end', sessionId, reason: 'error' },
+  ];
+}
+
+/** The sign-in commands (src-tauri/src/sign_in.rs) over a FakeBackend's sessions, as the shell
+ * does them: a key goes to the (fake) keychain only and the answer never holds it; a session
+ * target reconnects (its events: starting, ready) and the kept prompt is sent again once. */
+export class FakeSignIn implements SignInBackend {
+  calls: [string, ...unknown[]][] = [];
+  /** The keychain: `agent-auth/<agent>/<method>` → the key. */
+  keychain = new Map<string, string>();
+  /** What a sign-in rejects with (the agent refused, the keychain is locked), when set. */
+  error: IpcError | null = null;
+  /** While set, `authenticate` waits for it (the agent has the browser open). */
+  gate: Promise<void> | null = null;
+  /** The prompt each session keeps (it hit the sign-in); sent again after the reconnect. */
+  kept = new Map<string, string>();
+
+  constructor(private backend: FakeBackend) {}
+
+  private reconnect(sessionId: string): void {
+    const events: StreamEvent[] = [
+      { kind: 'session-status', sessionId, status: 'starting', agent: identity() },
+      {
+        kind: 'session-status',
+        sessionId,
+        status: 'ready',
+        agent: identity({ acpSessionId: `acp-${sessionId}` }),
+      },
+    ];
+    const kept = this.kept.get(sessionId);
+    if (kept !== undefined) {
+      this.kept.delete(sessionId);
+      events.push(
+        {
+          kind: 'notice',
+          sessionId,
+          severity: 'info',
+          title: 'Signed in: your prompt was sent again.',
+          source: 'client',
+        },
+        { kind: 'turn-start', sessionId, prompt: [{ type: 'text', text: kept }] },
+        { kind: 'text-delta', sessionId, text: `Signed in. You said: ${kept}` },
+        { kind: 'turn-end', sessionId, reason: 'completed', stopReason: 'end_turn' },
+      );
+    }
+    this.backend.frame(sessionId, { snapshot: false, events });
+  }
+
+  async signInAgent(sessionId: string, methodId: string): Promise<SessionInfo> {
+    this.calls.push(['signInAgent', sessionId, methodId]);
+    if (this.gate) await this.gate;
+    if (this.error) throw this.error;
+    this.reconnect(sessionId);
+    return { id: sessionId, folder: '/p', agent: 'demo' };
+  }
+
+  async signInApiKey(target: SignInTarget, methodId: string, key: string): Promise<null> {
+    // The call is recorded without the key, as the shell's logs are.
+    this.calls.push(['signInApiKey', target, methodId]);
+    if (this.error) throw this.error;
+    const agent = 'agent' in target ? target.agent : 'demo';
+    this.keychain.set(`agent-auth/${agent}/${methodId}`, key);
+    if ('sessionId' in target) this.reconnect(target.sessionId);
+    return null;
+  }
+
+  async agentSignIn(agent: string, methodId: string): Promise<null> {
+    this.calls.push(['agentSignIn', agent, methodId]);
+    if (this.gate) await this.gate;
+    if (this.error) throw this.error;
+    return null;
+  }
+
   called(name: string): unknown[][] {
     return this.calls.filter((c) => c[0] === name).map((c) => c.slice(1));
   }
