@@ -72,6 +72,8 @@ import { readFileSync } from 'node:fs';
  *   answers (ProjectMcpOffer) until a file is decided: `project_mcp_decide` removes the file
  *   from it (by name and digest, as the shell keeps decisions); `project_mcp_restart` replays
  *   `reconnect`, like `reconnect_session`. Without it, no folder has a config.
+ * @property {MockSignIn} [signIn] The sign-in commands (`sign_in_agent`, `sign_in_api_key`,
+ *   `agent_sign_in`); a session's sign-in replays `reconnect`, like `reconnect_session`.
  * @property {boolean} [keepClose] Keep the CLI's closing `session-status: dead` ("Session
  *   closed.", the CLI ending the session as it exits) at the end of a recording. By default it
  *   is dropped: in the app the session stays open after its turns.
@@ -119,6 +121,15 @@ import { readFileSync } from 'node:fs';
  * @property {Record<string, any>[]} [servers] McpServerRow without `credentialStored` (the mock
  *   says it from the keychain).
  * @property {Record<string, any>[]} [problems] Problems of the `mcp_servers` fields.
+ */
+
+/**
+ * How the sign-in commands answer. A key `sign_in_api_key` is given goes to the mock keychain
+ * (`agent-auth/<agent>/<method>`); `calls` records it as `<value>`.
+ * @typedef {object} MockSignIn
+ * @property {number} [agentMs] How long `authenticate` takes (the agent has the browser open).
+ * @property {{ code: string, message: string }} [refuse] What a sign-in rejects with (after
+ *   `agentMs`): the agent's reason.
  */
 
 /**
@@ -700,6 +711,24 @@ export function installMockIpc(setup) {
           problems: secretsMock.problems ?? [],
           keychainProblem: keychainUp ? undefined : noKeychain().message,
         };
+      case 'sign_in_agent':
+      case 'agent_sign_in': {
+        if (options.signIn?.agentMs) await wait(options.signIn.agentMs);
+        if (options.signIn?.refuse) throw options.signIn.refuse;
+        if (cmd === 'agent_sign_in') return null;
+        void deliver((options.reconnect ?? []).map((e) => ({ ...e, sessionId })));
+        return { id: args.sessionId, folder, agent };
+      }
+      case 'sign_in_api_key': {
+        if (!keychainUp) throw noKeychain();
+        if (options.signIn?.refuse) throw options.signIn.refuse;
+        const target = args.target ?? {};
+        const who = target.agent ?? agent;
+        state.keychain[`agent-auth/${who}/${args.methodId}`] = String(args.key);
+        if (target.sessionId)
+          void deliver((options.reconnect ?? []).map((e) => ({ ...e, sessionId })));
+        return null;
+      }
       case 'agents_open_settings':
       case 'open_settings_file':
       case 'close_session':
@@ -744,6 +773,7 @@ export function installMockIpc(setup) {
     invoke: (/** @type {string} */ cmd, /** @type {Record<string, any>} */ args) => {
       const recorded = recordable(args);
       if (cmd === 'secret_set') recorded.value = '<value>';
+      if (cmd === 'sign_in_api_key') recorded.key = '<value>';
       state.calls.push({ cmd, args: recorded, at: performance.now() });
       return handle(cmd, args ?? {});
     },

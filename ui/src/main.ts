@@ -5,6 +5,7 @@ import {
   tauriHistoryBackend,
   tauriProjectMcpBackend,
   tauriSecretsBackend,
+  tauriSignInBackend,
 } from './lib/backend';
 import { applyTheme } from './lib/theme';
 import './app.css';
@@ -20,5 +21,6 @@ mount(App, {
     history: tauriHistoryBackend(),
     secrets: tauriSecretsBackend(),
     projectMcp: tauriProjectMcpBackend(),
+    signIn: tauriSignInBackend(),
   },
 });

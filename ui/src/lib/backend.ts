@@ -6,6 +6,7 @@ import type { Backend } from './backend-types';
 import type { HistoryBackend } from './history';
 import type { McpServersListing, SecretsBackend, SecretsListing } from './secrets';
 import type { ProjectMcpBackend } from './project-mcp';
+import type { SignInBackend } from './sign-in';
 import type { AgentListing, CheckReport, InstallProgress, RegistryImported } from './agents';
 import { toUiError } from './backend-types';
 import type {
@@ -150,5 +151,17 @@ export function tauriProjectMcpBackend(): ProjectMcpBackend {
     projectMcpDecide: (folder, file, digest, decision) =>
       run('project_mcp_decide', { folder, file, digest, decision }),
     projectMcpRestart: (session) => call<SessionInfo>('project_mcp_restart', { session }),
+  };
+}
+
+/** Signing in to an agent (src-tauri/src/sign_in.rs). The key handed to `sign_in_api_key` goes
+ * to the keychain; no command gives it back. */
+export function tauriSignInBackend(): SignInBackend {
+  return {
+    signInAgent: (sessionId, methodId) =>
+      call<SessionInfo>('sign_in_agent', { sessionId, methodId }),
+    signInApiKey: (target, methodId, key) =>
+      call<unknown>('sign_in_api_key', { target, methodId, key }),
+    agentSignIn: (agent, methodId) => call<unknown>('agent_sign_in', { agent, methodId }),
   };
 }
