@@ -57,6 +57,10 @@ macro_rules! with_command_names {
             project_mcp_offer,
             project_mcp_decide,
             project_mcp_restart,
+            sign_in_agent,
+            sign_in_api_key,
+            agent_sign_in,
+            sign_in_keep_prompt,
         }
     };
 }

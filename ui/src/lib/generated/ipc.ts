@@ -788,7 +788,11 @@ export type CommandName =
   | 'mcp_servers_list'
   | 'project_mcp_offer'
   | 'project_mcp_decide'
-  | 'project_mcp_restart';
+  | 'project_mcp_restart'
+  | 'sign_in_agent'
+  | 'sign_in_api_key'
+  | 'agent_sign_in'
+  | 'sign_in_keep_prompt';
 /**
  * How a session is exported.
  *
@@ -847,6 +851,20 @@ export type InstallPhase = ('downloading' | 'verifying' | 'extracting') | 'insta
  * via the `definition` "ProjectMcpChoice".
  */
 export type ProjectMcpChoice = 'use' | 'ignore';
+/**
+ * Who a sign-in is for: an open session (its agent is restarted signed in, the thread kept),
+ * or an agent of the Agents view (checked with a start of its own, no session).
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "SignInTarget".
+ */
+export type SignInTarget =
+  | {
+      sessionId: string;
+    }
+  | {
+      agent: string;
+    };
 /**
  * Resource content that can be embedded in a message.
  *
@@ -990,6 +1008,8 @@ export interface IpcTypes {
   mcpServersListing: McpServersListing;
   projectMcpOffer: ProjectMcpOffer;
   projectMcpChoice: ProjectMcpChoice;
+  signInTarget: SignInTarget;
+  signInAnswer: SignInAnswer;
 }
 /**
  * What the window needs to start: the agents to offer and the folder to open, if any.
@@ -2871,6 +2891,33 @@ export interface OfferedServer {
   problems: ConfigProblem[];
 }
 /**
+ * What a sign-in command answers. Never holds a key.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "SignInAnswer".
+ */
+export interface SignInAnswer {
+  /**
+   * For a session: the session, restarting under the same id. Whether the sign-in worked
+   * arrives as its events (`session-status ready`, or the error and `dead`).
+   */
+  session?: SessionInfo | null;
+  /**
+   * For a session: a prompt that hit the login will be sent once the agent is ready (a
+   * notice in the thread says so when it is).
+   */
+  resendsPrompt: boolean;
+  /**
+   * What to tell the user ("Signed in to gemini (…)", "Signing in to demo…").
+   */
+  message: string;
+  /**
+   * Without a session: the sign-in actions the agent offered in this start (empty for a
+   * session: its `session-status` carries them).
+   */
+  actions: AuthAction[];
+}
+/**
  * Text-based resource contents.
  *
  * This interface was referenced by `IpcTypes`'s JSON-Schema
@@ -2978,4 +3025,8 @@ export const COMMAND_NAMES = [
   'project_mcp_offer',
   'project_mcp_decide',
   'project_mcp_restart',
+  'sign_in_agent',
+  'sign_in_api_key',
+  'agent_sign_in',
+  'sign_in_keep_prompt',
 ] as const satisfies readonly CommandName[];
