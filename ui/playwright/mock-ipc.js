@@ -130,6 +130,8 @@ import { readFileSync } from 'node:fs';
  * @property {number} [agentMs] How long `authenticate` takes (the agent has the browser open).
  * @property {{ code: string, message: string }} [refuse] What a sign-in rejects with (after
  *   `agentMs`): the agent's reason.
+ * @property {boolean} [resends] The shell keeps a prompt that hit the login (a refused turn's):
+ *   the answer says it is sent again.
  */
 
 /**
@@ -148,6 +150,7 @@ import { readFileSync } from 'node:fs';
  * @property {(name: string, payload: unknown) => void} emit Sends an app event
  *   (folder-chosen, paths-dropped, drag-hover) to its listeners.
  * @property {Record<string, string>} keychain The mock keychain (name to value).
+ * @property {unknown} [kept] The prompt `sign_in_keep_prompt` kept (PromptPart[]).
  */
 
 /**
@@ -220,6 +223,27 @@ export function installMockIpc(setup) {
   /** A replay stopped at an agent-prompt (answer: 'user'): resume(true) goes on, false drops it. */
   /** @type {{ toolCallId: string, resume: (goOn: boolean) => void } | null} */
   let held = null;
+
+  /** What a sign-in command answers (SignInAnswer): for a session, the restart under way. */
+  function signInAnswer(/** @type {boolean} */ session, who = agent) {
+    return session
+      ? {
+          session: { id: options.registryId ?? sessionId, folder, agent },
+          resendsPrompt: Boolean(state.kept) || Boolean(options.signIn?.resends),
+          message: `Signing in to ${agent}…`,
+          actions: [],
+        }
+      : { resendsPrompt: false, message: `Signed in to ${who}.`, actions: [] };
+  }
+
+  /** A session's restart once signed in: `reconnect`'s first event (starting) now, the rest
+   * after `signIn.agentMs`. */
+  async function signInRestart() {
+    const list = (options.reconnect ?? []).map((e) => ({ ...e, sessionId }));
+    await deliver(list.slice(0, 1));
+    if (options.signIn?.agentMs) await wait(options.signIn.agentMs);
+    await deliver(list.slice(1));
+  }
 
   /**
    * Delivers events (paced, or at once in one frame), resolving the running `prompt` with each
@@ -711,24 +735,30 @@ export function installMockIpc(setup) {
           problems: secretsMock.problems ?? [],
           keychainProblem: keychainUp ? undefined : noKeychain().message,
         };
-      case 'sign_in_agent':
-      case 'agent_sign_in': {
+      case 'sign_in_agent': {
+        // As the shell: answered at once; the restart's start (with `authenticate`, which may
+        // take `agentMs` while the agent has the browser open) arrives as events.
+        if (options.signIn?.refuse) throw options.signIn.refuse;
+        void signInRestart();
+        return signInAnswer(true);
+      }
+      case 'agent_sign_in':
         if (options.signIn?.agentMs) await wait(options.signIn.agentMs);
         if (options.signIn?.refuse) throw options.signIn.refuse;
-        if (cmd === 'agent_sign_in') return null;
-        void deliver((options.reconnect ?? []).map((e) => ({ ...e, sessionId })));
-        return { id: args.sessionId, folder, agent };
-      }
+        return signInAnswer(false, String(args.agent));
       case 'sign_in_api_key': {
         if (!keychainUp) throw noKeychain();
         if (options.signIn?.refuse) throw options.signIn.refuse;
         const target = args.target ?? {};
         const who = target.agent ?? agent;
         state.keychain[`agent-auth/${who}/${args.methodId}`] = String(args.key);
-        if (target.sessionId)
-          void deliver((options.reconnect ?? []).map((e) => ({ ...e, sessionId })));
-        return null;
+        if (!target.sessionId) return signInAnswer(false, who);
+        void signInRestart();
+        return signInAnswer(true);
       }
+      case 'sign_in_keep_prompt':
+        state.kept = args.parts;
+        return null;
       case 'agents_open_settings':
       case 'open_settings_file':
       case 'close_session':

@@ -29,6 +29,7 @@ import type {
   RestoredSidebar,
   SessionInfo,
   ShowRequest,
+  SignInAnswer,
   StreamFrame,
   TurnEnd,
 } from './generated/ipc';
@@ -159,9 +160,10 @@ export function tauriProjectMcpBackend(): ProjectMcpBackend {
 export function tauriSignInBackend(): SignInBackend {
   return {
     signInAgent: (sessionId, methodId) =>
-      call<SessionInfo>('sign_in_agent', { sessionId, methodId }),
+      call<SignInAnswer>('sign_in_agent', { sessionId, methodId }),
     signInApiKey: (target, methodId, key) =>
-      call<unknown>('sign_in_api_key', { target, methodId, key }),
-    agentSignIn: (agent, methodId) => call<unknown>('agent_sign_in', { agent, methodId }),
+      call<SignInAnswer>('sign_in_api_key', { target, methodId, key }),
+    agentSignIn: (agent, methodId) => call<SignInAnswer>('agent_sign_in', { agent, methodId }),
+    signInKeepPrompt: (sessionId, parts) => run('sign_in_keep_prompt', { sessionId, parts }),
   };
 }

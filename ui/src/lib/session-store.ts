@@ -127,6 +127,9 @@ export interface SessionView {
   /** The agent answered `auth-required` since the session last (re)started: a start that
    * failed so is a sign-in, not a broken command. */
   authRequired: boolean;
+  /** How many times its agent started (`session-status: starting`) in this view: a sign-in
+   * follows the start after it (lib/sign-in.ts). */
+  starts: number;
   title: string | null;
   /** Permission requests waiting for the user, oldest first. */
   pending: AgentPromptEvent[];
@@ -167,6 +170,7 @@ export function emptyView(): SessionView {
     retryEntry: null,
     signInEntry: null,
     authRequired: false,
+    starts: 0,
     title: null,
     pending: [],
     turnRunning: false,
@@ -534,6 +538,7 @@ export class SessionStore {
         }
         // A new start (reconnect, signed in) asks again; its own refusal sets these again.
         if (ev.status === 'starting') {
+          v.starts += 1;
           v.authRequired = false;
           v.signInEntry = null;
         }

@@ -32,13 +32,6 @@ const [terminal, meta, apiKey, agent] = demoAuthMethods() as [
 const flush = () => new Promise<void>((r) => setTimeout(r, 0));
 const session = { sessionId: 's1' };
 
-async function attached(): Promise<{ backend: FakeBackend; fake: FakeSignIn; frames: unknown[] }> {
-  const backend = new FakeBackend();
-  const frames: unknown[] = [];
-  await backend.attach('s1', (f) => frames.push(f));
-  return { backend, fake: new FakeSignIn(backend), frames };
-}
-
 describe('the words', () => {
   it('words each kind of method as the button says it', () => {
     expect(actionLabel(terminal)).toBe('Sign in in a terminal');
@@ -118,26 +111,52 @@ describe('the words', () => {
   });
 });
 
+/** A session attached to the fake shell, its view kept by a SessionStore as the window's. */
+async function attached(): Promise<{
+  fake: FakeSignIn;
+  store: SessionStore;
+  c: SignInController;
+}> {
+  const backend = new FakeBackend();
+  const store = new SessionStore();
+  const fake = new FakeSignIn(backend);
+  const c = new SignInController(fake, () => ({
+    starts: store.state.starts,
+    status: store.state.status,
+    statusDetail: store.state.statusDetail,
+  }));
+  await backend.attach('s1', (f) => {
+    store.applyAll([f]);
+    c.observe();
+  });
+  store.applyAll([{ snapshot: false, events: authRequiredStart('s1') }]);
+  return { fake, store, c };
+}
+
 describe('the flow', () => {
-  it('an API key goes to the keychain only, and the session reconnects', async () => {
-    const { fake, frames } = await attached();
-    const c = new SignInController(fake);
+  it('an API key goes to the keychain only; done once the restarted session is ready', async () => {
+    const { fake, c, store } = await attached();
     c.begin(session, apiKey, null);
     expect(c.state.step).toBe('api-key');
     expect(c.busy).toBe(true);
+    const seen: string[] = [];
+    c.subscribe((x) => x.state.step === 'waiting' && seen.push(x.state.text));
     expect(await c.submitKey('sk-secret-123')).toBe(true);
+    await flush();
+    expect(seen[0]).toBe('API key stored in your keychain. Starting the agent with it…');
+    expect(store.state.status).toBe('ready');
+    expect(c.state).toMatchObject({
+      step: 'done',
+      ok: true,
+      text: 'Signed in. The session is ready.',
+    });
     expect(fake.keychain.get('agent-auth/demo/demo-api-key')).toBe('sk-secret-123');
     expect(JSON.stringify(fake.calls)).not.toContain('sk-secret-123');
     expect(JSON.stringify(c.state)).not.toContain('sk-secret-123');
-    const done = c.state as Extract<Flow, { step: 'done' }>;
-    expect(done.ok).toBe(true);
-    expect(done.text).toContain('reconnecting');
-    expect(JSON.stringify(frames)).toContain('"status":"ready"');
   });
 
   it('an empty key is refused before the shell is asked; a refused key keeps the dialog', async () => {
-    const { fake } = await attached();
-    const c = new SignInController(fake);
+    const { fake, c } = await attached();
     c.begin(session, apiKey, null);
     expect(await c.submitKey('   ')).toBe(false);
     expect(fake.calls).toHaveLength(0);
@@ -153,46 +172,70 @@ describe('the flow', () => {
     expect(c.state.step).toBe('idle');
   });
 
-  it('the Agents view stores a key for the agent, nothing to reconnect', async () => {
-    const { fake } = await attached();
-    const c = new SignInController(fake);
+  it('the Agents view stores a key for the agent and says what the shell said', async () => {
+    const { fake, c } = await attached();
     c.begin({ agent: 'gemini' }, apiKey, null);
     await c.submitKey('k');
     expect(fake.keychain.get('agent-auth/gemini/demo-api-key')).toBe('k');
-    expect(c.state.step === 'done' && c.state.text).toContain('Every session of this agent');
+    expect(c.state).toMatchObject({ step: 'done', ok: true, text: 'Signed in to gemini.' });
   });
 
-  it('the agent method waits, and Cancel drops its late answer', async () => {
-    const { fake } = await attached();
+  it('a refused new start is not signed in, in the start’s words', async () => {
+    const { fake, c } = await attached();
+    fake.refuseStart = 'the agent refused demo-agent: the code expired';
+    c.begin(session, agent, null);
+    await flush();
+    await flush();
+    expect(c.state).toMatchObject({
+      step: 'done',
+      ok: false,
+      text: "Not signed in: the agent's new start failed (the agent refused demo-agent: the code expired).",
+    });
+  });
+
+  it('the prompt kept for after the sign-in is said sent once ready', async () => {
+    const { fake, c, store } = await attached();
+    await fake.signInKeepPrompt('s1', [{ type: 'text', text: 'fix the bug' }]);
+    c.begin(session, agent, null);
+    await flush();
+    await flush();
+    expect(c.state).toMatchObject({
+      step: 'done',
+      ok: true,
+      text: 'Signed in. The session is ready, and your prompt was sent again.',
+    });
+    expect(store.state.entries.some((e) => e.type === 'user' && e.text === 'fix the bug')).toBe(
+      true,
+    );
+  });
+
+  it('the Agents view’s agent method waits, and Cancel drops its late answer', async () => {
+    const { fake, c } = await attached();
     let open: () => void = () => undefined;
     fake.gate = new Promise((r) => (open = r));
-    const c = new SignInController(fake);
-    c.begin(session, agent, null);
-    expect(c.for(session).step).toBe('waiting');
-    expect(c.for({ sessionId: 'other' }).step).toBe('idle');
+    c.begin({ agent: 'demo' }, agent, null);
+    expect(c.for({ agent: 'demo' }).step).toBe('waiting');
+    expect(c.for(session).step).toBe('idle');
     c.cancel();
     expect(c.state.step === 'done' && c.state.ok).toBe(false);
     open();
     await flush();
     expect(c.state.step === 'done' && c.state.text).toContain('Stopped waiting');
-    expect(fake.called('signInAgent')).toEqual([['s1', 'demo-agent']]);
+    expect(fake.called('agentSignIn')).toEqual([['demo', 'demo-agent']]);
   });
 
   it('the agent method’s refusal is said in the shell’s words', async () => {
-    const { fake } = await attached();
+    const { fake, c } = await attached();
     fake.error = { code: 'agent-refused', message: 'the agent refused demo-agent: bad token' };
-    const c = new SignInController(fake);
     c.begin({ agent: 'demo' }, agent, null);
     await flush();
     expect(c.state.step === 'done' && c.state.text).toBe(
       'Not signed in: the agent refused demo-agent: bad token.',
     );
-    expect(fake.called('agentSignIn')).toEqual([['demo', 'demo-agent']]);
   });
 
   it('a login command asks consent first, then runs; a failed login can run again', async () => {
-    const { fake } = await attached();
-    const c = new SignInController(fake);
+    const { c, store } = await attached();
     c.begin(session, meta, '/x/acp-desk-demo-agent');
     expect(c.state).toMatchObject({
       step: 'consent',
@@ -206,14 +249,25 @@ describe('the flow', () => {
     c.retryLogin();
     expect(c.state).toMatchObject({ step: 'terminal', consent: true, run: 2 });
     c.loginExited(0);
-    expect(c.state).toMatchObject({ step: 'done', ok: true });
+    // The shell restarts the session after a login that worked: until then, reconnecting.
+    expect(c.state).toMatchObject({ step: 'waiting', restarting: true, terminal: { run: 2 } });
+    store.applyAll([
+      {
+        snapshot: false,
+        events: [
+          { kind: 'session-status', sessionId: 's1', status: 'starting' },
+          { kind: 'session-status', sessionId: 's1', status: 'ready' },
+        ],
+      },
+    ]);
+    c.observe();
+    expect(c.state).toMatchObject({ step: 'done', ok: true, terminal: { run: 2 } });
     c.dismiss();
     expect(c.state.step).toBe('idle');
   });
 
   it('the terminal method runs without a question; consent the shell asks for is asked', async () => {
-    const { fake } = await attached();
-    const c = new SignInController(fake);
+    const { c } = await attached();
     c.begin(session, terminal, '/x/acp-desk-demo-agent');
     expect(c.state).toMatchObject({ step: 'terminal', consent: false });
     // Other buttons wait while it runs.
@@ -223,6 +277,14 @@ describe('the flow', () => {
     expect(c.state).toMatchObject({ step: 'consent', command: '/x/acp-desk-demo-agent login' });
     c.cancel();
     expect(c.state.step).toBe('idle');
+  });
+
+  it('a good login whose reconnect failed says so', async () => {
+    const { c } = await attached();
+    c.begin(session, terminal, null);
+    c.loginExited(0, 'the agent exited with code 2.');
+    expect(c.state).toMatchObject({ step: 'done', ok: false });
+    expect(c.state.step === 'done' && c.state.text).toContain('could not reconnect');
   });
 });
 

@@ -15,9 +15,9 @@
 //
 // Plain TS and a Svelte store, like project-mcp.ts: components render and call.
 import { toUiError, type UiError, type Unsubscribe } from './backend-types';
-import type { AuthAction, AuthHow, SessionInfo } from './generated/ipc';
+import type { AuthAction, AuthHow, PromptPart, SignInAnswer } from './generated/ipc';
 
-export type { AuthAction, AuthHow } from './generated/ipc';
+export type { AuthAction, AuthHow, SignInAnswer } from './generated/ipc';
 
 /** Whose sign-in: an open session's agent (it reconnects afterwards) or an agent by its id
  * (the Agents view: nothing to reconnect). */
@@ -26,12 +26,18 @@ export type SignInTarget = { sessionId: string } | { agent: string };
 /** The sign-in commands of the shell (src-tauri/src/sign_in.rs); tests fake them. The
  * terminal logins are LoginTerminal's own (`login_*`, src-tauri/src/login.rs). */
 export interface SignInBackend {
-  /** `authenticate {methodId}` for the session's agent: the session reconnects signed in. */
-  signInAgent(sessionId: string, methodId: string): Promise<SessionInfo>;
-  /** The key into the keychain (and nowhere else); a session target then reconnects. */
-  signInApiKey(target: SignInTarget, methodId: string, key: string): Promise<unknown>;
-  /** The Agents view: the agent started on its own, `authenticate {methodId}` sent. */
-  agentSignIn(agent: string, methodId: string): Promise<unknown>;
+  /** `authenticate {methodId}` for the session's agent: it restarts signed in (answered at
+   * once; how the start went arrives as the session's events). */
+  signInAgent(sessionId: string, methodId: string): Promise<SignInAnswer>;
+  /** The key into the keychain (and nowhere else); a session target then restarts, an agent
+   * target is checked with a start of its own (answered once it is). */
+  signInApiKey(target: SignInTarget, methodId: string, key: string): Promise<SignInAnswer>;
+  /** The Agents view: the agent started on its own, `authenticate {methodId}` sent; answered
+   * once it is signed in, refused with the agent's reason. */
+  agentSignIn(agent: string, methodId: string): Promise<SignInAnswer>;
+  /** A prompt held while the session's start failed for want of a sign-in: the shell keeps
+   * it and sends it once signed in (empty `parts` forget it). */
+  signInKeepPrompt(sessionId: string, parts: PromptPart[]): Promise<void>;
 }
 
 /** A method the Agents view's Check reported: an `AuthAction` once the engine classifies it
@@ -196,6 +202,12 @@ export function exitWords(
   };
 }
 
+/** What a terminal login ran as: its panel stays (the program's output readable) until closed. */
+export interface TerminalRun {
+  consent: boolean;
+  run: number;
+}
+
 /** The sign-in running (at most one: its dialogs are modal). */
 export type Flow =
   | { step: 'idle' }
@@ -209,10 +221,18 @@ export type Flow =
     }
   /** The consent dialog names the command before a terminal login. */
   | { step: 'consent'; target: SignInTarget; action: AuthAction; command: string; env: string[] }
-  /** The login terminal is shown. */
+  /** The login terminal is shown, its program running. */
   | { step: 'terminal'; target: SignInTarget; action: AuthAction; consent: boolean; run: number }
-  /** `authenticate` sent; the agent is signing the user in. */
-  | { step: 'waiting'; target: SignInTarget; action: AuthAction }
+  /** Asked: the agent is signing the user in (`authenticate`, it may have the browser open), or
+   * a session's agent restarts signed in (`restarting`: until its start is ready or fails). */
+  | {
+      step: 'waiting';
+      target: SignInTarget;
+      action: AuthAction;
+      text: string;
+      restarting: boolean;
+      terminal?: TerminalRun;
+    }
   /** How it ended, until dismissed (a new sign-in replaces it). */
   | {
       step: 'done';
@@ -220,8 +240,7 @@ export type Flow =
       action: AuthAction;
       ok: boolean;
       text: string;
-      /** A terminal login's: its panel stays (the program's output readable) until closed. */
-      terminal?: { consent: boolean; run: number };
+      terminal?: TerminalRun;
     };
 
 const IDLE: Flow = { step: 'idle' };
@@ -236,14 +255,42 @@ function errorWords(e: UiError): string {
   return /[.!?]$/.test(m) ? m : `${m}.`;
 }
 
+/** What the window knows of a session, for following its restart. */
+export interface SessionProgress {
+  /** How many times its agent started (`SessionView.starts`). */
+  starts: number;
+  status: string;
+  statusDetail: string | null;
+}
+
+/** While a session's agent restarts signed in, by kind. */
+function restartingText(a: AuthAction, resends: boolean): string {
+  const then = resends ? ' Your prompt is sent again once it is ready.' : '';
+  switch (a.how.via) {
+    case 'agent':
+      return `Waiting for the agent to sign you in (${a.name}); it may have opened your browser.${then}`;
+    case 'api-key':
+      return `API key stored in your keychain. Starting the agent with it…${then}`;
+    default:
+      return `Signed in. Reconnecting the session…${then}`;
+  }
+}
+
 export class SignInController {
   private flow: Flow = IDLE;
   private listeners = new Set<() => void>();
   /** Bumped by every new flow and Cancel: a late answer to an older one is dropped. */
   private generation = 0;
   private runs = 0;
+  /** The session's start count when its restart was asked for: a later start is the one. */
+  private baseline: number | null = null;
+  private resends = false;
 
-  constructor(private backend: SignInBackend) {}
+  /** `progress` tells how far a session is (App reads its store). */
+  constructor(
+    private backend: SignInBackend,
+    private progress: (sessionId: string) => SessionProgress | null = () => null,
+  ) {}
 
   subscribe(run: (c: SignInController) => void): Unsubscribe {
     const cb = () => run(this);
@@ -264,6 +311,12 @@ export class SignInController {
   /** The flow when it is `target`'s (what a card shows next to its buttons), else idle. */
   for(target: SignInTarget): Flow {
     return this.flow.step !== 'idle' && sameTarget(this.flow.target, target) ? this.flow : IDLE;
+  }
+
+  /** A sign-in is under way (a dialog open, a login or the agent running): other buttons wait. */
+  get busy(): boolean {
+    const s = this.flow.step;
+    return s === 'api-key' || s === 'consent' || s === 'terminal' || s === 'waiting';
   }
 
   /** A sign-in button was pressed. `launch`: the agent's own command, for the consent check. */
@@ -292,12 +345,6 @@ export class SignInController {
     }
   }
 
-  /** A sign-in is under way (a dialog open, a login or the agent running): other buttons wait. */
-  get busy(): boolean {
-    const s = this.flow.step;
-    return s === 'api-key' || s === 'consent' || s === 'terminal' || s === 'waiting';
-  }
-
   /** The login needs consent the window did not know of (the shell refused without it): the
    * dialog, naming the command as the shell says it. */
   askConsent(command: string): void {
@@ -321,7 +368,14 @@ export class SignInController {
 
   private startTerminal(target: SignInTarget, action: AuthAction, consent: boolean): void {
     this.runs += 1;
+    // A session's agent restarts when the login succeeds: the starts from now on count.
+    this.mark(target, false);
     this.set({ step: 'terminal', target, action, consent, run: this.runs });
+  }
+
+  private mark(target: SignInTarget, resends: boolean): void {
+    this.baseline = 'sessionId' in target ? (this.progress(target.sessionId)?.starts ?? 0) : null;
+    this.resends = resends;
   }
 
   /** The login program exited (`code` null: cancelled or killed). `restartProblem`: why the
@@ -329,14 +383,22 @@ export class SignInController {
   loginExited(code: number | null, restartProblem: string | null = null): void {
     const f = this.flow;
     if (f.step !== 'terminal') return;
-    const words = exitWords(code, 'sessionId' in f.target, restartProblem);
-    this.set({
-      step: 'done',
-      target: f.target,
-      action: f.action,
-      ...words,
-      terminal: { consent: f.consent, run: f.run },
-    });
+    const terminal = { consent: f.consent, run: f.run };
+    const session = 'sessionId' in f.target;
+    if (code === 0 && session && !restartProblem) {
+      this.set({
+        step: 'waiting',
+        target: f.target,
+        action: f.action,
+        text: restartingText(f.action, this.resends),
+        restarting: true,
+        terminal,
+      });
+      this.observe();
+      return;
+    }
+    const words = exitWords(code, session, restartProblem);
+    this.set({ step: 'done', target: f.target, action: f.action, ...words, terminal });
   }
 
   /** Try again after a terminal login that did not sign in: a new run of the same login (the
@@ -349,7 +411,7 @@ export class SignInController {
   }
 
   /** The key typed in the dialog: handed to the shell, never kept (the dialog clears its
-   * field). Resolves true once stored (and, for a session, the reconnect asked for). */
+   * field). Resolves true once stored (and, for a session, the restart asked for). */
   async submitKey(key: string): Promise<boolean> {
     const f = this.flow;
     if (f.step !== 'api-key' || f.busy) return false;
@@ -361,9 +423,11 @@ export class SignInController {
       return false;
     }
     const gen = this.generation;
+    this.mark(f.target, false);
     this.set({ ...f, busy: true, error: null });
+    let answer: SignInAnswer;
     try {
-      await this.backend.signInApiKey(f.target, f.action.methodId, key);
+      answer = await this.backend.signInApiKey(f.target, f.action.methodId, key);
     } catch (e) {
       if (gen !== this.generation) return false;
       // The shell's words never carry the key (sign_in.rs); the dialog stays open to retry.
@@ -371,25 +435,26 @@ export class SignInController {
       return false;
     }
     if (gen !== this.generation) return false;
-    const session = 'sessionId' in f.target;
-    this.set({
-      step: 'done',
-      target: f.target,
-      action: f.action,
-      ok: true,
-      text: session
-        ? 'API key stored in your keychain. The session is reconnecting with it; a prompt that needed it is sent again once it is ready.'
-        : 'API key stored in your keychain. Every session of this agent sends it when it starts.',
-    });
+    this.answered(f.target, f.action, answer);
     return true;
   }
 
   private async authenticate(target: SignInTarget, action: AuthAction): Promise<void> {
     const gen = this.generation;
-    this.set({ step: 'waiting', target, action });
+    this.mark(target, false);
+    this.set({
+      step: 'waiting',
+      target,
+      action,
+      text: restartingText(action, false),
+      restarting: false,
+    });
+    let answer: SignInAnswer;
     try {
-      if ('sessionId' in target) await this.backend.signInAgent(target.sessionId, action.methodId);
-      else await this.backend.agentSignIn(target.agent, action.methodId);
+      answer =
+        'sessionId' in target
+          ? await this.backend.signInAgent(target.sessionId, action.methodId)
+          : await this.backend.agentSignIn(target.agent, action.methodId);
     } catch (e) {
       if (gen !== this.generation) return;
       this.set({
@@ -402,16 +467,59 @@ export class SignInController {
       return;
     }
     if (gen !== this.generation) return;
+    this.answered(target, action, answer);
+  }
+
+  /** The shell took the sign-in: for an agent, that is the end (its words); for a session, its
+   * agent restarts and the outcome comes as the session's events (`observe`). */
+  private answered(target: SignInTarget, action: AuthAction, answer: SignInAnswer): void {
+    if ('agent' in target) {
+      this.set({ step: 'done', target, action, ok: true, text: sentenceOf(answer.message) });
+      return;
+    }
+    this.resends = answer.resendsPrompt;
     this.set({
-      step: 'done',
+      step: 'waiting',
       target,
       action,
-      ok: true,
-      text:
-        'sessionId' in target
-          ? 'Signed in. The session is reconnecting; a prompt that needed the sign-in is sent again once it is ready.'
-          : 'Signed in. New sessions of this agent use it.',
+      text: restartingText(action, answer.resendsPrompt),
+      restarting: true,
     });
+    this.observe();
+  }
+
+  /** The session's events moved on (App calls this on every change of a session's view):
+   * a restart asked for by a sign-in ends signed in (ready) or not (dead, the card says why). */
+  observe(): void {
+    const f = this.flow;
+    if (f.step !== 'waiting' || !('sessionId' in f.target) || this.baseline === null) return;
+    const p = this.progress(f.target.sessionId);
+    if (!p || p.starts <= this.baseline) return;
+    const terminal = f.terminal ? { terminal: f.terminal } : {};
+    if (p.status === 'ready' || p.status === 'prompting') {
+      this.set({
+        step: 'done',
+        target: f.target,
+        action: f.action,
+        ok: true,
+        text: this.resends
+          ? 'Signed in. The session is ready, and your prompt was sent again.'
+          : 'Signed in. The session is ready.',
+        ...terminal,
+      });
+    } else if (p.status === 'dead') {
+      const why = (p.statusDetail ?? '').split('\n')[0]?.trim();
+      this.set({
+        step: 'done',
+        target: f.target,
+        action: f.action,
+        ok: false,
+        text: why
+          ? `Not signed in: the agent's new start failed (${why.replace(/[.!]$/, '')}).`
+          : "Not signed in: the agent's new start failed.",
+        ...terminal,
+      });
+    }
   }
 
   /** Cancel / Esc: closes a dialog; stops waiting for the agent (its answer, if it comes, is
@@ -424,17 +532,21 @@ export class SignInController {
       this.set(IDLE);
     } else if (f.step === 'waiting') {
       this.generation += 1;
+      this.baseline = null;
       this.set({
         step: 'done',
         target: f.target,
         action: f.action,
         ok: false,
-        text: 'Stopped waiting for the agent: not signed in. If a browser page is still open, close it, then sign in again when you want to.',
+        text: f.restarting
+          ? 'Stopped waiting here. The agent may still finish signing in: the session shows how its start went.'
+          : 'Stopped waiting for the agent: not signed in. If a browser page is still open, close it, then sign in again when you want to.',
+        ...(f.terminal ? { terminal: f.terminal } : {}),
       });
     }
   }
 
-  /** The result line was dismissed, or its session went on. */
+  /** The result line was dismissed, or the login panel closed. */
   dismiss(): void {
     if (this.flow.step === 'done') this.set(IDLE);
   }

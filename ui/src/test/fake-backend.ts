@@ -18,6 +18,7 @@ import type {
   RestoredSidebar,
   SessionInfo,
   ShowRequest,
+  SignInAnswer,
   StreamEvent,
   StreamFrame,
   TurnEnd,
@@ -419,73 +420,114 @@ export function authRequiredTurn(sessionId: string, text: string): StreamEvent[]
 }
 
 /** The sign-in commands (src-tauri/src/sign_in.rs) over a FakeBackend's sessions, as the shell
- * does them: a key goes to the (fake) keychain only and the answer never holds it; a session
- * target reconnects (its events: starting, ready) and the kept prompt is sent again once. */
+ * does them: a key goes to the (fake) keychain only and no answer holds it; a session target
+ * answers at once and restarts (its events: starting, then ready, or dead when `refuseStart`
+ * says the agent refuses the new start) and the kept prompt is sent again once ready. */
 export class FakeSignIn implements SignInBackend {
   calls: [string, ...unknown[]][] = [];
   /** The keychain: `agent-auth/<agent>/<method>` → the key. */
   keychain = new Map<string, string>();
-  /** What a sign-in rejects with (the agent refused, the keychain is locked), when set. */
+  /** What a sign-in rejects with (the method is not offered, the keychain is locked), when set. */
   error: IpcError | null = null;
-  /** While set, `authenticate` waits for it (the agent has the browser open). */
+  /** While set, a sign-in without a session waits for it (the agent has the browser open). */
   gate: Promise<void> | null = null;
-  /** The prompt each session keeps (it hit the sign-in); sent again after the reconnect. */
+  /** The agent refuses the restarted session's start with this (auth-required again). */
+  refuseStart: string | null = null;
+  /** The prompt each session keeps (it hit the sign-in); sent again after the restart. */
   kept = new Map<string, string>();
 
   constructor(private backend: FakeBackend) {}
 
-  private reconnect(sessionId: string): void {
+  private restart(sessionId: string): SignInAnswer {
+    const resends = this.kept.has(sessionId);
     const events: StreamEvent[] = [
       { kind: 'session-status', sessionId, status: 'starting', agent: identity() },
-      {
+    ];
+    if (this.refuseStart) {
+      events.push(
+        { kind: 'error', sessionId, error: { message: this.refuseStart, kind: 'auth-required' } },
+        {
+          kind: 'session-status',
+          sessionId,
+          status: 'dead',
+          detail: this.refuseStart,
+          agent: identity(),
+        },
+      );
+    } else {
+      events.push({
         kind: 'session-status',
         sessionId,
         status: 'ready',
         agent: identity({ acpSessionId: `acp-${sessionId}` }),
-      },
-    ];
-    const kept = this.kept.get(sessionId);
-    if (kept !== undefined) {
-      this.kept.delete(sessionId);
-      events.push(
-        {
-          kind: 'notice',
-          sessionId,
-          severity: 'info',
-          title: 'Signed in: your prompt was sent again.',
-          source: 'client',
-        },
-        { kind: 'turn-start', sessionId, prompt: [{ type: 'text', text: kept }] },
-        { kind: 'text-delta', sessionId, text: `Signed in. You said: ${kept}` },
-        { kind: 'turn-end', sessionId, reason: 'completed', stopReason: 'end_turn' },
-      );
+      });
+      const kept = this.kept.get(sessionId);
+      if (kept !== undefined) {
+        this.kept.delete(sessionId);
+        events.push(
+          {
+            kind: 'notice',
+            sessionId,
+            severity: 'info',
+            title: 'Signed in: your prompt was sent again.',
+            source: 'client',
+          },
+          { kind: 'turn-start', sessionId, prompt: [{ type: 'text', text: kept }] },
+          { kind: 'text-delta', sessionId, text: `Signed in. You said: ${kept}` },
+          { kind: 'turn-end', sessionId, reason: 'completed', stopReason: 'end_turn' },
+        );
+      }
     }
-    this.backend.frame(sessionId, { snapshot: false, events });
+    // The shell answers before the new start's events arrive.
+    queueMicrotask(() => this.backend.frame(sessionId, { snapshot: false, events }));
+    return {
+      session: { id: sessionId, folder: '/p', agent: 'demo' },
+      resendsPrompt: resends,
+      message: resends
+        ? 'Signing in to demo; your prompt is sent again once it is ready.'
+        : 'Signing in to demo…',
+      actions: [],
+    };
   }
 
-  async signInAgent(sessionId: string, methodId: string): Promise<SessionInfo> {
+  private alone(agent: string): SignInAnswer {
+    return {
+      resendsPrompt: false,
+      message: `Signed in to ${agent}.`,
+      actions: demoAuthMethods(),
+    };
+  }
+
+  async signInAgent(sessionId: string, methodId: string): Promise<SignInAnswer> {
     this.calls.push(['signInAgent', sessionId, methodId]);
-    if (this.gate) await this.gate;
     if (this.error) throw this.error;
-    this.reconnect(sessionId);
-    return { id: sessionId, folder: '/p', agent: 'demo' };
+    return this.restart(sessionId);
   }
 
-  async signInApiKey(target: SignInTarget, methodId: string, key: string): Promise<null> {
+  async signInApiKey(target: SignInTarget, methodId: string, key: string): Promise<SignInAnswer> {
     // The call is recorded without the key, as the shell's logs are.
     this.calls.push(['signInApiKey', target, methodId]);
     if (this.error) throw this.error;
     const agent = 'agent' in target ? target.agent : 'demo';
     this.keychain.set(`agent-auth/${agent}/${methodId}`, key);
-    if ('sessionId' in target) this.reconnect(target.sessionId);
-    return null;
+    if ('sessionId' in target) return this.restart(target.sessionId);
+    if (this.gate) await this.gate;
+    return this.alone(agent);
   }
 
-  async agentSignIn(agent: string, methodId: string): Promise<null> {
+  async agentSignIn(agent: string, methodId: string): Promise<SignInAnswer> {
     this.calls.push(['agentSignIn', agent, methodId]);
     if (this.gate) await this.gate;
     if (this.error) throw this.error;
-    return null;
+    return this.alone(agent);
+  }
+
+  async signInKeepPrompt(sessionId: string, parts: PromptPart[]): Promise<void> {
+    this.calls.push(['signInKeepPrompt', sessionId, parts]);
+    if (this.error) throw this.error;
+    const text = parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('');
+    if (parts.length === 0) this.kept.delete(sessionId);
+    else this.kept.set(sessionId, text);
   }
 
   called(name: string): unknown[][] {
