@@ -57,6 +57,10 @@ macro_rules! with_command_names {
             project_mcp_offer,
             project_mcp_decide,
             project_mcp_restart,
+            login_start,
+            login_input,
+            login_resize,
+            login_cancel,
         }
     };
 }

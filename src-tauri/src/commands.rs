@@ -536,6 +536,8 @@ pub use crate::agents::*;
 pub use crate::secrets::*;
 // A project's own MCP config: `project_mcp.rs`.
 pub use crate::project_mcp::*;
+// Terminal logins: `login.rs`.
+pub use crate::login::*;
 
 // The one list of command names (the root build.rs includes it too, for the app manifest).
 include!("command_names.rs");

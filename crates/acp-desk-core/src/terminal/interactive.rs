@@ -306,7 +306,7 @@ impl Interactive {
     }
 
     /// A future for the exit status, independent of `self`.
-    pub fn wait(&self) -> impl Future<Output = ExitStatus> + Send + 'static {
+    pub fn wait(&self) -> impl Future<Output = ExitStatus> + Send + use<> {
         let rx = self.terminal.as_ref().map(|t| t.exit_rx.clone());
         async move {
             let Some(mut rx) = rx else {

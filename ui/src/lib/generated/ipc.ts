@@ -644,6 +644,10 @@ export type IpcError =
       message: string;
     }
   | {
+      code: 'consent-needed';
+      message: string;
+    }
+  | {
       code: 'internal';
       message: string;
     };
@@ -788,7 +792,11 @@ export type CommandName =
   | 'mcp_servers_list'
   | 'project_mcp_offer'
   | 'project_mcp_decide'
-  | 'project_mcp_restart';
+  | 'project_mcp_restart'
+  | 'login_start'
+  | 'login_input'
+  | 'login_resize'
+  | 'login_cancel';
 /**
  * How a session is exported.
  *
@@ -847,6 +855,53 @@ export type InstallPhase = ('downloading' | 'verifying' | 'extracting') | 'insta
  * via the `definition` "ProjectMcpChoice".
  */
 export type ProjectMcpChoice = 'use' | 'ignore';
+/**
+ * Whom a login signs in.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "LoginTarget".
+ */
+export type LoginTarget =
+  | {
+      sessionId: string;
+    }
+  | {
+      agent: string;
+    };
+/**
+ * What a login's channel carries, in order: `output`s, then one `exit`.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "LoginFrame".
+ */
+export type LoginFrame =
+  | {
+      kind: 'output';
+      data: string;
+    }
+  | {
+      kind: 'exit';
+      /**
+       * Its exit code, when it exited (0 is success, nothing else is).
+       */
+      exitCode?: number | null;
+      /**
+       * The signal that ended it ("SIGTERM"), when one did.
+       */
+      signal?: string | null;
+      /**
+       * `login_cancel` ended it (or the app did).
+       */
+      cancelled: boolean;
+      /**
+       * A session target whose login exited 0: the session was restarted signed in.
+       */
+      restarted: boolean;
+      /**
+       * Why that restart failed, when it did (the login itself succeeded).
+       */
+      restartError?: IpcError | null;
+    };
 /**
  * Resource content that can be embedded in a message.
  *
@@ -990,6 +1045,9 @@ export interface IpcTypes {
   mcpServersListing: McpServersListing;
   projectMcpOffer: ProjectMcpOffer;
   projectMcpChoice: ProjectMcpChoice;
+  loginTarget: LoginTarget;
+  loginStarted: LoginStarted;
+  loginFrame: LoginFrame;
 }
 /**
  * What the window needs to start: the agents to offer and the folder to open, if any.
@@ -2871,6 +2929,27 @@ export interface OfferedServer {
   problems: ConfigProblem[];
 }
 /**
+ * `login_start`'s answer.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "LoginStarted".
+ */
+export interface LoginStarted {
+  /**
+   * For `login_input`, `login_resize`, `login_cancel`.
+   */
+  loginId: string;
+  /**
+   * For people: the agent's label for the login, else the method's name.
+   */
+  label: string;
+  /**
+   * The program and its arguments as run (secret-looking arguments redacted), never an env
+   * value.
+   */
+  commandShown: string;
+}
+/**
  * Text-based resource contents.
  *
  * This interface was referenced by `IpcTypes`'s JSON-Schema
@@ -2978,4 +3057,8 @@ export const COMMAND_NAMES = [
   'project_mcp_offer',
   'project_mcp_decide',
   'project_mcp_restart',
+  'login_start',
+  'login_input',
+  'login_resize',
+  'login_cancel',
 ] as const satisfies readonly CommandName[];
