@@ -37,7 +37,7 @@ const identity = {
   authMethods: methods,
 };
 const refusal =
-  'the agent needs you to sign in first (Authentication required). Sign in: Demo login, Demo API key, Demo account.';
+  'the agent needs you to sign in: it answered "Authentication required". Sign in with "Demo login" (a login in a terminal), "Demo login (its own program)" (a program it names, in a terminal), "Demo API key" (an API key), "Demo account" (the agent signs you in), then try again.';
 
 /** A start `session/new` refused with -32000. */
 const refusedStart: StreamEvent[] = [
@@ -116,7 +116,8 @@ for (const [w, h] of [
         'Enter a Google API key',
         'Sign in with Demo account',
       ]);
-      await expect(actions).toContainText('Runs `/opt/demo/demo-login --code` in a terminal here.');
+      await expect(actions).toContainText('Runs /opt/demo/demo-login --code in a terminal here.');
+      await expect(actions.locator('code').first()).toHaveText('acp-desk-demo-agent login');
       await expect(actions).toContainText('it may open your browser');
       const overflow = await card.evaluate((el) => el.scrollWidth - el.clientWidth);
       expect(overflow).toBeLessThanOrEqual(0);
@@ -140,10 +141,11 @@ for (const [w, h] of [
         'Type or paste the API key first.',
       );
       await field.fill('AIza-typed-secret-42');
+      await expect(dialog.locator('[data-api-key-error]')).toHaveCount(0);
       await shot(page, `sign-in-api-key-${w}x${h}`);
       await dialog.getByRole('button', { name: 'Save and reconnect' }).click();
       await expect(dialog).toHaveCount(0);
-      await expect(page.locator('[data-sign-in-result="ok"]')).toHaveText(
+      await expect(page.locator('[data-sign-in-result="ok"]')).toContainText(
         'Signed in. The session is ready.',
       );
       const keychain = await keychainOf(page);
@@ -175,7 +177,9 @@ for (const [w, h] of [
         '/opt/demo/demo-login --code',
       );
       await expect(dialog.locator('[data-consent-env]')).toContainText('DEMO_LOGIN_MODE');
-      await expect(dialog).toContainText("not the agent's own command");
+      await expect(dialog).toContainText(
+        "“Log in with the demo program” runs a program ACP Desk Demo named, not the agent's own command.",
+      );
       await shot(page, `sign-in-consent-${w}x${h}`);
       await dialog.getByRole('button', { name: 'Cancel' }).click();
       await expect(dialog).toHaveCount(0);
@@ -215,7 +219,7 @@ for (const [w, h] of [
       await expect(card.locator('[data-sign-in]')).toHaveCount(4);
       await shot(page, `sign-in-thread-card-${w}x${h}`);
       await card.getByRole('button', { name: 'Sign in with Demo account' }).click();
-      await expect(page.locator('[data-sign-in-result="ok"]')).toHaveText(
+      await expect(page.locator('[data-sign-in-result="ok"]')).toContainText(
         'Signed in. The session is ready, and your prompt was sent again.',
       );
       await expect(page.locator('.thread-view')).toContainText(
@@ -286,7 +290,7 @@ test.describe('the Agents view', () => {
       'Sign in with Demo account',
     ]);
     await signIn.getByRole('button', { name: 'Sign in with Demo account' }).click();
-    await expect(signIn.locator('[data-sign-in-result="ok"]')).toHaveText('Signed in to demo.');
+    await expect(signIn.locator('[data-sign-in-result="ok"]')).toContainText('Signed in to demo.');
     expect(await called(page, 'agent_sign_in')).toEqual([
       { agent: 'demo', methodId: 'demo-agent' },
     ]);
@@ -295,7 +299,7 @@ test.describe('the Agents view', () => {
     await expect(dialog.getByRole('heading')).toHaveText('Google API key for ACP Desk demo agent');
     await dialog.locator('[data-api-key]').fill('agents-view-key');
     await dialog.getByRole('button', { name: 'Save in keychain' }).click();
-    await expect(signIn.locator('[data-sign-in-result="ok"]')).toHaveText('Signed in to demo.');
+    await expect(signIn.locator('[data-sign-in-result="ok"]')).toContainText('Signed in to demo.');
     const keychain = await keychainOf(page);
     expect(keychain['agent-auth/demo/demo-api-key']).toBe('agents-view-key');
     expect(await page.content()).not.toContain('agents-view-key');

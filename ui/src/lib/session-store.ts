@@ -120,9 +120,9 @@ export interface SessionView {
   /** The error entry (its key) that offers Retry: the last turn's, when its kind is retryable
    * (`ended.ts`); null once another turn starts. */
   retryEntry: number | null;
-  /** The error entry (its key) after which the thread offers to sign in: the last turn's, when
-   * the agent refused it for want of a sign-in (`auth-required`); null once another turn or a
-   * new start begins. */
+  /** The entry (its key) after which the thread offers to sign in: the end of the last turn,
+   * when the agent refused it for want of a sign-in (`auth-required`; its error until the turn
+   * ends); null once another turn or a new start begins. */
   signInEntry: number | null;
   /** The agent answered `auth-required` since the session last (re)started: a start that
    * failed so is a sign-in, not a broken command. */
@@ -412,15 +412,19 @@ export class SessionStore {
           attachments: attachmentsOf(ev.prompt),
         });
         break;
-      case 'turn-end':
+      case 'turn-end': {
         v.turnRunning = false;
+        const key = this.nextKey++;
         this.push(v, {
           type: 'turn-end',
-          key: this.nextKey++,
+          key,
           reason: ev.reason,
           stopReason: ev.stopReason ?? null,
         });
+        // The sign-in card goes after the turn the agent refused, below its end.
+        if (v.signInEntry !== null) v.signInEntry = key;
         break;
+      }
       case 'tool-call': {
         const at = this.tools.get(ev.toolCallId);
         const existing = at === undefined ? undefined : v.entries[at];

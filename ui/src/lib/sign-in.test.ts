@@ -310,8 +310,8 @@ describe('the session view', () => {
         ],
       },
     ]);
-    const err = store.state.entries.find((e) => e.type === 'error');
-    expect(err && store.state.signInEntry).toBe(err?.key);
+    const end = store.state.entries.find((e) => e.type === 'turn-end');
+    expect(end && store.state.signInEntry).toBe(end?.key);
     expect(CONTINUE_WORDS).toBe(
       'Sign in to continue. Your prompt will be sent again once you are signed in.',
     );

@@ -410,6 +410,12 @@ export class SignInController {
     this.startTerminal(f.target, f.action, f.terminal.consent);
   }
 
+  /** The key's field changed: its error is old news. */
+  clearKeyError(): void {
+    const f = this.flow;
+    if (f.step === 'api-key' && f.error) this.set({ ...f, error: null });
+  }
+
   /** The key typed in the dialog: handed to the shell, never kept (the dialog clears its
    * field). Resolves true once stored (and, for a session, the restart asked for). */
   async submitKey(key: string): Promise<boolean> {

@@ -394,7 +394,7 @@ export const identity = (over: Partial<AgentIdentity> = {}): AgentIdentity => ({
  * sends them: initialize answered (the methods), the error, the session dead. */
 export function authRequiredStart(sessionId: string): StreamEvent[] {
   const detail =
-    'the agent needs you to sign in first (Authentication required). Sign in: Demo login, Demo API key, Demo account.';
+    'the agent needs you to sign in: it answered "Authentication required". Sign in with "Demo login" (a login in a terminal), "Demo login (its own program)" (a program it names, in a terminal), "Demo API key" (an API key), "Demo account" (the agent signs you in), then try again.';
   return [
     { kind: 'session-status', sessionId, status: 'starting', agent: identity() },
     { kind: 'error', sessionId, error: { message: detail, kind: 'auth-required' } },
@@ -411,7 +411,7 @@ export function authRequiredTurn(sessionId: string, text: string): StreamEvent[]
       sessionId,
       error: {
         message:
-          'the agent needs you to sign in first (Authentication required). Sign in: Demo login, Demo API key, Demo account.',
+          'the agent needs you to sign in: it answered "Authentication required". Sign in with "Demo login" (a login in a terminal), "Demo login (its own program)" (a program it names, in a terminal), "Demo API key" (an API key), "Demo account" (the agent signs you in), then try again.',
         kind: 'auth-required',
       },
     },
