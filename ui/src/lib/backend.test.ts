@@ -16,8 +16,13 @@ vi.mock('@tauri-apps/api/window', () => ({
   getCurrentWindow: () => ({ setTitle: vi.fn(async () => undefined) }),
 }));
 
-const { tauriBackend, tauriHistoryBackend, tauriProjectMcpBackend, tauriSecretsBackend } =
-  await import('./backend');
+const {
+  tauriBackend,
+  tauriHistoryBackend,
+  tauriLoginBackend,
+  tauriProjectMcpBackend,
+  tauriSecretsBackend,
+} = await import('./backend');
 
 describe('tauriBackend', () => {
   it('calls every command of the Rust list, and only those', async () => {
@@ -28,6 +33,7 @@ describe('tauriBackend', () => {
       ...tauriHistoryBackend(),
       ...tauriSecretsBackend(),
       ...tauriProjectMcpBackend(),
+      ...tauriLoginBackend(),
     };
     for (const [name, method] of Object.entries(backend)) {
       // The `on…` subscriptions are events, and the title is the window's: not commands.

@@ -6,6 +6,7 @@ import type { Backend } from './backend-types';
 import type { HistoryBackend } from './history';
 import type { McpServersListing, SecretsBackend, SecretsListing } from './secrets';
 import type { ProjectMcpBackend } from './project-mcp';
+import type { LoginBackend } from './login';
 import type { AgentListing, CheckReport, InstallProgress, RegistryImported } from './agents';
 import { toUiError } from './backend-types';
 import type {
@@ -21,6 +22,8 @@ import type {
   HistoryNotice,
   HistorySession,
   HistoryStatus,
+  LoginFrame,
+  LoginStarted,
   MenuAction,
   PathsDropped,
   ProjectFiles,
@@ -150,5 +153,20 @@ export function tauriProjectMcpBackend(): ProjectMcpBackend {
     projectMcpDecide: (folder, file, digest, decision) =>
       run('project_mcp_decide', { folder, file, digest, decision }),
     projectMcpRestart: (session) => call<SessionInfo>('project_mcp_restart', { session }),
+  };
+}
+
+/** Terminal logins (src-tauri/src/login.rs): the program's output on a channel, the keys typed
+ * in the window's terminal to it. */
+export function tauriLoginBackend(): LoginBackend {
+  return {
+    loginStart: (target, methodId, cols, rows, consent, onFrame) => {
+      const output = new Channel<LoginFrame>();
+      output.onmessage = onFrame;
+      return call<LoginStarted>('login_start', { target, methodId, cols, rows, consent, output });
+    },
+    loginInput: (loginId, data) => run('login_input', { loginId, data }),
+    loginResize: (loginId, cols, rows) => run('login_resize', { loginId, cols, rows }),
+    loginCancel: (loginId) => run('login_cancel', { loginId }),
   };
 }
