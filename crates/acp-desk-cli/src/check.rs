@@ -134,7 +134,12 @@ fn human(r: &CheckReport) -> String {
                 .as_deref()
                 .map(|d| format!(": {d}"))
                 .unwrap_or_default();
-            out.push_str(&format!("{label:<13} {} ({}){description}\n", m.name, m.id));
+            out.push_str(&format!(
+                "{label:<13} {} ({}; {}){description}\n",
+                m.name,
+                m.id,
+                m.how.describe()
+            ));
         }
     }
     for d in &r.differences {

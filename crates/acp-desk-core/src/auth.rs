@@ -21,6 +21,7 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use agent_client_protocol_schema::v1 as acp;
 use schemars::JsonSchema;
@@ -38,6 +39,16 @@ pub const TERMINAL_AUTH_META: &str = "terminal-auth";
 /// The `_meta` key that marks an API-key method (Gemini CLI), and carries the key in
 /// `authenticate`.
 pub const API_KEY_META: &str = "api-key";
+
+/// How long the agent may take to answer the `authenticate` the user chose
+/// (`SessionOptions::authenticate`): it may open a browser and wait for the user there. It
+/// replaces the start's budget (`SessionOptions::start_timeout`) while it runs; the budget
+/// starts afresh when the agent answers.
+pub const AUTHENTICATE_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// How long reading the stored API keys from the keychain may take at a start (an unlock
+/// prompt nobody answers, a hung bus): after it the agent starts without them, with a notice.
+pub const KEY_READ_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// One way to sign in to the agent, as offered to the user.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -87,6 +98,16 @@ pub enum AuthHow {
 }
 
 impl AuthHow {
+    /// For people, in a list of actions: "a login in a terminal", "an API key", "the agent
+    /// signs you in".
+    pub fn describe(&self) -> &'static str {
+        match self {
+            AuthHow::Terminal { .. } | AuthHow::TerminalCommand { .. } => "a login in a terminal",
+            AuthHow::ApiKey { .. } => "an API key",
+            AuthHow::Agent => "the agent signs you in",
+        }
+    }
+
     /// Whether it runs in a terminal (never through `authenticate`).
     pub fn is_terminal(&self) -> bool {
         matches!(

@@ -11,10 +11,12 @@ acp-desk-demo-agent: ACP Desk's demo agent. A real ACP agent on stdio (JSON-RPC 
 newline-delimited) that plays scripted scenarios; it has no language model.
 
 USAGE: acp-desk-demo-agent [FLAGS]
+       acp-desk-demo-agent login     (the terminal sign-in: asks for a code on its terminal)
 
 FLAGS:
   --auth-required          advertise the \"demo-login\" auth method and refuse session/new
-                           until `authenticate` was called with it
+                           until `authenticate` was called with it (this process only;
+                           ACP_DESK_DEMO_AUTH below has more)
   --prompt-caps LIST       prompt capabilities to advertise: comma-separated from
                            image, audio, embedded; empty for none
                            (default: image,embedded)
@@ -47,11 +49,23 @@ ENVIRONMENT:
                                  params as received), for tests of what reached the agent
   ACP_DESK_DEMO_RECORD_ENV=LIST  also put these variables of the agent's environment in each
                                  line, as \"env\": {NAME: value or null}
+                                 (`authenticate` requests are recorded too, key included)
+  ACP_DESK_DEMO_AUTH=LIST        sign-in methods to advertise: comma-separated from agent,
+                                 api-key, terminal, terminal-meta; session/new answers -32000
+                                 until signed in
+  ACP_DESK_DEMO_AUTH_AT=new|prompt  where -32000 comes: session/new (default) or each prompt
+                                 (the session opens)
+  ACP_DESK_DEMO_AUTH_DIR=DIR     where the \"signed in\" marker is kept (agent and terminal
+                                 methods; default <data dir>/demo-agent-auth)
+  ACP_DESK_DEMO_API_KEY=KEY      the key `authenticate` of api-key must carry (in memory only)
+  ACP_DESK_DEMO_LOGIN_CODE=CODE  the code `login` asks for (default: demo)
 ";
 
 #[derive(Debug, Clone)]
 pub struct Args {
     pub auth_required: bool,
+    /// `ACP_DESK_DEMO_AUTH` (or `--auth-required`): the sign-in scenario, if any.
+    pub auth: Option<crate::auth::AuthConfig>,
     pub prompt_caps: PromptCapabilities,
     pub mcp_caps: McpCapabilities,
     pub protocol_version: u16,
@@ -89,11 +103,15 @@ pub fn default_session_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("ACP_DESK_DEMO_SESSION_DIR") {
         return PathBuf::from(d);
     }
-    let data = std::env::var_os("ACP_DESK_DATA_DIR")
+    data_dir().join("demo-agent-sessions")
+}
+
+/// `$ACP_DESK_DATA_DIR`, else ACP Desk's platform data folder.
+pub fn data_dir() -> PathBuf {
+    std::env::var_os("ACP_DESK_DATA_DIR")
         .map(PathBuf::from)
         .or_else(platform_data_dir)
-        .unwrap_or_else(|| PathBuf::from(".acp-desk").join("data"));
-    data.join("demo-agent-sessions")
+        .unwrap_or_else(|| PathBuf::from(".acp-desk").join("data"))
 }
 
 /// ACP Desk's data folder as `acp_desk_core::paths::data_dir` finds it (the agent does not
@@ -126,6 +144,7 @@ impl Default for Args {
     fn default() -> Self {
         Args {
             auth_required: false,
+            auth: None,
             // What a client needs to show image paste and embedded files; `--prompt-caps ""`
             // plays an agent that accepts text and links only.
             prompt_caps: PromptCapabilities::new().image(true).embedded_context(true),
@@ -152,6 +171,8 @@ pub enum Parsed {
     // Boxed: Args is large and Help carries nothing.
     Run(Box<Args>),
     Help,
+    /// `acp-desk-demo-agent login`.
+    Login,
 }
 
 pub fn parse(mut argv: impl Iterator<Item = String>) -> Result<Parsed, String> {
@@ -177,6 +198,8 @@ pub fn parse(mut argv: impl Iterator<Item = String>) -> Result<Parsed, String> {
         };
         match name.as_str() {
             "--help" | "-h" => return Ok(Parsed::Help),
+            // A subcommand, first or after flags: the terminal login of the auth scenarios.
+            "login" => return Ok(Parsed::Login),
             "--auth-required" => args.auth_required = true,
             "--prompt-caps" => args.prompt_caps = parse_caps(&value("a list like image,audio")?)?,
             "--mcp" => args.mcp_caps = parse_mcp(&value("a list like http,sse")?)?,
@@ -207,6 +230,10 @@ pub fn parse(mut argv: impl Iterator<Item = String>) -> Result<Parsed, String> {
             }
             _ => return Err(format!("unknown flag {flag:?}")),
         }
+    }
+    args.auth = crate::auth::AuthConfig::from_env()?;
+    if args.auth_required && args.auth.is_none() {
+        args.auth = Some(crate::auth::AuthConfig::legacy());
     }
     Ok(Parsed::Run(Box::new(args)))
 }
@@ -318,6 +345,7 @@ mod tests {
         match parse(list.iter().map(|s| (*s).to_owned()))? {
             Parsed::Run(a) => Ok(*a),
             Parsed::Help => Err("help".into()),
+            Parsed::Login => Err("login".into()),
         }
     }
 

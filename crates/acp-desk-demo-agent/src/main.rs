@@ -6,6 +6,7 @@
 //! one locked writer ([`out::Out`]) that writes whole lines.
 
 mod args;
+mod auth;
 mod journal;
 mod out;
 mod record;
@@ -21,13 +22,13 @@ use std::sync::mpsc::{self, Receiver};
 
 use agent_client_protocol_schema::ProtocolVersion;
 use agent_client_protocol_schema::v1::{
-    AgentCapabilities, AuthMethod, AuthMethodAgent, AuthenticateRequest, AuthenticateResponse,
-    AvailableCommand, AvailableCommandsUpdate, CancelNotification, CloseSessionRequest,
-    CloseSessionResponse, ContentBlock, ContentChunk, Cost, CurrentModeUpdate,
-    DeleteSessionRequest, DeleteSessionResponse, Implementation, InitializeRequest,
-    InitializeResponse, ListSessionsRequest, ListSessionsResponse, LoadSessionRequest,
-    LoadSessionResponse, NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse,
-    ResumeSessionRequest, ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities,
+    AgentCapabilities, AuthenticateRequest, AuthenticateResponse, AvailableCommand,
+    AvailableCommandsUpdate, CancelNotification, CloseSessionRequest, CloseSessionResponse,
+    ContentBlock, ContentChunk, Cost, CurrentModeUpdate, DeleteSessionRequest,
+    DeleteSessionResponse, Implementation, InitializeRequest, InitializeResponse,
+    ListSessionsRequest, ListSessionsResponse, LoadSessionRequest, LoadSessionResponse,
+    NewSessionRequest, NewSessionResponse, PromptRequest, PromptResponse, ResumeSessionRequest,
+    ResumeSessionResponse, SessionCapabilities, SessionCloseCapabilities,
     SessionDeleteCapabilities, SessionId, SessionInfo, SessionListCapabilities,
     SessionResumeCapabilities, SessionUpdate, SetSessionConfigOptionRequest,
     SetSessionConfigOptionResponse, SetSessionModeRequest, SetSessionModeResponse, StopReason,
@@ -43,8 +44,6 @@ use crate::scenario::{Library, Placeholders};
 use crate::settings::Settings;
 use crate::turn::{Shared, Turn, TurnEvent, lock};
 
-const AUTH_METHOD_ID: &str = "demo-login";
-
 enum Incoming {
     Line(Vec<u8>),
     Eof,
@@ -57,6 +56,7 @@ fn main() {
             print!("{}", args::USAGE);
             return;
         }
+        Ok(args::Parsed::Login) => std::process::exit(auth::login()),
         Err(message) => {
             log!("{message}");
             log!("run with --help for usage");
@@ -254,7 +254,10 @@ impl Agent {
             "session/resume" => m.resume,
             _ => false,
         };
-        if opens && let Err(e) = self.recorder.record(method, params) {
+        // `authenticate` too: what reached the agent (the key) is what sign-in tests assert.
+        if (opens || method == "authenticate")
+            && let Err(e) = self.recorder.record(method, params)
+        {
             return Reply::Now(Err(RpcError::new(-32603, format!("Internal error: {e}"))));
         }
         match method {
@@ -306,36 +309,51 @@ impl Agent {
                     Implementation::new("acp-desk-demo-agent", env!("CARGO_PKG_VERSION"))
                         .title("ACP Desk demo agent".to_owned()),
                 );
-        if self.args.auth_required {
-            response = response.auth_methods(vec![AuthMethod::Agent(
-                AuthMethodAgent::new(AUTH_METHOD_ID, "Demo login").description(
-                    "Pretend login for testing authentication flows; no credentials are asked \
-                     for or checked."
-                        .to_owned(),
-                ),
-            )]);
+        if let Some(auth) = &self.args.auth {
+            response = response.auth_methods(auth.methods(&request));
         }
         to_result(response)
     }
 
     fn authenticate(&mut self, params: &Value) -> Result<Value, RpcError> {
         let request: AuthenticateRequest = parse_params(params)?;
-        if &*request.method_id.0 != AUTH_METHOD_ID {
+        let Some(auth) = &self.args.auth else {
             return Err(RpcError::invalid_params(format!(
-                "unknown authentication method {:?} (the demo agent offers {AUTH_METHOD_ID:?})",
-                request.method_id.0
+                "unknown authentication method {:?} (this demo agent offers none: see {} or --auth-required)",
+                request.method_id.0,
+                auth::AUTH_VAR
             )));
-        }
+        };
+        auth.authenticate(&request)?;
         self.authenticated = true;
-        log!("authenticated with {AUTH_METHOD_ID}");
         to_result(AuthenticateResponse::new())
+    }
+
+    /// Signed in: by `authenticate` in this process, or a marker (a terminal login, an earlier
+    /// process's `authenticate`) in the auth folder, looked at each time as a real agent reads
+    /// its token file.
+    fn signed_in(&self) -> bool {
+        self.authenticated
+            || self
+                .args
+                .auth
+                .as_ref()
+                .is_none_or(auth::AuthConfig::marker_present)
+    }
+
+    /// `-32000` when the scenario asks for a sign-in `at` this point and there is none.
+    fn require_auth(&self, at: auth::AuthAt) -> Result<(), RpcError> {
+        match &self.args.auth {
+            Some(a) if a.at == at && !self.signed_in() => {
+                Err(RpcError::new(-32000, "Authentication required"))
+            }
+            _ => Ok(()),
+        }
     }
 
     fn new_session(&mut self, params: &Value) -> Result<Value, RpcError> {
         let request: NewSessionRequest = parse_params(params)?;
-        if self.args.auth_required && !self.authenticated {
-            return Err(RpcError::new(-32000, "Authentication required"));
-        }
+        self.require_auth(auth::AuthAt::New)?;
         self.session_counter += 1;
         // Unique across runs: records of earlier processes are kept under their ids.
         let millis = std::time::SystemTime::now()
@@ -629,6 +647,7 @@ impl Agent {
                 "unknown session id {session_key:?}"
             )));
         }
+        self.require_auth(auth::AuthAt::Prompt)?;
         let text = request
             .prompt
             .iter()

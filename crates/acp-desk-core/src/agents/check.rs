@@ -123,6 +123,9 @@ pub struct AuthMethodInfo {
     pub name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// How it is carried out ([`crate::auth::classify`]): what the Agents view and
+    /// `agents check` offer as the sign-in action.
+    pub how: crate::auth::AuthHow,
 }
 
 /// Why a Check failed, and what to do about it.
@@ -297,13 +300,13 @@ fn describe_answer(answer: &Value, report: &mut CheckReport) {
                 report.agent_title = info.title;
                 report.agent_version = Some(info.version);
             }
-            report.auth_methods = resp
-                .auth_methods
-                .iter()
-                .map(|m| AuthMethodInfo {
-                    id: m.id().0.to_string(),
-                    name: m.name().to_owned(),
-                    description: m.description().map(str::to_owned),
+            report.auth_methods = crate::auth::classify(&resp.auth_methods)
+                .into_iter()
+                .map(|a| AuthMethodInfo {
+                    id: a.method_id,
+                    name: a.name,
+                    description: a.description,
+                    how: a.how,
                 })
                 .collect();
         }

@@ -182,9 +182,10 @@ impl Owner {
             Ending::StartTimeout => {
                 self.trace.timed_out = true;
                 let secs = self.opts.start_timeout.as_secs();
-                let err = EngineError::StartFailed(format!(
-                    "no answer to initialize/session/new within {secs} s"
-                ));
+                let err =
+                    EngineError::StartFailed(self.authenticate_timed_out().unwrap_or_else(|| {
+                        format!("no answer to initialize/session/new within {secs} s")
+                    }));
                 self.emit_error(ErrorInfo::of_kind(
                     ErrorKind::AgentUnresponsive,
                     err.to_string(),

@@ -13,6 +13,8 @@ use serde_json::value::RawValue;
 
 use tokio::sync::oneshot;
 
+pub(super) use super::signin::wait_keys;
+
 use super::ending::Ending;
 use super::owner::{Owner, Pending};
 use super::{ContinueVia, EngineError, ListedSessions, Opening};
@@ -56,7 +58,7 @@ impl Owner {
         self.request("initialize", &req, Pending::Initialize);
     }
 
-    fn fail_start(&mut self, err: EngineError) {
+    pub(super) fn fail_start(&mut self, err: EngineError) {
         self.request_end(Ending::StartFailed(err));
     }
 
@@ -110,6 +112,11 @@ impl Owner {
         if self.opts.opening != Opening::ListOnly {
             self.choose_mcp_servers(&resp.agent_capabilities.mcp_capabilities);
         }
+        self.sign_in_or_open().await;
+    }
+
+    /// Opens what `opts.opening` asks for: `session/new`, a continuation, or (ListOnly) ready.
+    pub(super) async fn open_session(&mut self) {
         match self.opts.opening {
             Opening::New => self.send_new_session(),
             Opening::ListOnly => self.ready_without_session().await,
@@ -279,7 +286,8 @@ impl Owner {
                 }
             },
             Err(e) if i32::from(e.code) == AUTH_REQUIRED => {
-                return self.fail_start(EngineError::AuthRequired(e.message));
+                let detail = self.auth_required_detail(&e.message);
+                return self.fail_start(EngineError::AuthRequired(detail));
             }
             Err(e) => {
                 return self.continuation_failed(
@@ -336,7 +344,8 @@ impl Owner {
                 }
             },
             Err(e) if i32::from(e.code) == AUTH_REQUIRED => {
-                return self.fail_start(EngineError::AuthRequired(e.message));
+                let detail = self.auth_required_detail(&e.message);
+                return self.fail_start(EngineError::AuthRequired(detail));
             }
             Err(e) => {
                 self.acp_session = None;
@@ -415,7 +424,8 @@ impl Owner {
                 }
             },
             Err(e) if i32::from(e.code) == AUTH_REQUIRED => {
-                return self.fail_start(EngineError::AuthRequired(e.message));
+                let detail = self.auth_required_detail(&e.message);
+                return self.fail_start(EngineError::AuthRequired(detail));
             }
             Err(e) => {
                 return self.fail_start(EngineError::StartFailed(format!(
@@ -516,6 +526,12 @@ pub(super) struct Handshake {
     continuing: Option<Continuing>,
     /// A `session/load` is under way.
     loading: Option<Loading>,
+    /// The API keys being read from the keychain (auth.rs), until they are.
+    pub(super) keys: Option<oneshot::Receiver<super::signin::KeysRead>>,
+    /// The sign-in the user asked for, while the agent works on it.
+    pub(super) authenticating: Option<crate::auth::AuthAction>,
+    /// A stored API key could not be read (said in a notice; added to an auth-required error).
+    pub(super) key_problem: Option<String>,
 }
 
 impl Handshake {
@@ -543,6 +559,9 @@ impl Handshake {
             additional_dirs: false,
             continuing,
             loading: None,
+            keys: None,
+            authenticating: None,
+            key_problem: None,
         }
     }
 

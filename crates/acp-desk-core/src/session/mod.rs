@@ -17,6 +17,8 @@
 //! - [`turn`]: a turn's life (prompt, stop, watchdog, its one end);
 //! - [`ending`]: the ONE path by which a session ends, whatever ended it (closed, the agent
 //!   exited, stuck, deaf to a stop, not started in time, a failed handshake);
+//! - [`signin`]: signing in between `initialize` and the session (the chosen method, the
+//!   stored API key);
 //! - [`requests`]: the front end's requests to the agent between or during turns (modes,
 //!   config options);
 //! - [`client`]: what the agent asks of us (`fs/*`, `terminal/*`, access outside the roots);
@@ -35,6 +37,7 @@ mod owner;
 mod permissions;
 mod remembered;
 mod requests;
+mod signin;
 #[cfg(test)]
 mod tests;
 mod trace;
@@ -242,9 +245,10 @@ pub enum EngineError {
     Spawn(String),
     #[error("the agent failed to start: {0}")]
     StartFailed(String),
-    #[error(
-        "the agent needs you to sign in first ({0}). Sign in with the agent's own command, then try again."
-    )]
+    /// The agent wants a sign-in (`-32000`), or refused one. The text says what the agent said
+    /// and the ways to sign in it offers; front ends offer those as actions
+    /// (`agent.authMethods` of `session-status`, [`crate::auth::AuthAction`]).
+    #[error("the agent needs you to sign in: {0}.")]
     AuthRequired(String),
     #[error(
         "the agent speaks ACP protocol version {0}; ACP Desk speaks version 1. Update the agent or ACP Desk."
@@ -285,6 +289,13 @@ pub fn set_default_keychain(keychain: Arc<dyn crate::secrets::Keychain>) -> bool
     DEFAULT_KEYCHAIN.set(keychain).is_ok()
 }
 
+/// The keychain a session reads: its options', else the process's default.
+fn keychain_of(opts: &SessionOptions) -> Option<Arc<dyn crate::secrets::Keychain>> {
+    opts.keychain
+        .clone()
+        .or_else(|| DEFAULT_KEYCHAIN.get().cloned())
+}
+
 /// Reads what the launch needs from the keychain, on the blocking pool: the agent's secret
 /// env values (into the spec, as text: it goes to the process's environment and nowhere else)
 /// and the MCP servers' secrets.
@@ -302,10 +313,7 @@ async fn read_launch_secrets(
         return Ok((spec.clone(), crate::mcp::McpLaunch::default()));
     }
     let spec = spec.clone();
-    let keychain = opts
-        .keychain
-        .clone()
-        .or_else(|| DEFAULT_KEYCHAIN.get().cloned());
+    let keychain = keychain_of(opts);
     let cwd = opts.cwd.clone();
     // A keychain waiting on an unlock prompt nobody answers, or a hung bus, must not leave the
     // session starting forever (rule 9): bounded like the rest of the start.

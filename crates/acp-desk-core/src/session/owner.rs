@@ -103,6 +103,12 @@ pub(super) enum Pending {
         reply: oneshot::Sender<Result<bool, EngineError>>,
     },
     Prompt,
+    /// `authenticate` during the start: the sign-in the front end asked for, or a stored API
+    /// key. The key is kept only to take it out of the agent's answer, should it echo it.
+    Authenticate {
+        action: crate::auth::AuthAction,
+        key: Option<crate::secrets::SecretValue>,
+    },
     /// A front end's `set_mode`: answered when the agent answers (or the session ends, which
     /// drops the sender: the caller then hears the session ended).
     SetMode {
@@ -131,6 +137,9 @@ pub(super) struct Life {
     pub(super) ending: Option<Ending>,
     /// The agent's non-ACP output was reported once already.
     warned_not_json: bool,
+    /// Until when the start may take: `start_timeout` from the start, moved while the agent
+    /// signs the user in (`auth::AUTHENTICATE_TIMEOUT`).
+    pub(super) start_deadline: Instant,
 }
 
 /// What `start()` prepares before the agent runs (the same for a process and a stream).
@@ -260,6 +269,7 @@ impl Owner {
                 dead: None,
                 ending: None,
                 warned_not_json: false,
+                start_deadline: Instant::now() + opts.start_timeout,
             },
             turn: None,
             turn_ended_at: None,
@@ -286,7 +296,7 @@ impl Owner {
     pub(super) async fn run(mut self, mut cmds: mpsc::UnboundedReceiver<Command>) {
         self.emit_status(SessionState::Starting, None);
         self.send_initialize();
-        let start_deadline = Instant::now() + self.opts.start_timeout;
+        self.life.start_deadline = Instant::now() + self.opts.start_timeout;
         // Who asked for the close, answered once the session has ended.
         let mut closer = None;
         loop {
@@ -325,8 +335,12 @@ impl Owner {
                         now: false,
                     }),
                 },
-                _ = tokio::time::sleep_until(start_deadline), if self.life.ready.is_some() => {
+                _ = tokio::time::sleep_until(self.life.start_deadline), if self.life.ready.is_some() => {
                     self.request_end(Ending::StartTimeout);
+                }
+                keys = super::handshake::wait_keys(&mut self.handshake.keys) => {
+                    self.handshake.keys = None;
+                    self.on_keys_read(keys).await;
                 }
                 _ = sleep_until_opt(cancel_deadline) => self.request_end(Ending::IgnoredCancel),
                 _ = sleep_until_opt(idle_deadline) => self.watchdog_expired().await,
@@ -609,6 +623,9 @@ impl Owner {
             Pending::Load => self.on_loaded(result).await,
             Pending::ListSessions { reply } => self.on_listed(reply, result),
             Pending::DeleteSession { reply } => self.on_deleted(reply, result),
+            Pending::Authenticate { action, key } => {
+                self.on_authenticated(action, key, result).await;
+            }
             Pending::Prompt => {
                 let current = self.turn.as_ref().and_then(|t| t.request.as_ref()) == Some(&id);
                 if current {

@@ -144,7 +144,8 @@ impl Owner {
             | Pending::NewSession
             | Pending::Resume
             | Pending::Load
-            | Pending::Prompt => {}
+            | Pending::Prompt
+            | Pending::Authenticate { .. } => {}
         }
     }
 }

@@ -12,6 +12,8 @@ use tokio::sync::mpsc;
 use super::*;
 use crate::events::{ContinuationOutcome, SessionState};
 
+mod auth;
+
 /// The agent's side of the pipe: reads what the client sends, writes what the script says.
 struct Peer {
     lines: tokio::io::Lines<BufReader<ReadHalf<DuplexStream>>>,
@@ -539,7 +541,9 @@ async fn a_failed_handshake_says_why_once_and_ends_the_session() {
     let err = started.await.unwrap().err().unwrap();
     assert_eq!(
         err,
-        EngineError::AuthRequired("Authentication required".into())
+        EngineError::AuthRequired(
+            "it answered \"Authentication required\" and offers no way to sign in that ACP Desk can start: sign in as the agent's documentation says, then try again".into()
+        )
     );
     let evs = rig.rest().await;
     assert_eq!(

@@ -118,7 +118,8 @@ impl Owner {
                     let mut error = ErrorInfo::new(Some(i64::from(code)), e.message, e.data);
                     if code == AUTH_REQUIRED {
                         // Seen with claude-agent-acp: the session opens, the first prompt says so.
-                        error.message = EngineError::AuthRequired(error.message).to_string();
+                        let detail = self.auth_required_detail(&error.message);
+                        error.message = EngineError::AuthRequired(detail).to_string();
                     }
                     self.emit_error(error);
                     self.end_turn(TurnEndReason::Error, None).await;

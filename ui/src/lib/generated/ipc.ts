@@ -2633,6 +2633,40 @@ export interface AuthMethodInfo {
   id: string;
   name: string;
   description?: string | null;
+  /**
+   * How an [`AuthAction`] is carried out. The env maps are what the agent sent (never a secret
+   * of the user's: those stay in the launch's env, read at spawn time).
+   */
+  how:
+    | {
+        via: 'terminal';
+        args?: string[];
+        env?: {
+          [k: string]: string;
+        };
+      }
+    | {
+        via: 'terminal-command';
+        command: string;
+        args?: string[];
+        env?: {
+          [k: string]: string;
+        };
+        /**
+         * The agent's label for it ("Claude Code Login").
+         */
+        label?: string | null;
+      }
+    | {
+        via: 'api-key';
+        /**
+         * `_meta["api-key"].provider` ("google"), when the agent named one.
+         */
+        provider?: string | null;
+      }
+    | {
+        via: 'agent';
+      };
 }
 /**
  * Why a Check failed, and what to do about it.
