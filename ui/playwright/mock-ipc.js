@@ -116,7 +116,7 @@ import { readFileSync } from 'node:fs';
  * exit frame says `restarted` and `reconnect` is replayed, like `reconnect_session`), else 1.
  * `login_cancel` ends it with SIGTERM, `cancelled`.
  * @typedef {object} MockLogin
- * @property {string} [code] The right code (default '4242', as the demo agent's).
+ * @property {string} [code] The right code (default 'demo', as the demo agent's).
  * @property {string} [prompt] What it prints first (default the demo agent's words).
  * @property {string} [label] LoginStarted.label (default 'Log in to the demo agent').
  * @property {string} [commandShown] LoginStarted.commandShown (default
@@ -662,7 +662,7 @@ export function installMockIpc(setup) {
         for (const c of String(args.data)) {
           if (c === '\r') {
             loginSend(l.ch, { kind: 'output', data: '\r\n' });
-            const ok = l.line === (loginMock.code ?? '4242');
+            const ok = l.line === (loginMock.code ?? 'demo');
             loginSend(l.ch, {
               kind: 'output',
               data: ok ? 'Signed in.\r\n' : 'That code is not right.\r\n',

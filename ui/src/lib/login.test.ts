@@ -14,14 +14,14 @@ const target = { sessionId: 's1' };
 function login(backend: FakeLoginBackend, over: Partial<LoginOptions> = {}) {
   const out: string[] = [];
   const views: LoginView[] = [];
-  const exits: [number | null, boolean][] = [];
+  const exits: [number | null, boolean, string | null][] = [];
   const l = new Login(backend, {
     target,
     methodId: 'demo-login',
     consent: false,
     onOutput: (d) => out.push(d),
     onChange: (v) => views.push(v),
-    onExit: (c, r) => exits.push([c, r]),
+    onExit: (c, r, p) => exits.push([c, r, p]),
     ...over,
   });
   return { l, out, views, exits };
@@ -50,7 +50,7 @@ describe('Login', () => {
     ]);
     expect(out).toEqual(['Code: ']);
     b.exit('login-1', { exitCode: 0, cancelled: false, restarted: true });
-    expect(exits).toEqual([[0, true]]);
+    expect(exits).toEqual([[0, true, null]]);
     expect(succeeded(l.state)).toBe(true);
     expect(stateLine(l.state)).toBe('exited with code 0: signed in, the session restarts');
     // Nothing is sent after the end.
@@ -89,7 +89,7 @@ describe('Login', () => {
     const one = login(b);
     await one.l.start(80, 24);
     b.exit('login-1', { exitCode: 1, cancelled: false, restarted: false });
-    expect(one.exits).toEqual([[1, false]]);
+    expect(one.exits).toEqual([[1, false, null]]);
     expect(succeeded(one.l.state)).toBe(false);
     expect(stateLine(one.l.state)).toBe(
       'exited with code 1: not signed in (only exit code 0 signs in); try again or cancel',
@@ -103,14 +103,14 @@ describe('Login', () => {
     await settle();
     expect(b.calls.at(-1)).toEqual(['loginCancel', 'login-2']);
     b.exit('login-2', { signal: 'SIGTERM', cancelled: true, restarted: false });
-    expect(two.exits).toEqual([[null, false]]);
+    expect(two.exits).toEqual([[null, false, null]]);
     expect(stateLine(two.l.state)).toBe('cancelled');
 
     const three = login(b);
     await three.l.start(80, 24);
     b.exit('login-3', { signal: 'SIGKILL', cancelled: false, restarted: false });
     expect(stateLine(three.l.state)).toMatch(/^ended by SIGKILL: not signed in/);
-    expect(three.exits).toEqual([[null, false]]);
+    expect(three.exits).toEqual([[null, false, null]]);
   });
 
   it('a cancel before login_start answers is sent once it has', async () => {
@@ -149,6 +149,7 @@ describe('Login', () => {
     expect(stateLine(two.l.state)).toBe(
       'exited with code 0: signed in, but the session could not restart: no open session has the id `s1`',
     );
+    expect(two.exits).toEqual([[0, false, 'no open session has the id `s1`']]);
   });
 
   it('a key the shell refuses shows on the line until the next key', async () => {
@@ -197,7 +198,7 @@ describe('LoginTerminal', () => {
     await waitFor(() => expect(b.calls).toContainEqual(['loginCancel', 'login-1']));
     b.exit('login-1', { signal: 'SIGTERM', cancelled: true, restarted: false });
     await waitFor(() => expect(screen.getByRole('status').textContent?.trim()).toBe('cancelled'));
-    expect(onexit).toHaveBeenCalledExactlyOnceWith(null, false);
+    expect(onexit).toHaveBeenCalledExactlyOnceWith(null, false, null);
     await fireEvent.click(screen.getByRole('button', { name: 'Close' }));
     expect(onclose).toHaveBeenCalledOnce();
   });

@@ -106,9 +106,9 @@ export interface LoginOptions {
   onOutput: (data: string) => void;
   /** The state changed. */
   onChange: (view: LoginView) => void;
-  /** Once, when the program has ended: its code (`null` after a signal or a cancel) and
-   * whether the session was restarted. */
-  onExit: (code: number | null, restarted: boolean) => void;
+  /** Once, when the program has ended: its code (`null` after a signal or a cancel), whether
+   * the session was restarted, and why that restart failed when the login worked but it did. */
+  onExit: (code: number | null, restarted: boolean, restartProblem: string | null) => void;
 }
 
 /** One login, from start to its end. Keys typed and sizes given before the shell has answered
@@ -206,7 +206,11 @@ export class Login {
       restarted: f.restarted,
       restartError: f.restartError ?? null,
     });
-    this.opts.onExit(cancelled ? null : (f.exitCode ?? null), f.restarted);
+    this.opts.onExit(
+      cancelled ? null : (f.exitCode ?? null),
+      f.restarted,
+      f.restartError ? errorText(f.restartError) : null,
+    );
   }
 
   private send(call: () => Promise<void>): void {
