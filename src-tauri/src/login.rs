@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use acp_desk_core::StreamEvent;
 use acp_desk_core::agents::LaunchSpec;
-use acp_desk_core::auth::{self, AuthAction, AuthHow, LoginError};
+use acp_desk_core::auth::{self, AuthAction, LoginError};
 use acp_desk_core::terminal::interactive::{
     Interactive, InteractiveError, InteractiveEvent, TermSize,
 };
@@ -246,9 +246,7 @@ async fn agent_actions(agent: &str) -> Result<Resolved, IpcError> {
     })
 }
 
-/// TODO(pty, before 06:05): the Check's classified actions once a-engine's `how` lands on
-/// `AuthMethodInfo`; until then a Check says only ids and names, so nothing is a terminal
-/// login and an agent target is refused with the error below.
+/// The Check's methods as actions: each carries its classification (`how`).
 fn check_actions(report: &acp_desk_core::agents::CheckReport) -> Vec<AuthAction> {
     report
         .auth_methods
@@ -257,7 +255,7 @@ fn check_actions(report: &acp_desk_core::agents::CheckReport) -> Vec<AuthAction>
             method_id: m.id.clone(),
             name: m.name.clone(),
             description: m.description.clone(),
-            how: AuthHow::Agent,
+            how: m.how.clone(),
         })
         .collect()
 }

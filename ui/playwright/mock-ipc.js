@@ -74,6 +74,9 @@ import { readFileSync } from 'node:fs';
  *   `reconnect`, like `reconnect_session`. Without it, no folder has a config.
  * @property {MockSignIn} [signIn] The sign-in commands (`sign_in_agent`, `sign_in_api_key`,
  *   `agent_sign_in`); a session's sign-in replays `reconnect`, like `reconnect_session`.
+ * @property {MockLogin} [login] What the terminal-login commands run (`login_start`,
+ *   `login_input`, `login_resize`, `login_cancel`): a scripted program like the demo agent's
+ *   `login`; without it, the defaults of MockLogin.
  * @property {boolean} [keepClose] Keep the CLI's closing `session-status: dead` ("Session
  *   closed.", the CLI ending the session as it exits) at the end of a recording. By default it
  *   is dropped: in the app the session stays open after its turns.
@@ -107,6 +110,21 @@ import { readFileSync } from 'node:fs';
  *   the install fails with it after its progress.
  * @property {Record<string, any> | null} [imported] What `agents_import_registry` answers
  *   (RegistryImported: the registry, its problems, the listing).
+ */
+
+/**
+ * A terminal login as the mock runs it: it prints `prompt`, echoes what is typed (as a terminal
+ * does), and on Enter exits 0 when the line is `code` (a session target then "restarts": the
+ * exit frame says `restarted` and `reconnect` is replayed, like `reconnect_session`), else 1.
+ * `login_cancel` ends it with SIGTERM, `cancelled`.
+ * @typedef {object} MockLogin
+ * @property {string} [code] The right code (default 'demo', as the demo agent's).
+ * @property {string} [prompt] What it prints first (default the demo agent's words).
+ * @property {string} [label] LoginStarted.label (default 'Log in to the demo agent').
+ * @property {string} [commandShown] LoginStarted.commandShown (default
+ *   'acp-desk-demo-agent login').
+ * @property {boolean} [needsConsent] `login_start` without `consent: true` is refused with
+ *   `consent-needed`, as for a command the agent named that is not its own launch.
  */
 
 /**
@@ -180,6 +198,34 @@ export function installMockIpc(setup) {
 
   /** @type {{ id: number, index: number } | null} */
   let channel = null;
+  /** Running terminal logins: their channel, what was typed on the current line, the target. */
+  /** @type {Map<string, { ch: { id: number, index: number }, line: string, session: boolean }>} */
+  const logins = new Map();
+  let nextLogin = 1;
+  const loginMock = options.login ?? {};
+  /**
+   * @param {{ id: number, index: number }} ch
+   * @param {unknown} message
+   */
+  function loginSend(ch, message) {
+    const index = ch.index++;
+    callbacks.get(ch.id)?.({ index, message });
+  }
+  /**
+   * @param {string} id
+   * @param {Record<string, unknown>} end
+   */
+  function endLogin(id, end) {
+    const l = logins.get(id);
+    if (!l) return;
+    logins.delete(id);
+    loginSend(l.ch, { kind: 'exit', cancelled: false, restarted: false, ...end });
+  }
+  /** @param {unknown} ch */
+  const channelId = (ch) =>
+    typeof ch === 'string'
+      ? Number(ch.replace('__CHANNEL__:', ''))
+      : Number(/** @type {any} */ (ch)?.id);
   /** @type {MockState} */
   const state = {
     calls: [],
@@ -618,6 +664,65 @@ export function installMockIpc(setup) {
       case 'history_send_context':
         stored(String(args.stored));
         return { reason: 'completed', stopReason: 'end_turn' };
+      case 'login_start': {
+        if (loginMock.needsConsent && !args.consent)
+          throw {
+            code: 'consent-needed',
+            message: `signing in runs \`${loginMock.commandShown ?? 'acp-desk-demo-agent login'}\`, a program the agent named that is not its own: agree to run it, then start the sign-in again`,
+          };
+        const loginId = `login-${nextLogin++}`;
+        const ch = { id: channelId(args.output), index: 0 };
+        logins.set(loginId, { ch, line: '', session: typeof args.target?.sessionId === 'string' });
+        setTimeout(() => {
+          loginSend(ch, {
+            kind: 'output',
+            data:
+              loginMock.prompt ??
+              'ACP Desk demo agent: sign in.\r\nEnter the code shown on your other device: ',
+          });
+        }, 0);
+        return {
+          loginId,
+          label: loginMock.label ?? 'Log in to the demo agent',
+          commandShown: loginMock.commandShown ?? 'acp-desk-demo-agent login',
+        };
+      }
+      case 'login_input': {
+        const l = logins.get(String(args.loginId));
+        if (!l)
+          throw {
+            code: 'invalid-input',
+            message: `no login \`${args.loginId}\` is running (it has ended, or the window was reloaded): start the sign-in again`,
+          };
+        for (const c of String(args.data)) {
+          if (c === '\r') {
+            loginSend(l.ch, { kind: 'output', data: '\r\n' });
+            const ok = l.line === (loginMock.code ?? 'demo');
+            loginSend(l.ch, {
+              kind: 'output',
+              data: ok ? 'Signed in.\r\n' : 'That code is not right.\r\n',
+            });
+            if (ok && l.session) {
+              void deliver((options.reconnect ?? []).map((e) => ({ ...e, sessionId })));
+            }
+            endLogin(String(args.loginId), { exitCode: ok ? 0 : 1, restarted: ok && l.session });
+            break;
+          }
+          if (c === '\x7f') {
+            if (l.line.length > 0) loginSend(l.ch, { kind: 'output', data: '\b \b' });
+            l.line = l.line.slice(0, -1);
+          } else {
+            l.line += c;
+            loginSend(l.ch, { kind: 'output', data: c });
+          }
+        }
+        return null;
+      }
+      case 'login_resize':
+        return null;
+      case 'login_cancel':
+        endLogin(String(args.loginId), { signal: 'SIGTERM', cancelled: true });
+        return null;
       case 'project_mcp_offer':
         return projectOffer && projectOffer.files.length > 0 ? projectOffer : null;
       case 'project_mcp_decide': {

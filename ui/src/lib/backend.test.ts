@@ -19,6 +19,7 @@ vi.mock('@tauri-apps/api/window', () => ({
 const {
   tauriBackend,
   tauriHistoryBackend,
+  tauriLoginBackend,
   tauriProjectMcpBackend,
   tauriSecretsBackend,
   tauriSignInBackend,
@@ -35,6 +36,7 @@ describe('tauriBackend', () => {
       ...tauriSecretsBackend(),
       ...tauriProjectMcpBackend(),
       ...tauriSignInBackend(),
+      ...tauriLoginBackend(),
     };
     for (const [name, method] of Object.entries(backend)) {
       // The `on…` subscriptions are events, and the title is the window's: not commands.

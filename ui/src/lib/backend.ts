@@ -7,6 +7,7 @@ import type { HistoryBackend } from './history';
 import type { McpServersListing, SecretsBackend, SecretsListing } from './secrets';
 import type { ProjectMcpBackend } from './project-mcp';
 import type { SignInBackend } from './sign-in';
+import type { LoginBackend } from './login';
 import type { AgentListing, CheckReport, InstallProgress, RegistryImported } from './agents';
 import { toUiError } from './backend-types';
 import type {
@@ -22,6 +23,8 @@ import type {
   HistoryNotice,
   HistorySession,
   HistoryStatus,
+  LoginFrame,
+  LoginStarted,
   MenuAction,
   PathsDropped,
   ProjectFiles,
@@ -165,5 +168,20 @@ export function tauriSignInBackend(): SignInBackend {
       call<SignInAnswer>('sign_in_api_key', { target, methodId, key }),
     agentSignIn: (agent, methodId) => call<SignInAnswer>('agent_sign_in', { agent, methodId }),
     signInKeepPrompt: (sessionId, parts) => run('sign_in_keep_prompt', { sessionId, parts }),
+  };
+}
+
+/** Terminal logins (src-tauri/src/login.rs): the program's output on a channel, the keys typed
+ * in the window's terminal to it. */
+export function tauriLoginBackend(): LoginBackend {
+  return {
+    loginStart: (target, methodId, cols, rows, consent, onFrame) => {
+      const output = new Channel<LoginFrame>();
+      output.onmessage = onFrame;
+      return call<LoginStarted>('login_start', { target, methodId, cols, rows, consent, output });
+    },
+    loginInput: (loginId, data) => run('login_input', { loginId, data }),
+    loginResize: (loginId, cols, rows) => run('login_resize', { loginId, cols, rows }),
+    loginCancel: (loginId) => run('login_cancel', { loginId }),
   };
 }

@@ -552,6 +552,18 @@ export class SignInController {
     }
   }
 
+  /** The login panel was closed: after its program ended, or when it could not start (its
+   * terminal says why). While the session restarts, it stays followed above the thread. */
+  closeLogin(): void {
+    const f = this.flow;
+    if (f.step === 'terminal' || f.step === 'done') this.set(IDLE);
+    else if (f.step === 'waiting' && f.terminal) {
+      const { terminal: _gone, ...rest } = f;
+      void _gone;
+      this.set(rest);
+    }
+  }
+
   /** The result line was dismissed, or the login panel closed. */
   dismiss(): void {
     if (this.flow.step === 'done') this.set(IDLE);

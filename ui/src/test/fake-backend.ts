@@ -2,6 +2,7 @@
 // commands with what the test set up.
 import type { Backend, ProjectFiles, PromptPart, Unsubscribe } from '../lib/backend-types';
 import type { AgentListing, CheckReport, InstallProgress, RegistryImported } from '../lib/agents';
+import type { LoginBackend } from '../lib/login';
 import type { SignInBackend, SignInTarget } from '../lib/sign-in';
 import type {
   AgentIdentity,
@@ -11,6 +12,9 @@ import type {
   DragHover,
   FolderChosen,
   IpcError,
+  LoginFrame,
+  LoginStarted,
+  LoginTarget,
   MenuAction,
   PathsDropped,
   OpenSessionEntry,
@@ -532,5 +536,55 @@ export class FakeSignIn implements SignInBackend {
 
   called(name: string): unknown[][] {
     return this.calls.filter((c) => c[0] === name).map((c) => c.slice(1));
+  }
+}
+
+/** The shell's terminal-login commands for tests (lib/login.ts's LoginBackend): records every
+ * call, keeps each login's frame handler so a test can play the program's output and its end,
+ * and refuses a start with `refuseStart` when set. */
+export class FakeLoginBackend implements LoginBackend {
+  calls: [string, ...unknown[]][] = [];
+  refuseStart: IpcError | null = null;
+  /** login_start answers only once this resolves (a slow start), when set. */
+  gate: Promise<void> | null = null;
+  private frames = new Map<string, (f: LoginFrame) => void>();
+  private counter = 0;
+
+  async loginStart(
+    target: LoginTarget,
+    methodId: string,
+    cols: number,
+    rows: number,
+    consent: boolean,
+    onFrame: (f: LoginFrame) => void,
+  ): Promise<LoginStarted> {
+    this.calls.push(['loginStart', target, methodId, cols, rows, consent]);
+    if (this.gate) await this.gate;
+    if (this.refuseStart) throw this.refuseStart;
+    const loginId = `login-${++this.counter}`;
+    this.frames.set(loginId, onFrame);
+    return {
+      loginId,
+      label: 'Log in to the demo agent',
+      commandShown: 'acp-desk-demo-agent login',
+    };
+  }
+  async loginInput(loginId: string, data: string): Promise<void> {
+    this.calls.push(['loginInput', loginId, data]);
+  }
+  async loginResize(loginId: string, cols: number, rows: number): Promise<void> {
+    this.calls.push(['loginResize', loginId, cols, rows]);
+  }
+  async loginCancel(loginId: string): Promise<void> {
+    this.calls.push(['loginCancel', loginId]);
+  }
+  /** The program printed `data`. */
+  output(loginId: string, data: string): void {
+    this.frames.get(loginId)?.({ kind: 'output', data });
+  }
+  /** The program ended. */
+  exit(loginId: string, end: Omit<Extract<LoginFrame, { kind: 'exit' }>, 'kind'>): void {
+    this.frames.get(loginId)?.({ kind: 'exit', ...end });
+    this.frames.delete(loginId);
   }
 }
