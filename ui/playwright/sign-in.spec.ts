@@ -77,8 +77,9 @@ async function open(
   page: Page,
   events: StreamEvent[],
   signIn: Record<string, unknown> = {},
+  login: Record<string, unknown> = {},
 ): Promise<void> {
-  await replay(page, events, { reconnect, signIn, registryId: sessionId });
+  await replay(page, events, { reconnect, signIn, login, registryId: sessionId });
   await page.goto('/');
   await expect.poll(() => replayed(page)).toBe(true);
 }
@@ -184,6 +185,66 @@ for (const [w, h] of [
       await dialog.getByRole('button', { name: 'Cancel' }).click();
       await expect(dialog).toHaveCount(0);
       expect((await calls(page)).filter((c) => c.cmd.startsWith('login_'))).toEqual([]);
+    });
+
+    test('a terminal login in the window: a wrong code is not signed in, Try again, then signed in', async ({
+      page,
+    }) => {
+      await open(page, refusedStart);
+      await page.getByRole('button', { name: 'Sign in in a terminal' }).click();
+      const panel = page.locator('[data-login-panel]');
+      await expect(panel.getByRole('heading')).toHaveText('Sign in to ACP Desk Demo: Demo login');
+      await expect(panel.locator('[data-login-state="running"]')).toBeVisible();
+      await expect(panel).toContainText('Enter the code shown on your other device');
+      // The keyboard goes to the program.
+      await page.keyboard.type('nope');
+      await page.keyboard.press('Enter');
+      await expect(panel.locator('[data-login-result="failed"]')).toContainText(
+        'The login exited with code 1: not signed in.',
+      );
+      await shot(page, `sign-in-terminal-failed-${w}x${h}`);
+      await panel.getByRole('button', { name: 'Try again' }).click();
+      await expect(panel.locator('[data-login-state="running"]')).toBeVisible();
+      await expect(panel.locator('[data-login-result]')).toHaveCount(0);
+      await page.keyboard.type('demo');
+      await page.keyboard.press('Enter');
+      await expect(panel.locator('[data-login-result="ok"]')).toContainText(
+        'Signed in. The session is ready.',
+      );
+      await shot(page, `sign-in-terminal-ok-${w}x${h}`);
+      const starts = (await calls(page)).filter((c) => c.cmd === 'login_start');
+      expect(starts.map((c) => [c.args.target, c.args.methodId, c.args.consent])).toEqual([
+        [{ sessionId }, 'demo-terminal', false],
+        [{ sessionId }, 'demo-terminal', false],
+      ]);
+      await panel.getByRole('button', { name: 'Close' }).click();
+      await expect(panel).toHaveCount(0);
+      await expect(page.locator('[data-dead]')).toHaveCount(0);
+      await expect(page.locator('.thread-view')).toContainText(
+        'Signed in. Looking at the failing test now.',
+      );
+    });
+
+    test('a login command runs once agreed to, with consent', async ({ page }) => {
+      await open(
+        page,
+        refusedStart,
+        {},
+        { needsConsent: true, commandShown: '/opt/demo/demo-login --code' },
+      );
+      await page.getByRole('button', { name: 'Log in with the demo program' }).click();
+      await page.locator('[data-consent-dialog]').getByRole('button', { name: 'Run it' }).click();
+      const panel = page.locator('[data-login-panel]');
+      await expect(panel.locator('[data-login-state="running"]')).toBeVisible();
+      await expect(panel.locator('.login-terminal code')).toHaveText('/opt/demo/demo-login --code');
+      expect(await called(page, 'login_start')).toMatchObject([
+        { target: { sessionId }, methodId: 'demo-login-meta', consent: true },
+      ]);
+      // Cancel ends the program: not signed in.
+      await panel.getByRole('button', { name: 'Cancel' }).click();
+      await expect(panel.locator('[data-login-result="failed"]')).toContainText(
+        'The login was stopped before it finished: not signed in.',
+      );
     });
 
     test('the agent method waits for the agent, with Cancel', async ({ page }) => {
