@@ -84,6 +84,18 @@ function received() {
     .map((l) => JSON.parse(l));
 }
 
+/** Waits for `selector`, saying what the window showed instead when it never came. */
+async function shown(selector, timeout = 30000) {
+  const el = await browser.$(selector);
+  try {
+    await el.waitForExist({ timeout });
+  } catch {
+    const said = await browser.execute(() => document.body.innerText);
+    assert.fail(`${selector} never showed; the window said:\n${said}`);
+  }
+  return el;
+}
+
 async function statusIs(want, timeout = 30000) {
   const status = await browser.$('.session-header .status');
   await status.waitForExist({ timeout });
@@ -139,8 +151,7 @@ describe('signing in to an agent in the window, end to end', () => {
     });
 
     it('the refused start offers the agent’s methods, not a broken command', async () => {
-      const card = await browser.$('[data-dead] [data-sign-in-actions]');
-      await card.waitForExist({ timeout: 30000 });
+      await shown('[data-dead] [data-sign-in-actions]');
       assert.equal(await (await browser.$('[data-start-failed]')).isExisting(), false);
       const button = await browser.$('[data-sign-in="demo-api-key"]');
       assert.equal(await button.getText(), 'Enter a demo API key');
@@ -205,8 +216,7 @@ describe('signing in to an agent in the window, end to end', () => {
       const words = 'summarize the README please';
       await (await browser.$('#composer')).setValue(words);
       await (await browser.$('#send')).click();
-      const card = await browser.$('[data-sign-in-card]');
-      await card.waitForExist({ timeout: 30000 });
+      const card = await shown('[data-sign-in-card]');
       assert.match(
         await card.getText(),
         /Sign in to continue\. Your prompt will be sent again once you are signed in\./,
