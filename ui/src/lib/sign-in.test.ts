@@ -11,7 +11,6 @@ import {
   exitWords,
   needsConsent,
   providerName,
-  type Flow,
 } from './sign-in';
 import { SessionStore } from './session-store';
 import {
