@@ -20,7 +20,8 @@ import {
   authRequiredTurn,
   demoAuthMethods,
 } from '../test/fake-backend';
-import type { AuthAction } from './generated/ipc';
+import type { AuthAction, StreamEvent } from './generated/ipc';
+import { AppController } from './app-controller';
 
 const [terminal, meta, apiKey, agent] = demoAuthMethods() as [
   AuthAction,
@@ -322,5 +323,54 @@ describe('the session view', () => {
     ]);
     expect(store.state.signInEntry).toBeNull();
     expect(store.state.authRequired).toBe(false);
+  });
+});
+
+describe('a prompt held while the start needs a sign-in', () => {
+  const now = (fn: () => void) => fn();
+  const startFrame = (events: StreamEvent[]) => ({ snapshot: false, events });
+
+  it('is kept by the shell for after the sign-in, not given back', async () => {
+    const backend = new FakeBackend();
+    const fake = new FakeSignIn(backend);
+    const app = new AppController(backend, now);
+    app.keepForSignIn = (id, parts) => fake.signInKeepPrompt(id, parts);
+    await app.start();
+    await app.openFolder('/p/a');
+    backend.frame(
+      's1',
+      startFrame([{ kind: 'session-status', sessionId: 's1', status: 'starting' }]),
+    );
+    const sent = app.send([{ type: 'text', text: 'fix the bug' }]);
+    await flush();
+    expect(app.isHeld('s1')).toBe(true);
+    backend.frame('s1', startFrame(authRequiredStart('s1').slice(1)));
+    expect(await sent).toBe(false);
+    expect(fake.called('signInKeepPrompt')).toEqual([
+      ['s1', [{ type: 'text', text: 'fix the bug' }]],
+    ]);
+    expect(backend.called('prompt')).toEqual([]);
+    expect(app.draft('s1').text).toBe('');
+    expect(app.note('s1')).toBe('Kept: your message is sent once you are signed in (see above).');
+  });
+
+  it('goes back to the draft, saying why, when the shell cannot keep it', async () => {
+    const backend = new FakeBackend();
+    const fake = new FakeSignIn(backend);
+    fake.error = { code: 'session-unknown', message: 'no session s1' };
+    const app = new AppController(backend, now);
+    app.keepForSignIn = (id, parts) => fake.signInKeepPrompt(id, parts);
+    await app.start();
+    await app.openFolder('/p/a');
+    backend.frame(
+      's1',
+      startFrame([{ kind: 'session-status', sessionId: 's1', status: 'starting' }]),
+    );
+    const sent = app.send([{ type: 'text', text: 'fix the bug' }]);
+    await flush();
+    backend.frame('s1', startFrame(authRequiredStart('s1').slice(1)));
+    expect(await sent).toBe(false);
+    expect(app.draft('s1').text).toBe('fix the bug');
+    expect(app.note('s1')).toContain('could not be kept for after it (no session s1)');
   });
 });
