@@ -1,0 +1,153 @@
+// End to end: a terminal login in the real app (run.sh: Xvfb, tauri-driver), with the real demo
+// agent (`ACP_DESK_DEMO_AUTH=terminal`: `session/new` answers -32000 until its `login`
+// subcommand, which reads a code from its terminal, has written the marker). The session fails
+// with auth-required; the user clicks the sign-in method, the login terminal opens with the
+// keyboard in it, and keys typed there (WebDriver's keys into xterm.js) reach the program on
+// the pty: a wrong code exits 1 and says so, the right one exits 0 and the session reconnects
+// signed in and is ready. No login process is left behind.
+import assert from 'node:assert/strict';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { app, launchApp } from './lib.mjs';
+
+const shots = process.env.E2E_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), 'acp-desk-shots-'));
+mkdirSync(shots, { recursive: true });
+const project = realpathSync(mkdtempSync(join(tmpdir(), 'acp-desk-e2e-login-')));
+const marker = realpathSync(mkdtempSync(join(tmpdir(), 'acp-desk-e2e-login-marker-')));
+const config = process.env.ACP_DESK_CONFIG_DIR ?? '';
+const settings = join(config, 'settings.json');
+/** Its own code, so that only what is typed here can sign in. */
+const code = `e2e-${process.pid}`;
+
+let browser;
+
+/** Live processes (not zombies) running the demo agent's `login`. */
+function logins() {
+  const found = [];
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      if (!cmd.some((a) => a.endsWith('acp-desk-demo-agent')) || !cmd.includes('login')) continue;
+      if (!/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'))) found.push(pid);
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return found;
+}
+
+async function headerStatus() {
+  return browser.execute(
+    () => document.querySelector('.session-header .status')?.getAttribute('data-status') ?? null,
+  );
+}
+
+/** The login terminal's state (`data-login-state`) and its state line. */
+async function loginState() {
+  return browser.execute(() => {
+    const t = document.querySelector('.login-terminal');
+    return {
+      state: t?.getAttribute('data-login-state') ?? null,
+      line: t?.querySelector('.state')?.textContent?.trim() ?? '',
+      screen: t?.querySelector('.xterm-rows')?.textContent ?? '',
+      focused: !!document.activeElement?.closest('.login-terminal'),
+    };
+  });
+}
+
+async function untilLogin(want, what) {
+  let last = null;
+  await browser
+    .waitUntil(async () => want((last = await loginState())), { timeout: 20000 })
+    .catch(() => assert.fail(`${what}; the login terminal is ${JSON.stringify(last)}`));
+  return last;
+}
+
+/** Types `text` as keys into whatever has the focus (the xterm's textarea), then Enter. */
+async function typeLine(text) {
+  await browser.keys([...text, 'Enter']);
+}
+
+describe('a terminal login in the window', () => {
+  after(async () => {
+    await browser?.deleteSession().catch(() => undefined);
+    rmSync(settings, { force: true });
+    rmSync(project, { recursive: true, force: true });
+    rmSync(marker, { recursive: true, force: true });
+  });
+
+  it('takes the keys typed in its terminal: a wrong code exits 1, the right one signs in', async () => {
+    mkdirSync(config, { recursive: true });
+    writeFileSync(
+      settings,
+      JSON.stringify({
+        agent_servers: {
+          'demo-login': {
+            command: join(dirname(app), 'acp-desk-demo-agent'),
+            env: {
+              ACP_DESK_DEMO_AUTH: 'terminal',
+              ACP_DESK_DEMO_AUTH_DIR: marker,
+              ACP_DESK_DEMO_LOGIN_CODE: code,
+            },
+          },
+        },
+      }),
+    );
+    browser = await launchApp(['--agent', 'demo-login', project]);
+
+    // The start fails for want of a sign-in; the thread offers the agent's method.
+    await browser.waitUntil(async () => (await headerStatus()) === 'dead', {
+      timeout: 20000,
+      timeoutMsg: 'the session did not fail with auth-required',
+    });
+    const signIn = await browser.$('[data-sign-in="demo-terminal-login"]');
+    await signIn.waitForClickable({ timeout: 10000 });
+    await signIn.click();
+
+    // The terminal opens running the login, with the keyboard in it.
+    let s = await untilLogin(
+      (l) => l.state === 'running' && l.screen.includes('Enter the login code'),
+      'the login did not start and ask for the code',
+    );
+    assert.ok(s.focused, 'the login terminal has the focus when it opens');
+    assert.equal(logins().length, 1, 'one login program runs');
+    await browser.saveScreenshot(join(shots, 'login-terminal-running.png'));
+
+    await typeLine('not-the-code');
+    s = await untilLogin((l) => l.state === 'exited', 'the wrong code did not end the login');
+    assert.match(s.line, /exited with code 1/);
+    assert.match(s.line, /not signed in/);
+    assert.match(s.screen, /Wrong code/);
+    assert.equal(await headerStatus(), 'dead', 'a failed login leaves the session as it was');
+    await browser.saveScreenshot(join(shots, 'login-terminal-wrong-code.png'));
+
+    // Again, with the right code: exit 0, and the session reconnects signed in.
+    const retry = await browser.$('[data-login-retry]');
+    await retry.waitForClickable({ timeout: 10000 });
+    await retry.click();
+    await untilLogin(
+      (l) => l.state === 'running' && l.screen.includes('Enter the login code') && l.focused,
+      'the second login did not start with the focus',
+    );
+    await typeLine(code);
+    s = await untilLogin((l) => l.state === 'exited', 'the right code did not end the login');
+    assert.match(s.line, /exited with code 0: signed in/);
+    assert.ok(readFileSync(join(marker, 'signed-in'), 'utf8').length > 0, 'the login signed in');
+    await browser.waitUntil(async () => (await headerStatus()) === 'ready', {
+      timeout: 30000,
+      timeoutMsg: 'the session did not reconnect signed in',
+    });
+    await browser.saveScreenshot(join(shots, 'login-terminal-signed-in.png'));
+    assert.deepEqual(logins(), [], 'no login program is left');
+  });
+});
