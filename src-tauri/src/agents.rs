@@ -74,7 +74,7 @@ fn sources() -> Sources {
 
 /// Where agents are looked up and checked from (relative commands, Check's working folder):
 /// the home folder, not the process's folder, which is `/` for an app started from a menu.
-fn here() -> PathBuf {
+pub(crate) fn here() -> PathBuf {
     directories::BaseDirs::new()
         .map(|b| b.home_dir().to_path_buf())
         .unwrap_or_else(std::env::temp_dir)

@@ -536,6 +536,8 @@ pub use crate::agents::*;
 pub use crate::secrets::*;
 // A project's own MCP config: `project_mcp.rs`.
 pub use crate::project_mcp::*;
+// Sign-in (issue 18): `sign_in.rs`.
+pub use crate::sign_in::*;
 // Terminal logins: `login.rs`.
 pub use crate::login::*;
 

@@ -125,6 +125,7 @@ impl From<AppError> for IpcError {
             AppError::SessionStarting(m) => Self::SessionStarting(m),
             AppError::SessionEnded(m) => Self::SessionEnded(m),
             AppError::InvalidInput(m) => Self::InvalidInput(m),
+            AppError::Keychain(m) => Self::KeychainUnavailable(m),
             AppError::ProjectConfigChanged(m) => Self::ProjectConfigChanged(m),
             AppError::Internal(m) => Self::Internal(m),
         }
@@ -426,6 +427,8 @@ pub struct IpcTypes {
     mcp_servers_listing: crate::secrets::McpServersListing,
     project_mcp_offer: acp_desk_app::project_mcp::ProjectMcpOffer,
     project_mcp_choice: acp_desk_app::project_mcp::ProjectMcpChoice,
+    sign_in_target: crate::sign_in::SignInTarget,
+    sign_in_answer: crate::sign_in::SignInAnswer,
     login_target: crate::login::LoginTarget,
     login_started: crate::login::LoginStarted,
     login_frame: crate::login::LoginFrame,

@@ -16,6 +16,7 @@ pub mod project_mcp;
 pub mod restore;
 pub mod secrets;
 pub mod sessions;
+pub mod sign_in;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -75,6 +75,8 @@ import { readFileSync } from 'node:fs';
  * @property {MockLogin} [login] What the terminal-login commands run (`login_start`,
  *   `login_input`, `login_resize`, `login_cancel`): a scripted program like the demo agent's
  *   `login`; without it, the defaults of MockLogin.
+ * @property {MockSignIn} [signIn] The sign-in commands (`sign_in_agent`, `sign_in_api_key`,
+ *   `agent_sign_in`); a session's sign-in replays `reconnect`, like `reconnect_session`.
  * @property {boolean} [keepClose] Keep the CLI's closing `session-status: dead` ("Session
  *   closed.", the CLI ending the session as it exits) at the end of a recording. By default it
  *   is dropped: in the app the session stays open after its turns.
@@ -140,6 +142,17 @@ import { readFileSync } from 'node:fs';
  */
 
 /**
+ * How the sign-in commands answer. A key `sign_in_api_key` is given goes to the mock keychain
+ * (`agent-auth/<agent>/<method>`); `calls` records it as `<value>`.
+ * @typedef {object} MockSignIn
+ * @property {number} [agentMs] How long `authenticate` takes (the agent has the browser open).
+ * @property {{ code: string, message: string }} [refuse] What a sign-in rejects with (after
+ *   `agentMs`): the agent's reason.
+ * @property {boolean} [resends] The shell keeps a prompt that hit the login (a refused turn's):
+ *   the answer says it is sent again.
+ */
+
+/**
  * What addInitScript hands to the page.
  * @typedef {{ events: StreamEvent[], options: ReplayOptions }} MockSetup
  */
@@ -155,6 +168,7 @@ import { readFileSync } from 'node:fs';
  * @property {(name: string, payload: unknown) => void} emit Sends an app event
  *   (folder-chosen, paths-dropped, drag-hover) to its listeners.
  * @property {Record<string, string>} keychain The mock keychain (name to value).
+ * @property {unknown} [kept] The prompt `sign_in_keep_prompt` kept (PromptPart[]).
  */
 
 /**
@@ -255,6 +269,27 @@ export function installMockIpc(setup) {
   /** A replay stopped at an agent-prompt (answer: 'user'): resume(true) goes on, false drops it. */
   /** @type {{ toolCallId: string, resume: (goOn: boolean) => void } | null} */
   let held = null;
+
+  /** What a sign-in command answers (SignInAnswer): for a session, the restart under way. */
+  function signInAnswer(/** @type {boolean} */ session, who = agent) {
+    return session
+      ? {
+          session: { id: options.registryId ?? sessionId, folder, agent },
+          resendsPrompt: Boolean(state.kept) || Boolean(options.signIn?.resends),
+          message: `Signing in to ${agent}…`,
+          actions: [],
+        }
+      : { resendsPrompt: false, message: `Signed in to ${who}.`, actions: [] };
+  }
+
+  /** A session's restart once signed in: `reconnect`'s first event (starting) now, the rest
+   * after `signIn.agentMs`. */
+  async function signInRestart() {
+    const list = (options.reconnect ?? []).map((e) => ({ ...e, sessionId }));
+    await deliver(list.slice(0, 1));
+    if (options.signIn?.agentMs) await wait(options.signIn.agentMs);
+    await deliver(list.slice(1));
+  }
 
   /**
    * Delivers events (paced, or at once in one frame), resolving the running `prompt` with each
@@ -805,6 +840,30 @@ export function installMockIpc(setup) {
           problems: secretsMock.problems ?? [],
           keychainProblem: keychainUp ? undefined : noKeychain().message,
         };
+      case 'sign_in_agent': {
+        // As the shell: answered at once; the restart's start (with `authenticate`, which may
+        // take `agentMs` while the agent has the browser open) arrives as events.
+        if (options.signIn?.refuse) throw options.signIn.refuse;
+        void signInRestart();
+        return signInAnswer(true);
+      }
+      case 'agent_sign_in':
+        if (options.signIn?.agentMs) await wait(options.signIn.agentMs);
+        if (options.signIn?.refuse) throw options.signIn.refuse;
+        return signInAnswer(false, String(args.agent));
+      case 'sign_in_api_key': {
+        if (!keychainUp) throw noKeychain();
+        if (options.signIn?.refuse) throw options.signIn.refuse;
+        const target = args.target ?? {};
+        const who = target.agent ?? agent;
+        state.keychain[`agent-auth/${who}/${args.methodId}`] = String(args.key);
+        if (!target.sessionId) return signInAnswer(false, who);
+        void signInRestart();
+        return signInAnswer(true);
+      }
+      case 'sign_in_keep_prompt':
+        state.kept = args.parts;
+        return null;
       case 'agents_open_settings':
       case 'open_settings_file':
       case 'close_session':
@@ -849,6 +908,7 @@ export function installMockIpc(setup) {
     invoke: (/** @type {string} */ cmd, /** @type {Record<string, any>} */ args) => {
       const recorded = recordable(args);
       if (cmd === 'secret_set') recorded.value = '<value>';
+      if (cmd === 'sign_in_api_key') recorded.key = '<value>';
       state.calls.push({ cmd, args: recorded, at: performance.now() });
       return handle(cmd, args ?? {});
     },

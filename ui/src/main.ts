@@ -6,6 +6,7 @@ import {
   tauriLoginBackend,
   tauriProjectMcpBackend,
   tauriSecretsBackend,
+  tauriSignInBackend,
 } from './lib/backend';
 import { applyTheme } from './lib/theme';
 import { setLoginBackend } from './lib/login';
@@ -24,5 +25,6 @@ mount(App, {
     history: tauriHistoryBackend(),
     secrets: tauriSecretsBackend(),
     projectMcp: tauriProjectMcpBackend(),
+    signIn: tauriSignInBackend(),
   },
 });

@@ -33,6 +33,10 @@ pub enum AppError {
     SessionEnded(String),
     #[error("{0}")]
     InvalidInput(String),
+    /// The keychain could not be used (no service, locked, it refused): the text says which
+    /// and what to do. Never carries a secret's value.
+    #[error("{0}")]
+    Keychain(String),
     /// A project's MCP config file is not as it was shown when the user decided about it (it
     /// changed, or is gone): nothing was recorded; show it again.
     #[error("{0}")]

@@ -21,6 +21,9 @@
 //! - [`logging`]: the desktop app's logs (stderr and a daily file, without secrets).
 //! - [`project_mcp`]: a project's own MCP config (`.mcp.json`, ...), offered, and used only as
 //!   the user agreed to it (by digest).
+//! - [`sign_in`]: signing a session's agent in (`Registry::restart_signed_in`), the prompt that
+//!   hit the login sent once signed in, API keys stored in the keychain, sign-in without a
+//!   session (the Agents view).
 //! - [`state`]: the app's own state file (everything the app writes for itself; the user's
 //!   settings file is only ever read, by `acp_desk_core::settings`).
 
@@ -36,6 +39,7 @@ mod pump;
 pub mod reconnect;
 pub mod registry;
 pub mod restore;
+pub mod sign_in;
 pub mod state;
 
 pub use at_agent::AgentDeletion;

@@ -373,6 +373,13 @@ impl crate::Registry {
         id: &str,
         project: Vec<McpServerConfig>,
     ) -> Result<crate::SessionInfo, AppError> {
+        self.end_agent(id).await?;
+        self.reconnect_with(id, Some(project), None).await
+    }
+
+    /// Ends the session's agent if it still runs and waits until its pump handed on its last
+    /// event: what a restart does first. Refused while the agent is still starting.
+    pub(crate) async fn end_agent(&self, id: &str) -> Result<(), AppError> {
         let session = self.get(id)?;
         if !*session.ended.borrow() {
             match session.handle() {
@@ -386,8 +393,7 @@ impl crate::Registry {
             // An error means the pump is gone, which is an end too.
             let _ = ended.wait_for(|e| *e).await;
         }
-        drop(session);
-        self.reconnect_with(id, Some(project)).await
+        Ok(())
     }
 }
 

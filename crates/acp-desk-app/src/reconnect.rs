@@ -54,16 +54,18 @@ impl Registry {
     /// Refused ([`AppError::InvalidInput`]) while the session's agent still runs or starts, and
     /// for a session opened without views (its thread is not kept here).
     pub async fn reconnect(&self, id: &str) -> Result<SessionInfo, AppError> {
-        self.reconnect_with(id, None).await
+        self.reconnect_with(id, None, None).await
     }
 
     /// [`Registry::reconnect`]; `project`: the project's MCP servers the new agent gets instead
     /// of the first start's (the user agreed to a project config since,
-    /// `Registry::restart_with_project_mcp`).
+    /// `Registry::restart_with_project_mcp`); `authenticate`: the sign-in method the new agent
+    /// is asked to `authenticate` with, this start only (`Registry::restart_signed_in`).
     pub(crate) async fn reconnect_with(
         &self,
         id: &str,
         project: Option<Vec<acp_desk_core::mcp::McpServerConfig>>,
+        authenticate: Option<String>,
     ) -> Result<SessionInfo, AppError> {
         let old = self.get(id)?;
         if !*old.ended.borrow() {
@@ -79,6 +81,7 @@ impl Registry {
         let thread = lock_hub(&hub).snapshot();
         let (ours, acp_session_id) = continued_ids(id, &thread);
         let (spec, mut options) = old.relaunch.clone();
+        options.authenticate = authenticate;
         options.opening = match ours {
             Some(session_id) => Opening::Continue {
                 session_id,

@@ -178,6 +178,9 @@ pub(crate) struct Session {
     pub(crate) relaunch: (LaunchSpec, SessionOptions),
     /// What its MCP servers are chosen from, at each start.
     pub(crate) mcp: McpInputs,
+    /// The pump's queue, for the app's own events in the thread (a sign-in's notice); weak, so
+    /// the queue still closes when the engine is done.
+    pub(crate) events: mpsc::WeakSender<EventBatch>,
 }
 
 impl Session {
@@ -192,7 +195,15 @@ impl Session {
         }
     }
 
-    fn hub(&self) -> Result<&SharedHub, AppError> {
+    /// Waits until the agent is ready (its handle) or its start failed (why).
+    pub(crate) async fn wait_started(&self) -> Result<SessionHandle, AppError> {
+        let mut engine = self.engine.subscribe();
+        // The sender lives in `self`: the wait ends with the state's change.
+        let _ = engine.wait_for(|e| !matches!(e, Engine::Starting)).await;
+        self.handle()
+    }
+
+    pub(crate) fn hub(&self) -> Result<&SharedHub, AppError> {
         self.hub.as_ref().ok_or_else(|| {
             AppError::Internal(format!(
                 "the session `{}` was opened without views",
@@ -211,6 +222,8 @@ pub struct Registry {
     pub(crate) open: Mutex<BTreeMap<String, Arc<Session>>>,
     counter: AtomicU64,
     observers: Mutex<Vec<Arc<dyn Observer>>>,
+    /// Prompts kept until their session's agent is signed in (`crate::sign_in`), by id.
+    pub(crate) kept: crate::sign_in::KeptPrompts,
 }
 
 /// Resolves an agent name over every source (settings, manifests, registry, built-in) to how
@@ -276,6 +289,7 @@ impl Registry {
             open: Mutex::new(BTreeMap::new()),
             counter: AtomicU64::new(0),
             observers: Mutex::new(Vec::new()),
+            kept: Default::default(),
         }
     }
 
@@ -340,6 +354,17 @@ impl Registry {
         let mut options = options;
         let (ended_tx, ended) = watch::channel(false);
         let (removed, removed_rx) = oneshot::channel();
+        let queue = if tap.is_some() {
+            TAPPED_ENGINE_QUEUE
+        } else {
+            ENGINE_QUEUE
+        };
+        let (events, events_rx) = mpsc::channel(queue);
+        // `authenticate` is for this start only: a later reconnect does not sign in again.
+        let relaunch = SessionOptions {
+            authenticate: None,
+            ..options.clone()
+        };
         let session = Arc::new(Session {
             info: info.clone(),
             hub: hub.clone(),
@@ -347,15 +372,10 @@ impl Registry {
             ended,
             removed: Mutex::new(Some(removed)),
             pump: Mutex::new(None),
-            relaunch: (spec.clone(), options.clone()),
+            relaunch: (spec.clone(), relaunch),
             mcp: mcp.clone(),
+            events: events.downgrade(),
         });
-        let queue = if tap.is_some() {
-            TAPPED_ENGINE_QUEUE
-        } else {
-            ENGINE_QUEUE
-        };
-        let (events, events_rx) = mpsc::channel(queue);
         let (report, report_rx) = oneshot::channel();
         let observers = lock(&self.observers).clone();
         options
@@ -381,11 +401,7 @@ impl Registry {
     /// start. Calls on the handle are the registry's calls (the registry only looks the handle
     /// up); the session's events reach everyone through its pump either way.
     pub async fn started(&self, id: &str) -> Result<SessionHandle, AppError> {
-        let session = self.get(id)?;
-        let mut engine = session.engine.subscribe();
-        // The sender lives in `session`, held here: the wait ends with the state's change.
-        let _ = engine.wait_for(|e| !matches!(e, Engine::Starting)).await;
-        session.handle()
+        self.get(id)?.wait_started().await
     }
 
     /// Waits until the session's engine has ended (the agent died, failed to start, or the
@@ -419,6 +435,8 @@ impl Registry {
             return Err(AppError::InvalidInput("the prompt is empty".into()));
         }
         let handle = self.handle(id)?;
+        // A new prompt replaces one kept for after a sign-in.
+        self.kept.forget(id);
         Ok(handle.prompt(blocks).await?)
     }
 
@@ -478,6 +496,7 @@ impl Registry {
     }
 
     fn remove(&self, id: &str) -> Result<Arc<Session>, AppError> {
+        self.kept.forget(id);
         lock(&self.open)
             .remove(id)
             .ok_or_else(|| AppError::SessionUnknown(format!("no open session has the id `{id}`")))
@@ -487,6 +506,9 @@ impl Registry {
     /// parallel: each may take the full grace of a deaf agent.
     pub async fn close_all(&self) {
         let all = std::mem::take(&mut *lock(&self.open));
+        for id in all.keys() {
+            self.kept.forget(id);
+        }
         let mut closing = tokio::task::JoinSet::new();
         for session in all.into_values() {
             closing.spawn_on(async move { end(&session, false).await }, &self.runtime);

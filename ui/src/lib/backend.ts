@@ -7,6 +7,7 @@ import type { HistoryBackend } from './history';
 import type { McpServersListing, SecretsBackend, SecretsListing } from './secrets';
 import type { ProjectMcpBackend } from './project-mcp';
 import type { LoginBackend } from './login';
+import type { SignInBackend } from './sign-in';
 import type { AgentListing, CheckReport, InstallProgress, RegistryImported } from './agents';
 import { toUiError } from './backend-types';
 import type {
@@ -31,6 +32,7 @@ import type {
   RestoredSidebar,
   SessionInfo,
   ShowRequest,
+  SignInAnswer,
   StreamFrame,
   TurnEnd,
 } from './generated/ipc';
@@ -168,5 +170,18 @@ export function tauriLoginBackend(): LoginBackend {
     loginInput: (loginId, data) => run('login_input', { loginId, data }),
     loginResize: (loginId, cols, rows) => run('login_resize', { loginId, cols, rows }),
     loginCancel: (loginId) => run('login_cancel', { loginId }),
+  };
+}
+
+/** Signing in to an agent (src-tauri/src/sign_in.rs). The key handed to `sign_in_api_key` goes
+ * to the keychain; no command gives it back. */
+export function tauriSignInBackend(): SignInBackend {
+  return {
+    signInAgent: (sessionId, methodId) =>
+      call<SignInAnswer>('sign_in_agent', { sessionId, methodId }),
+    signInApiKey: (target, methodId, key) =>
+      call<SignInAnswer>('sign_in_api_key', { target, methodId, key }),
+    agentSignIn: (agent, methodId) => call<SignInAnswer>('agent_sign_in', { agent, methodId }),
+    signInKeepPrompt: (sessionId, parts) => run('sign_in_keep_prompt', { sessionId, parts }),
   };
 }

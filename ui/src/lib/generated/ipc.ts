@@ -793,6 +793,10 @@ export type CommandName =
   | 'project_mcp_offer'
   | 'project_mcp_decide'
   | 'project_mcp_restart'
+  | 'sign_in_agent'
+  | 'sign_in_api_key'
+  | 'agent_sign_in'
+  | 'sign_in_keep_prompt'
   | 'login_start'
   | 'login_input'
   | 'login_resize'
@@ -855,6 +859,20 @@ export type InstallPhase = ('downloading' | 'verifying' | 'extracting') | 'insta
  * via the `definition` "ProjectMcpChoice".
  */
 export type ProjectMcpChoice = 'use' | 'ignore';
+/**
+ * Who a sign-in is for: an open session (its agent is restarted signed in, the thread kept),
+ * or an agent of the Agents view (checked with a start of its own, no session).
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "SignInTarget".
+ */
+export type SignInTarget =
+  | {
+      sessionId: string;
+    }
+  | {
+      agent: string;
+    };
 /**
  * Whom a login signs in.
  *
@@ -1045,6 +1063,8 @@ export interface IpcTypes {
   mcpServersListing: McpServersListing;
   projectMcpOffer: ProjectMcpOffer;
   projectMcpChoice: ProjectMcpChoice;
+  signInTarget: SignInTarget;
+  signInAnswer: SignInAnswer;
   loginTarget: LoginTarget;
   loginStarted: LoginStarted;
   loginFrame: LoginFrame;
@@ -2963,6 +2983,33 @@ export interface OfferedServer {
   problems: ConfigProblem[];
 }
 /**
+ * What a sign-in command answers. Never holds a key.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "SignInAnswer".
+ */
+export interface SignInAnswer {
+  /**
+   * For a session: the session, restarting under the same id. Whether the sign-in worked
+   * arrives as its events (`session-status ready`, or the error and `dead`).
+   */
+  session?: SessionInfo | null;
+  /**
+   * For a session: a prompt that hit the login will be sent once the agent is ready (a
+   * notice in the thread says so when it is).
+   */
+  resendsPrompt: boolean;
+  /**
+   * What to tell the user ("Signed in to gemini (…)", "Signing in to demo…").
+   */
+  message: string;
+  /**
+   * Without a session: the sign-in actions the agent offered in this start (empty for a
+   * session: its `session-status` carries them).
+   */
+  actions: AuthAction[];
+}
+/**
  * `login_start`'s answer.
  *
  * This interface was referenced by `IpcTypes`'s JSON-Schema
@@ -3091,6 +3138,10 @@ export const COMMAND_NAMES = [
   'project_mcp_offer',
   'project_mcp_decide',
   'project_mcp_restart',
+  'sign_in_agent',
+  'sign_in_api_key',
+  'agent_sign_in',
+  'sign_in_keep_prompt',
   'login_start',
   'login_input',
   'login_resize',
