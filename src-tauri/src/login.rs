@@ -439,7 +439,11 @@ fn spec_program(shown: &str) -> &str {
 /// terminal method is never passed to it).
 async fn restart_signed_in<R: Runtime>(app: &AppHandle<R>, id: &str) -> Result<(), IpcError> {
     let state = app.state::<AppState>();
-    state.sessions.registry().restart_signed_in(id, None).await?;
+    state
+        .sessions
+        .registry()
+        .restart_signed_in(id, None)
+        .await?;
     Ok(())
 }
 
