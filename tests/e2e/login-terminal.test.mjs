@@ -16,6 +16,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { app, launchApp } from './lib.mjs';
@@ -31,13 +32,14 @@ const code = `e2e-${process.pid}`;
 
 let browser;
 
-/** Live processes (not zombies) running the demo agent's `login`. */
+/** Live processes (not zombies) running the demo agent's `login` (the program itself, not its
+ * supervisor, whose command line names it too). */
 function logins() {
   const found = [];
   for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
     try {
       const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-      if (!cmd.some((a) => a.endsWith('acp-desk-demo-agent')) || !cmd.includes('login')) continue;
+      if (!cmd[0]?.endsWith('acp-desk-demo-agent') || cmd[1] !== 'login') continue;
       if (!/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'))) found.push(pid);
     } catch {
       // gone, or not ours to read
@@ -60,7 +62,8 @@ async function loginState() {
       state: t?.getAttribute('data-login-state') ?? null,
       line: t?.querySelector('.state')?.textContent?.trim() ?? '',
       screen: t?.querySelector('.xterm-rows')?.textContent ?? '',
-      focused: !!document.activeElement?.closest('.login-terminal'),
+      // xterm.js takes the keyboard through its helper textarea.
+      focused: !!document.activeElement?.closest('.login-terminal .xterm'),
     };
   });
 }
@@ -69,13 +72,23 @@ async function untilLogin(want, what) {
   let last = null;
   await browser
     .waitUntil(async () => want((last = await loginState())), { timeout: 20000 })
-    .catch(() => assert.fail(`${what}; the login terminal is ${JSON.stringify(last)}`));
+    .catch(async () => {
+      await browser.saveScreenshot(join(shots, 'login-terminal-failed.png')).catch(() => undefined);
+      assert.fail(`${what}; the login terminal is ${JSON.stringify(last)}`);
+    });
   return last;
 }
 
-/** Types `text` as keys into whatever has the focus (the xterm's textarea), then Enter. */
-async function typeLine(text) {
-  await browser.keys([...text, 'Enter']);
+/** Types `text`, then Enter, on the keyboard as a person does (X key events through xdotool
+ * into the focused window; WebKitWebDriver's key actions send keydowns without the
+ * keypress/input that xterm.js reads printable characters from). */
+function typeLine(text) {
+  const win = execFileSync('xdotool', ['search', '--name', 'ACP Desk$'], { encoding: 'utf8' })
+    .trim()
+    .split('\n')[0];
+  execFileSync('xdotool', ['windowfocus', '--sync', win]);
+  execFileSync('xdotool', ['type', '--delay', '30', text]);
+  execFileSync('xdotool', ['key', 'Return']);
 }
 
 describe('a terminal login in the window', () => {
@@ -123,10 +136,15 @@ describe('a terminal login in the window', () => {
     assert.equal(logins().length, 1, 'one login program runs');
     await browser.saveScreenshot(join(shots, 'login-terminal-running.png'));
 
-    await typeLine('not-the-code');
-    s = await untilLogin((l) => l.state === 'exited', 'the wrong code did not end the login');
+    typeLine('not-the-code');
+    // (The terminal draws what it was sent on its next frame: wait for the words too.)
+    s = await untilLogin(
+      (l) => l.state === 'exited' && l.screen.includes('Wrong code'),
+      'the wrong code did not end the login',
+    );
     assert.match(s.line, /exited with code 1/);
     assert.match(s.line, /not signed in/);
+    assert.match(s.screen, /not-the-code/, 'the terminal echoed what was typed');
     assert.match(s.screen, /Wrong code/);
     assert.equal(await headerStatus(), 'dead', 'a failed login leaves the session as it was');
     await browser.saveScreenshot(join(shots, 'login-terminal-wrong-code.png'));
@@ -139,15 +157,26 @@ describe('a terminal login in the window', () => {
       (l) => l.state === 'running' && l.screen.includes('Enter the login code') && l.focused,
       'the second login did not start with the focus',
     );
-    await typeLine(code);
-    s = await untilLogin((l) => l.state === 'exited', 'the right code did not end the login');
-    assert.match(s.line, /exited with code 0: signed in/);
+    typeLine(code);
+    // Signed in: the dialog says so, and the session reconnects signed in and is ready.
+    await browser
+      .$('[data-login-result="ok"]')
+      .then((e) => e.waitForDisplayed({ timeout: 30000 }))
+      .catch(async () => {
+        await browser.saveScreenshot(join(shots, 'login-terminal-failed.png'));
+        assert.fail(`the right code did not sign in: ${JSON.stringify(await loginState())}`);
+      });
     assert.ok(readFileSync(join(marker, 'signed-in'), 'utf8').length > 0, 'the login signed in');
     await browser.waitUntil(async () => (await headerStatus()) === 'ready', {
       timeout: 30000,
       timeoutMsg: 'the session did not reconnect signed in',
     });
     await browser.saveScreenshot(join(shots, 'login-terminal-signed-in.png'));
+    // Closed: no login program is left.
+    await (await browser.$('[data-login-close]')).click();
+    const deadline = Date.now() + 10000;
+    while (logins().length > 0 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 100));
     assert.deepEqual(logins(), [], 'no login program is left');
   });
 });
