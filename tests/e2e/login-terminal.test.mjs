@@ -91,6 +91,44 @@ function typeLine(text) {
   execFileSync('xdotool', ['key', 'Return']);
 }
 
+/** A fresh start of the app with the demo agent needing a terminal login in `project`: the
+ * session fails for want of a sign-in, and the thread offers the agent's method. `folder`:
+ * where to open (a new one, for the second test: the first signed its marker in). */
+async function launchForLogin(folder = project, auth = marker) {
+  // What the tests before this one left open is not this test's.
+  rmSync(join(process.env.ACP_DESK_DATA_DIR ?? '', 'state.json'), { force: true });
+  mkdirSync(config, { recursive: true });
+  writeFileSync(
+    settings,
+    JSON.stringify({
+      agent_servers: {
+        'demo-login': {
+          command: join(dirname(app), 'acp-desk-demo-agent'),
+          env: {
+            ACP_DESK_DEMO_AUTH: 'terminal',
+            ACP_DESK_DEMO_AUTH_DIR: auth,
+            ACP_DESK_DEMO_LOGIN_CODE: code,
+          },
+        },
+      },
+    }),
+  );
+  browser = await launchApp(['--agent', 'demo-login', folder]);
+  await browser.waitUntil(async () => (await headerStatus()) === 'dead', {
+    timeout: 20000,
+    timeoutMsg: 'the session did not fail with auth-required',
+  });
+}
+
+/** File → Quit as a user types it (WebDriver's own close would kill the process instead). */
+function quit() {
+  const win = execFileSync('xdotool', ['search', '--name', 'ACP Desk$'], { encoding: 'utf8' })
+    .trim()
+    .split('\n')[0];
+  execFileSync('xdotool', ['windowfocus', '--sync', win]);
+  execFileSync('xdotool', ['key', 'ctrl+q']);
+}
+
 describe('a terminal login in the window', () => {
   after(async () => {
     await browser?.deleteSession().catch(() => undefined);
@@ -100,31 +138,7 @@ describe('a terminal login in the window', () => {
   });
 
   it('takes the keys typed in its terminal: a wrong code exits 1, the right one signs in', async () => {
-    // What the tests before this one left open is not this test's.
-    rmSync(join(process.env.ACP_DESK_DATA_DIR ?? '', 'state.json'), { force: true });
-    mkdirSync(config, { recursive: true });
-    writeFileSync(
-      settings,
-      JSON.stringify({
-        agent_servers: {
-          'demo-login': {
-            command: join(dirname(app), 'acp-desk-demo-agent'),
-            env: {
-              ACP_DESK_DEMO_AUTH: 'terminal',
-              ACP_DESK_DEMO_AUTH_DIR: marker,
-              ACP_DESK_DEMO_LOGIN_CODE: code,
-            },
-          },
-        },
-      }),
-    );
-    browser = await launchApp(['--agent', 'demo-login', project]);
-
-    // The start fails for want of a sign-in; the thread offers the agent's method.
-    await browser.waitUntil(async () => (await headerStatus()) === 'dead', {
-      timeout: 20000,
-      timeoutMsg: 'the session did not fail with auth-required',
-    });
+    await launchForLogin();
     const signIn = await browser.$('[data-sign-in="demo-terminal-login"]');
     await signIn.waitForClickable({ timeout: 10000 });
     await signIn.click();
@@ -180,5 +194,34 @@ describe('a terminal login in the window', () => {
     while (logins().length > 0 && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 100));
     assert.deepEqual(logins(), [], 'no login program is left');
+    await browser.deleteSession().catch(() => undefined);
+    browser = undefined;
+  });
+
+  it('ends with the app: quitting mid-login leaves no login program', async () => {
+    const folder = realpathSync(mkdtempSync(join(tmpdir(), 'acp-desk-e2e-login-quit-')));
+    const auth = realpathSync(mkdtempSync(join(tmpdir(), 'acp-desk-e2e-login-quit-marker-')));
+    try {
+      await launchForLogin(folder, auth);
+      const signIn = await browser.$('[data-sign-in="demo-terminal-login"]');
+      await signIn.waitForClickable({ timeout: 10000 });
+      await signIn.click();
+      await untilLogin(
+        (l) => l.state === 'running' && l.screen.includes('Enter the login code'),
+        'the login did not start',
+      );
+      assert.equal(logins().length, 1, 'one login program runs');
+      quit();
+      const deadline = Date.now() + 15000;
+      while (logins().length > 0 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.deepEqual(logins(), [], 'the login program outlived the app');
+      await browser.deleteSession().catch(() => undefined);
+      browser = undefined;
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+      rmSync(auth, { recursive: true, force: true });
+    }
   });
 });
