@@ -433,12 +433,17 @@ fn spec_program(shown: &str) -> &str {
     shown.split(' ').next().unwrap_or_default()
 }
 
-/// TODO(pty, before 06:05): `Registry::restart_signed_in(id, None)` from a-app once it is
-/// committed; until then a session whose agent ended (auth-required at `session/new`) is
-/// reconnected, and one whose agent still runs is refused by `reconnect`.
+/// The login signed the agent in (its token is where the agent keeps it): the session's agent
+/// is ended if it runs and started again, continuing the conversation, and the prompt that hit
+/// the login is sent once ready (a-app's `Registry::restart_signed_in`; no `authenticate`: a
+/// terminal method is never passed to it).
 async fn restart_signed_in<R: Runtime>(app: &AppHandle<R>, id: &str) -> Result<(), IpcError> {
     let state = app.state::<AppState>();
-    state.sessions.registry().reconnect(id).await?;
+    state
+        .sessions
+        .registry()
+        .restart_signed_in(id, None)
+        .await?;
     Ok(())
 }
 

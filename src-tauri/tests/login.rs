@@ -486,3 +486,76 @@ async fn an_agent_target_is_asked_by_a_check_and_restarts_nothing() {
         "{e:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_login_in_the_middle_of_a_session_restarts_it_and_the_prompt_goes_through() {
+    let app = app();
+    let marker = tempfile::tempdir().unwrap();
+    let folder = tempfile::tempdir().unwrap().keep().canonicalize().unwrap();
+    let mut spec = spec_in(marker.path());
+    spec.env.push((
+        "ACP_DESK_DEMO_AUTH_AT".into(),
+        EnvValue::Plain("prompt".into()),
+    ));
+    let state = app.0.state::<AppState>();
+    let id = state.sessions.open_checked(folder, spec, "demo").id;
+    state.sessions.registry().started(&id).await.unwrap();
+    let agent = state.sessions.pid(&id).unwrap();
+    // The session opened; its first prompt hits the login.
+    let said = state
+        .sessions
+        .prompt(
+            &id,
+            vec![acp_desk_shell::ipc::PromptPart::Text {
+                text: "hello after the login".into(),
+            }],
+        )
+        .await;
+    assert!(
+        matches!(
+            &said,
+            Ok(acp_desk_shell::ipc::TurnEnd {
+                reason: acp_desk_core::events::TurnEndReason::Error,
+                ..
+            })
+        ),
+        "{said:?}"
+    );
+    wait_for("the turn's auth-required error in the thread", || {
+        serde_json::to_string(&thread(&app, &id))
+            .unwrap()
+            .contains("auth-required")
+    })
+    .await;
+    let (started, got) = start(
+        &app,
+        LoginTarget::Session {
+            session_id: id.clone(),
+        },
+        "demo-terminal-login",
+        false,
+    )
+    .await
+    .unwrap();
+    until_output(&got, "Enter the login code").await;
+    invoke(
+        &app.1,
+        "login_input",
+        json!({"loginId": started.login_id, "data": format!("{CODE}\r")}),
+    )
+    .unwrap();
+    let exit = until_exit(&got).await;
+    assert_eq!(exit["exitCode"], 0, "{exit}");
+    assert_eq!(exit["restarted"], true, "{exit}");
+    // The running agent was ended and a new one started, signed in; the kept prompt is sent
+    // again and its turn completes.
+    wait_for("the old agent to end", || !alive(agent)).await;
+    wait_for("the kept prompt's turn to complete", || {
+        thread(&app, &id).iter().any(|e| {
+            let v = serde_json::to_value(e).unwrap();
+            v["kind"] == "turn-end" && v["reason"] == "completed"
+        })
+    })
+    .await;
+    app.0.state::<AppState>().sessions.close_all().await;
+}

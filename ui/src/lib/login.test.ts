@@ -92,7 +92,7 @@ describe('Login', () => {
     expect(one.exits).toEqual([[1, false, null]]);
     expect(succeeded(one.l.state)).toBe(false);
     expect(stateLine(one.l.state)).toBe(
-      'exited with code 1: not signed in (only exit code 0 signs in); try again or cancel',
+      'exited with code 1: not signed in (only exit code 0 signs in)',
     );
 
     const two = login(b);

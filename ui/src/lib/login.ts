@@ -92,7 +92,7 @@ export function stateLine(v: LoginView): string {
         }
         return v.restarted ? `${how}: signed in, the session restarts` : `${how}: signed in`;
       }
-      return `${how}: not signed in (only exit code 0 signs in); try again or cancel`;
+      return `${how}: not signed in (only exit code 0 signs in)`;
     }
   }
 }
