@@ -195,6 +195,20 @@ impl Session {
         }
     }
 
+    /// Drops a start under way, which ends its agent (the start task returns; its pump then
+    /// ends): a sign-in that waits on the user may be replaced by another. `false`: no start
+    /// was under way.
+    pub(crate) fn abort_start(&self) -> bool {
+        self.engine.send_if_modified(|e| {
+            if matches!(e, Engine::Starting) {
+                *e = Engine::Closed;
+                true
+            } else {
+                false
+            }
+        })
+    }
+
     /// Waits until the agent is ready (its handle) or its start failed (why).
     pub(crate) async fn wait_started(&self) -> Result<SessionHandle, AppError> {
         let mut engine = self.engine.subscribe();

@@ -16,10 +16,11 @@
 //!   again: its new turn is the thread's last.
 //! - API keys: [`store_api_key`] puts the key in the keychain under
 //!   [`acp_desk_core::auth::api_key_ref`] (`LaunchSpec.name`, the method) and nowhere else; the
-//!   engine reads it at every start. [`Registry::sign_in_with_api_key`] stores and restarts;
-//!   [`verify_api_key_alone`] stores' follow-up without a session (the Agents view): a start
-//!   with no session (`Opening::ListOnly`) in which the engine authenticates with the stored
-//!   key before ready.
+//!   engine reads it at every start. [`Registry::sign_in_with_api_key`] stores and restarts
+//!   naming the method (the engine then sends that key, or fails the start without one);
+//!   [`verify_api_key_alone`] checks a stored key without a session (the Agents view): a start
+//!   with no session (`Opening::ListOnly`) in which the engine authenticates with it before
+//!   ready.
 //! - [`sign_in_alone`]: an `agent` method from the Agents view, with no session: the same kind
 //!   of start, with `authenticate`.
 //!
@@ -51,12 +52,35 @@ pub const MAX_API_KEY_BYTES: usize = 16 * 1024;
 /// How much of a kept prompt's text the notice quotes.
 const NOTICE_PREVIEW_CHARS: usize = 80;
 
-/// Prompts kept until their session's agent is signed in, by registry id. Shared with the task
-/// that sends one once the restarted agent is ready.
+/// Prompts kept until their session's agent is signed in, by registry id, and the sessions
+/// whose sign-in restart is under way. Shared with the task that sends a prompt once the
+/// restarted agent is ready.
 #[derive(Clone, Default)]
-pub(crate) struct KeptPrompts(Arc<Mutex<BTreeMap<String, Vec<acp::ContentBlock>>>>);
+pub(crate) struct KeptPrompts(
+    Arc<Mutex<BTreeMap<String, Vec<acp::ContentBlock>>>>,
+    Arc<Mutex<std::collections::BTreeSet<String>>>,
+);
+
+/// Held while a session's agent is ended and started again for a sign-in: a second sign-in
+/// (a double click) is refused instead of starting a second agent for the same session.
+struct Restarting(KeptPrompts, String);
+
+impl Drop for Restarting {
+    fn drop(&mut self) {
+        lock(&self.0.1).remove(&self.1);
+    }
+}
 
 impl KeptPrompts {
+    fn restarting(&self, id: &str) -> Result<Restarting, AppError> {
+        if !lock(&self.1).insert(id.to_owned()) {
+            return Err(AppError::SessionStarting(
+                "a sign-in of this session is already under way: wait for it to finish".into(),
+            ));
+        }
+        Ok(Restarting(self.clone(), id.to_owned()))
+    }
+
     pub(crate) fn forget(&self, id: &str) {
         lock(&self.0).remove(id);
     }
@@ -288,8 +312,9 @@ pub async fn sign_in_alone(
 
 /// Checks the API key stored for `spec`'s method `method_id` (after [`store_api_key`]): a start
 /// in `folder` with no session, in which the engine authenticates with the stored key before
-/// ready, then the agent is ended. The agent's refusal is the error; the key stays stored
-/// (nothing the user did not ask for is removed): the error says how to replace it.
+/// ready, then the agent is ended. The agent's refusal is the error (kind `auth-required`);
+/// the key stays stored (nothing the user did not ask for is removed) and the error says how
+/// to replace it.
 pub async fn verify_api_key_alone(
     spec: LaunchSpec,
     folder: &Path,
@@ -300,12 +325,9 @@ pub async fn verify_api_key_alone(
     let stored = api_key_ref(&agent, method_id)
         .map(|r| r.to_string())
         .unwrap_or_default();
-    let actions = match start_alone(spec, folder, None, keychain).await {
-        Ok(a) => a,
-        Err(e) => {
-            return Err(with_replace_hint(e, &stored));
-        }
-    };
+    // Named: the engine sends this method's stored key, and fails the start without one. Its
+    // refusal says the stored key was refused and how to replace it.
+    let actions = start_alone(spec, folder, Some(method_id.to_owned()), keychain).await?;
     let action = check_method(&actions, &agent, method_id, SignInVia::ApiKey)?;
     Ok(AgentSignIn {
         message: format!(
@@ -314,20 +336,6 @@ pub async fn verify_api_key_alone(
         ),
         actions,
     })
-}
-
-/// An auth failure after a key was stored, with how to replace it (unless the engine's words
-/// already say so).
-fn with_replace_hint(e: AppError, stored: &str) -> AppError {
-    let auth = matches!(&e, AppError::Engine(err)
-        if acp_desk_core::error_kind::of_start_failure(err) == ErrorKind::AuthRequired);
-    let said = e.to_string();
-    if !auth || said.contains("replace") {
-        return e;
-    }
-    AppError::InvalidInput(format!(
-        "{said}\nThe key stays in the keychain as `{stored}`: enter another key to replace it (or remove it under MCP servers & secrets)."
-    ))
 }
 
 /// A start of `spec` with no session, `authenticate` sent when given; the agent's actions as it
@@ -410,33 +418,43 @@ impl Registry {
     /// if it runs, starts it again under the same id continuing the conversation, with
     /// `authenticate` (an `agent` method of the agent's, checked against what it offered) for
     /// this start only. Returns at once, like [`Registry::reconnect`]: the start's progress and
-    /// outcome arrive as events. Refused while the agent is still starting, and for a session
-    /// opened without views.
+    /// outcome arrive as events. A start still under way (an earlier sign-in waiting in a
+    /// browser) is ended for this one; a second call while this one ends the agent is refused
+    /// (`SessionStarting`), as is a session opened without views.
     pub async fn restart_signed_in(
         &self,
         id: &str,
         authenticate: Option<String>,
     ) -> Result<SessionInfo, AppError> {
+        let authenticate = authenticate.map(|m| (m, SignInVia::Authenticate));
+        self.restart_with_sign_in(id, authenticate).await
+    }
+
+    /// [`Registry::restart_signed_in`], the method checked to be of the kind `via` (an
+    /// API-key method: the engine sends its stored key, and fails the start without one).
+    async fn restart_with_sign_in(
+        &self,
+        id: &str,
+        authenticate: Option<(String, SignInVia)>,
+    ) -> Result<SessionInfo, AppError> {
         let session = self.get(id)?;
         let thread = lock_hub(session.hub()?).snapshot();
-        if let Some(method) = &authenticate {
-            let actions = offered_actions(&thread).ok_or_else(|| {
-                AppError::InvalidInput(format!(
-                    "{} has not said how to sign in (it never answered `initialize`): reconnect the session first",
-                    session.info.agent
-                ))
-            })?;
-            check_method(
-                &actions,
-                &session.info.agent,
-                method,
-                SignInVia::Authenticate,
-            )?;
+        if let Some((method, via)) = &authenticate {
+            let actions = offered_actions(&thread).ok_or_else(|| not_initialized(&session))?;
+            check_method(&actions, &session.info.agent, method, *via)?;
         }
+        let authenticate = authenticate.map(|(m, _)| m);
         drop(session);
         let from_thread = prompt_hit_by_login(&thread);
+        let restarting = self.kept.restarting(id)?;
+        // A start still under way (an earlier sign-in waiting on the user in a browser, an
+        // agent slow to answer) is given up for this one: the user chose again.
+        if self.get(id)?.abort_start() {
+            tracing::info!(session = %id, "a start under way was ended for a new sign-in");
+        }
         self.end_agent(id).await?;
         let info = self.reconnect_with(id, None, authenticate).await?;
+        drop(restarting);
         let restarted = self.get(id)?;
         self.runtime
             .spawn(resend_when_ready(restarted, self.kept.clone(), from_thread));
@@ -445,8 +463,9 @@ impl Registry {
     }
 
     /// Stores `key` as the API key of the session's agent's method `method_id` (an `api-key`
-    /// method it offered), then [`Registry::restart_signed_in`] without `authenticate`: the
-    /// engine sends the stored key at every start. The keychain call runs on the blocking pool.
+    /// method it offered), then restarts as [`Registry::restart_signed_in`] does, naming the
+    /// method: the engine sends this key (and at every later start, the stored one). The
+    /// keychain call runs on the blocking pool.
     pub async fn sign_in_with_api_key(
         &self,
         id: &str,
@@ -456,12 +475,7 @@ impl Registry {
     ) -> Result<SessionInfo, AppError> {
         let session = self.get(id)?;
         let thread = lock_hub(session.hub()?).snapshot();
-        let actions = offered_actions(&thread).ok_or_else(|| {
-            AppError::InvalidInput(format!(
-                "{} has not said how to sign in (it never answered `initialize`): reconnect the session first",
-                session.info.agent
-            ))
-        })?;
+        let actions = offered_actions(&thread).ok_or_else(|| not_initialized(&session))?;
         check_method(&actions, &session.info.agent, method_id, SignInVia::ApiKey)?;
         // The session's own keychain when its opener gave one: the one its starts read.
         let keychain = session.relaunch.1.keychain.clone().unwrap_or(keychain);
@@ -475,8 +489,17 @@ impl Registry {
                     "storing the API key stopped before it finished ({e}); nothing was restarted"
                 ))
             })??;
-        self.restart_signed_in(id, None).await
+        // Named, not left to the every-start key: this key is the one sent, or the start fails.
+        self.restart_with_sign_in(id, Some((method_id.to_owned(), SignInVia::ApiKey)))
+            .await
     }
+}
+
+fn not_initialized(session: &Session) -> AppError {
+    AppError::InvalidInput(format!(
+        "{} has not said how to sign in (it never answered `initialize`): reconnect the session first",
+        session.info.agent
+    ))
 }
 
 /// Once the restarted agent is ready, sends the kept prompt (the registry's kept one, else the

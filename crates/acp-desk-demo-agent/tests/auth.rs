@@ -7,7 +7,7 @@
 )]
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::Duration;
@@ -332,7 +332,7 @@ fn login_refuses_without_a_terminal() {
 /// Runs `login` with its stdin and stdout on a new pty, types `typed`, returns the exit code
 /// and what it printed.
 #[cfg(unix)]
-fn login_in_pty(dir: &Path, code: Option<&str>, typed: &str) -> (Option<i32>, String) {
+fn login_in_pty(dir: &std::path::Path, code: Option<&str>, typed: &str) -> (Option<i32>, String) {
     use std::io::Read;
     use std::os::fd::{FromRawFd, OwnedFd};
 

@@ -472,6 +472,18 @@ fn failure(
             ),
         };
     }
+    if let EngineError::AuthRequired(_) = e {
+        // Only a sign-in during the start fails a Check this way (it opens no session): the
+        // stored API key was refused, or could not be used.
+        return CheckFailure {
+            kind: CheckFailureKind::Other,
+            message: capitalized(&e.to_string()),
+            fix: format!(
+                "Enter the agent's API key again (Sign in… in the Agents view, or `acp-desk-cli auth {}`), then check again.",
+                spec.name
+            ),
+        };
+    }
     if let EngineError::ProtocolVersion(v) = e {
         return CheckFailure {
             kind: CheckFailureKind::ProtocolVersion,

@@ -13,8 +13,6 @@ use serde_json::value::RawValue;
 
 use tokio::sync::oneshot;
 
-pub(super) use super::signin::wait_keys;
-
 use super::ending::Ending;
 use super::owner::{Owner, Pending};
 use super::{ContinueVia, EngineError, ListedSessions, Opening};
@@ -526,7 +524,7 @@ pub(super) struct Handshake {
     continuing: Option<Continuing>,
     /// A `session/load` is under way.
     loading: Option<Loading>,
-    /// The API keys being read from the keychain (auth.rs), until they are.
+    /// The API keys being read from the keychain (signin.rs), until they are.
     pub(super) keys: Option<oneshot::Receiver<super::signin::KeysRead>>,
     /// The sign-in the user asked for, while the agent works on it.
     pub(super) authenticating: Option<crate::auth::AuthAction>,

@@ -338,7 +338,7 @@ impl Owner {
                 _ = tokio::time::sleep_until(self.life.start_deadline), if self.life.ready.is_some() => {
                     self.request_end(Ending::StartTimeout);
                 }
-                keys = super::handshake::wait_keys(&mut self.handshake.keys) => {
+                keys = super::signin::wait_keys(&mut self.handshake.keys) => {
                     self.handshake.keys = None;
                     self.on_keys_read(keys).await;
                 }

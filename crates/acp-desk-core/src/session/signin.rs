@@ -28,8 +28,8 @@ type KeyOf = (AuthAction, Result<Option<SecretValue>, String>);
 
 /// What reading the API keys came to.
 pub(super) struct KeysRead {
-    /// The sign-in the user chose (its key must be there), or the every-start one.
-    chosen: bool,
+    /// The sign-in the user chose (its key must be there); `None`: the every-start one.
+    chosen: Option<AuthAction>,
     /// `Err`: no keychain, or it did not answer in time.
     outcome: Result<Vec<KeyOf>, String>,
 }
@@ -39,7 +39,7 @@ pub(in crate::session) async fn wait_keys(
 ) -> KeysRead {
     match rx {
         Some(rx) => rx.await.unwrap_or_else(|_| KeysRead {
-            chosen: false,
+            chosen: None,
             outcome: Err("reading the keychain ended without an answer".into()),
         }),
         None => std::future::pending().await,
@@ -80,7 +80,9 @@ impl Owner {
                         action.name, self.identity.launch_name, action.method_id
                     )));
                 }
-                AuthHow::ApiKey { .. } => return self.read_keys(vec![action], true),
+                AuthHow::ApiKey { .. } => {
+                    return self.read_keys(vec![action.clone()], Some(action));
+                }
                 AuthHow::Agent => return self.send_authenticate(action, None),
             }
         }
@@ -91,12 +93,12 @@ impl Owner {
         if keyed.is_empty() {
             return self.open_session().await;
         }
-        self.read_keys(keyed, false);
+        self.read_keys(keyed, None);
     }
 
     /// Reads the keys of `actions` on the blocking pool; the loop hands the answer to
     /// [`Owner::on_keys_read`].
-    fn read_keys(&mut self, actions: Vec<AuthAction>, chosen: bool) {
+    fn read_keys(&mut self, actions: Vec<AuthAction>, chosen: Option<AuthAction>) {
         let keychain = super::keychain_of(&self.opts);
         let agent = self.identity.launch_name.clone();
         let (tx, rx) = oneshot::channel();
@@ -134,12 +136,10 @@ impl Owner {
     pub(super) async fn on_keys_read(&mut self, read: KeysRead) {
         let mut problems = Vec::new();
         let mut found = None;
-        let mut wanted = None;
         match read.outcome {
             Err(e) => problems.push(e),
             Ok(list) => {
                 for (action, got) in list {
-                    wanted.get_or_insert_with(|| action.clone());
                     match got {
                         Ok(Some(key)) if found.is_none() => found = Some((action, key)),
                         Ok(_) => {}
@@ -152,10 +152,12 @@ impl Owner {
             return self.send_authenticate(action, Some(key));
         }
         let agent = self.identity.launch_name.clone();
-        if read.chosen {
-            let (name, id) = wanted
-                .map(|a| (a.name, a.method_id))
-                .unwrap_or_else(|| ("the API key".into(), String::new()));
+        if let Some(AuthAction {
+            name,
+            method_id: id,
+            ..
+        }) = read.chosen
+        {
             let why = if problems.is_empty() {
                 "none is stored in the keychain".to_owned()
             } else {

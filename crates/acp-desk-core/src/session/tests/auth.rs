@@ -426,3 +426,39 @@ async fn a_prompts_auth_required_names_the_ways_to_sign_in() {
         "{rest:?}"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn choosing_the_api_key_method_sends_the_stored_key_or_says_to_enter_it() {
+    let kc = keychain_with_key();
+    let (mut rig, started) = rig(|o| {
+        o.keychain = Some(kc.clone());
+        o.authenticate = Some("gemini-api-key".into());
+    });
+    let init = rig.peer.expect("initialize").await;
+    rig.peer
+        .respond(&init, init_with_methods(gemini_like()))
+        .await;
+    let auth = rig.peer.expect("authenticate").await;
+    assert_eq!(auth["params"]["_meta"]["api-key"], KEY);
+    rig.peer.respond(&auth, json!({})).await;
+    let new = rig.peer.expect("session/new").await;
+    rig.peer.respond(&new, json!({"sessionId": "acp-1"})).await;
+    started.await.unwrap().unwrap().close().await;
+
+    let (mut rig, started) = super::rig(|o| {
+        o.keychain = Some(Arc::new(MemoryKeychain::new()));
+        o.authenticate = Some("gemini-api-key".into());
+    });
+    let init = rig.peer.expect("initialize").await;
+    rig.peer
+        .respond(&init, init_with_methods(gemini_like()))
+        .await;
+    let err = started.await.unwrap().err().unwrap();
+    assert_eq!(
+        err,
+        EngineError::AuthRequired(
+            "no API key could be used for \"Use Gemini API key\": none is stored in the keychain. Enter it with Sign in… in the window or `acp-desk-cli auth scripted --method gemini-api-key`, then start the agent again".into()
+        )
+    );
+    assert_eq!(rig.peer.rest_until_closed().await, Vec::<Value>::new());
+}
