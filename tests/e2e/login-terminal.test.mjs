@@ -183,13 +183,21 @@ describe('a terminal login in the window', () => {
         assert.fail(`the right code did not sign in: ${JSON.stringify(await loginState())}`);
       });
     assert.ok(readFileSync(join(marker, 'signed-in'), 'utf8').length > 0, 'the login signed in');
+    // The same terminal says how its program ended (it stays mounted while the session restarts).
+    s = await untilLogin(
+      (l) => l.state === 'exited' && l.screen.includes('Signed in'),
+      'the login terminal did not show the signed-in end',
+    );
+    assert.match(s.line, /^exited with code 0: signed in/);
+    assert.equal(logins().length, 0, 'no second login started after the first signed in');
     await browser.waitUntil(async () => (await headerStatus()) === 'ready', {
       timeout: 30000,
       timeoutMsg: 'the session did not reconnect signed in',
     });
     await browser.saveScreenshot(join(shots, 'login-terminal-signed-in.png'));
     // Closed: no login program is left.
-    await (await browser.$('[data-login-close]')).click();
+    // (The dialog's Close, or the terminal's own once its program ended.)
+    await (await browser.$('[data-login-close], .login-terminal button.close')).click();
     const deadline = Date.now() + 10000;
     while (logins().length > 0 && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 100));
@@ -199,6 +207,8 @@ describe('a terminal login in the window', () => {
   });
 
   it('ends with the app: quitting mid-login leaves no login program', async () => {
+    // The first test's app, if it failed before closing it.
+    await browser?.deleteSession().catch(() => undefined);
     const folder = realpathSync(mkdtempSync(join(tmpdir(), 'acp-desk-e2e-login-quit-')));
     const auth = realpathSync(mkdtempSync(join(tmpdir(), 'acp-desk-e2e-login-quit-marker-')));
     try {
