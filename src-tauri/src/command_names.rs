@@ -61,6 +61,10 @@ macro_rules! with_command_names {
             sign_in_api_key,
             agent_sign_in,
             sign_in_keep_prompt,
+            login_start,
+            login_input,
+            login_resize,
+            login_cancel,
         }
     };
 }

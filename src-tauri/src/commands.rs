@@ -538,6 +538,8 @@ pub use crate::secrets::*;
 pub use crate::project_mcp::*;
 // Sign-in (issue 18): `sign_in.rs`.
 pub use crate::sign_in::*;
+// Terminal logins: `login.rs`.
+pub use crate::login::*;
 
 // The one list of command names (the root build.rs includes it too, for the app manifest).
 include!("command_names.rs");

@@ -65,6 +65,11 @@ pub enum IpcError {
     /// recorded; ask for the offer again.
     #[error("{0}")]
     ProjectConfigChanged(String),
+    /// Running what the user asked for needs their agreement first (a terminal login whose
+    /// command the agent named and that is not its own launch): the message names what would
+    /// run; ask, then call again with `consent: true`.
+    #[error("{0}")]
+    ConsentNeeded(String),
     /// ACP Desk itself failed (a task of ours panicked or was cancelled, the UI sent what it
     /// never should): neither the user's input nor the agent. The UI says so and asks for a
     /// report.
@@ -424,6 +429,9 @@ pub struct IpcTypes {
     project_mcp_choice: acp_desk_app::project_mcp::ProjectMcpChoice,
     sign_in_target: crate::sign_in::SignInTarget,
     sign_in_answer: crate::sign_in::SignInAnswer,
+    login_target: crate::login::LoginTarget,
+    login_started: crate::login::LoginStarted,
+    login_frame: crate::login::LoginFrame,
 }
 
 /// The JSON Schema the TypeScript types are generated from, as committed in

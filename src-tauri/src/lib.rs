@@ -10,6 +10,7 @@ pub mod help;
 pub mod history;
 pub mod ipc;
 pub mod lifecycle;
+pub mod login;
 pub mod menu;
 pub mod project_mcp;
 pub mod restore;
@@ -203,6 +204,7 @@ pub fn build_app_with<R: Runtime>(
         )
         .plugin(navigation_guard())
         .manage(AppState::with_keychain(launch, keychain))
+        .manage(login::Logins::default())
         .plugin(lifecycle::plugin())
         .plugin(lifecycle::window_state())
         // Registered from the one list the manifest and the UI's types come from.
@@ -215,6 +217,7 @@ pub fn build_app_with<R: Runtime>(
             if payload.event() == tauri::webview::PageLoadEvent::Started {
                 let app = webview.app_handle().clone();
                 tauri::async_runtime::spawn(async move {
+                    login::end_all(&app).await;
                     app.state::<AppState>().sessions.close_all().await;
                 });
             }
@@ -222,6 +225,16 @@ pub fn build_app_with<R: Runtime>(
         .on_window_event(|window, event| {
             if let WindowEvent::DragDrop(drop) = event {
                 on_drag_drop(window, drop);
+            }
+            // A login's terminal is in the window: once it is closed (or hidden in the tray)
+            // nobody sees the login any more, so it ends.
+            if matches!(
+                event,
+                WindowEvent::CloseRequested { .. } | WindowEvent::Destroyed
+            ) && window.label() == menu::MAIN
+            {
+                let app = window.app_handle().clone();
+                tauri::async_runtime::spawn(async move { login::end_all(&app).await });
             }
         })
 }
@@ -294,6 +307,7 @@ pub fn run(context: tauri::Context<tauri::Wry>) {
             // Closing the window ends the sessions' agents (politely, then by force). The
             // supervisor's lifeline ends them too if this process dies without getting here.
             let state = app.state::<AppState>();
+            tauri::async_runtime::block_on(login::end_all(app));
             tauri::async_runtime::block_on(state.sessions.close_all());
             if let Some(r) = &state.recorder {
                 r.finish();

@@ -20,10 +20,10 @@ cd "$(dirname "$0")/../.."
 target=$(realpath -m "${CARGO_TARGET_DIR:-target}")
 export ACP_DESK_APP=${ACP_DESK_APP:-$target/debug/acp-desk}
 export FAKE_DESKTOP=${FAKE_DESKTOP:-$target/debug/fake-desktop}
-tests=${E2E_TESTS:-tests/e2e/app.test.mjs tests/e2e/restart.test.mjs tests/e2e/history.test.mjs tests/e2e/agents.test.mjs tests/e2e/desktop.test.mjs tests/e2e/mcp.test.mjs}
+tests=${E2E_TESTS:-tests/e2e/app.test.mjs tests/e2e/restart.test.mjs tests/e2e/history.test.mjs tests/e2e/agents.test.mjs tests/e2e/login-terminal.test.mjs tests/e2e/desktop.test.mjs tests/e2e/mcp.test.mjs tests/e2e/sign-in.test.mjs}
 plain=() desktop=() keychain=()
 for t in $tests; do
-  case "$(basename "$t")" in desktop*) desktop+=("$t") ;; mcp*) keychain+=("$t") ;; *) plain+=("$t") ;; esac
+  case "$(basename "$t")" in desktop*) desktop+=("$t") ;; mcp* | sign-in*) keychain+=("$t") ;; *) plain+=("$t") ;; esac
 done
 
 for tool in Xvfb tauri-driver WebKitWebDriver xdpyinfo xdotool; do
@@ -106,7 +106,7 @@ if [ ${#desktop[@]} -gt 0 ]; then
     rc=$drc
   fi
 fi
-# The MCP/secrets tests (mcp*.test.mjs) want a Secret Service for the app: inside
+# The MCP/secrets and sign-in tests (mcp*.test.mjs, sign-in*.test.mjs) want a Secret Service for the app: inside
 # tests/keychain/run.sh (gnome-keyring unlocked on a bus of its own) they get that bus; otherwise
 # this script runs them again inside it (a nested run, its own Xvfb and driver); with no
 # gnome-keyring (or E2E_KEYCHAIN=0) they run without a bus and assert the no-keychain message.

@@ -318,7 +318,10 @@ for (const size of sizes) {
       await expect(reviewer.locator('[data-check-differences]')).toContainText(
         'loadSession: the manifest declares true, the agent reports false',
       );
-      await expect(reviewer).toContainText('Sign-in: API token (set REVIEWER_TOKEN)');
+      // Its sign-in methods are buttons (sign-in.spec.ts signs in with them).
+      await expect(reviewer.locator('[data-check-sign-in]')).toContainText('Sign-in: one way');
+      await expect(reviewer.locator('[data-sign-in="token"]')).toHaveText('Sign in with API token');
+      await expect(reviewer.locator('[data-check-sign-in]')).toContainText('Set REVIEWER_TOKEN.');
       await gemini.scrollIntoViewIfNeeded();
       await shot(page, `agents-check-${at}`);
       const checked = (await calls(page))

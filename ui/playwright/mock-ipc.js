@@ -72,6 +72,11 @@ import { readFileSync } from 'node:fs';
  *   answers (ProjectMcpOffer) until a file is decided: `project_mcp_decide` removes the file
  *   from it (by name and digest, as the shell keeps decisions); `project_mcp_restart` replays
  *   `reconnect`, like `reconnect_session`. Without it, no folder has a config.
+ * @property {MockSignIn} [signIn] The sign-in commands (`sign_in_agent`, `sign_in_api_key`,
+ *   `agent_sign_in`); a session's sign-in replays `reconnect`, like `reconnect_session`.
+ * @property {MockLogin} [login] What the terminal-login commands run (`login_start`,
+ *   `login_input`, `login_resize`, `login_cancel`): a scripted program like the demo agent's
+ *   `login`; without it, the defaults of MockLogin.
  * @property {boolean} [keepClose] Keep the CLI's closing `session-status: dead` ("Session
  *   closed.", the CLI ending the session as it exits) at the end of a recording. By default it
  *   is dropped: in the app the session stays open after its turns.
@@ -108,6 +113,21 @@ import { readFileSync } from 'node:fs';
  */
 
 /**
+ * A terminal login as the mock runs it: it prints `prompt`, echoes what is typed (as a terminal
+ * does), and on Enter exits 0 when the line is `code` (a session target then "restarts": the
+ * exit frame says `restarted` and `reconnect` is replayed, like `reconnect_session`), else 1.
+ * `login_cancel` ends it with SIGTERM, `cancelled`.
+ * @typedef {object} MockLogin
+ * @property {string} [code] The right code (default 'demo', as the demo agent's).
+ * @property {string} [prompt] What it prints first (default the demo agent's words).
+ * @property {string} [label] LoginStarted.label (default 'Log in to the demo agent').
+ * @property {string} [commandShown] LoginStarted.commandShown (default
+ *   'acp-desk-demo-agent login').
+ * @property {boolean} [needsConsent] `login_start` without `consent: true` is refused with
+ *   `consent-needed`, as for a command the agent named that is not its own launch.
+ */
+
+/**
  * The keychain and the configured MCP servers the mock keeps. Stored values are kept in
  * `window.__acpMock.keychain` (the mock's keychain, not the page's DOM); `calls` records a
  * `secret_set`'s value as `<value>`, so a search of the page state finds only the keychain's copy.
@@ -119,6 +139,17 @@ import { readFileSync } from 'node:fs';
  * @property {Record<string, any>[]} [servers] McpServerRow without `credentialStored` (the mock
  *   says it from the keychain).
  * @property {Record<string, any>[]} [problems] Problems of the `mcp_servers` fields.
+ */
+
+/**
+ * How the sign-in commands answer. A key `sign_in_api_key` is given goes to the mock keychain
+ * (`agent-auth/<agent>/<method>`); `calls` records it as `<value>`.
+ * @typedef {object} MockSignIn
+ * @property {number} [agentMs] How long `authenticate` takes (the agent has the browser open).
+ * @property {{ code: string, message: string }} [refuse] What a sign-in rejects with (after
+ *   `agentMs`): the agent's reason.
+ * @property {boolean} [resends] The shell keeps a prompt that hit the login (a refused turn's):
+ *   the answer says it is sent again.
  */
 
 /**
@@ -137,6 +168,7 @@ import { readFileSync } from 'node:fs';
  * @property {(name: string, payload: unknown) => void} emit Sends an app event
  *   (folder-chosen, paths-dropped, drag-hover) to its listeners.
  * @property {Record<string, string>} keychain The mock keychain (name to value).
+ * @property {unknown} [kept] The prompt `sign_in_keep_prompt` kept (PromptPart[]).
  */
 
 /**
@@ -166,6 +198,34 @@ export function installMockIpc(setup) {
 
   /** @type {{ id: number, index: number } | null} */
   let channel = null;
+  /** Running terminal logins: their channel, what was typed on the current line, the target. */
+  /** @type {Map<string, { ch: { id: number, index: number }, line: string, session: boolean }>} */
+  const logins = new Map();
+  let nextLogin = 1;
+  const loginMock = options.login ?? {};
+  /**
+   * @param {{ id: number, index: number }} ch
+   * @param {unknown} message
+   */
+  function loginSend(ch, message) {
+    const index = ch.index++;
+    callbacks.get(ch.id)?.({ index, message });
+  }
+  /**
+   * @param {string} id
+   * @param {Record<string, unknown>} end
+   */
+  function endLogin(id, end) {
+    const l = logins.get(id);
+    if (!l) return;
+    logins.delete(id);
+    loginSend(l.ch, { kind: 'exit', cancelled: false, restarted: false, ...end });
+  }
+  /** @param {unknown} ch */
+  const channelId = (ch) =>
+    typeof ch === 'string'
+      ? Number(ch.replace('__CHANNEL__:', ''))
+      : Number(/** @type {any} */ (ch)?.id);
   /** @type {MockState} */
   const state = {
     calls: [],
@@ -209,6 +269,27 @@ export function installMockIpc(setup) {
   /** A replay stopped at an agent-prompt (answer: 'user'): resume(true) goes on, false drops it. */
   /** @type {{ toolCallId: string, resume: (goOn: boolean) => void } | null} */
   let held = null;
+
+  /** What a sign-in command answers (SignInAnswer): for a session, the restart under way. */
+  function signInAnswer(/** @type {boolean} */ session, who = agent) {
+    return session
+      ? {
+          session: { id: options.registryId ?? sessionId, folder, agent },
+          resendsPrompt: Boolean(state.kept) || Boolean(options.signIn?.resends),
+          message: `Signing in to ${agent}…`,
+          actions: [],
+        }
+      : { resendsPrompt: false, message: `Signed in to ${who}.`, actions: [] };
+  }
+
+  /** A session's restart once signed in: `reconnect`'s first event (starting) now, the rest
+   * after `signIn.agentMs`. */
+  async function signInRestart() {
+    const list = (options.reconnect ?? []).map((e) => ({ ...e, sessionId }));
+    await deliver(list.slice(0, 1));
+    if (options.signIn?.agentMs) await wait(options.signIn.agentMs);
+    await deliver(list.slice(1));
+  }
 
   /**
    * Delivers events (paced, or at once in one frame), resolving the running `prompt` with each
@@ -583,6 +664,65 @@ export function installMockIpc(setup) {
       case 'history_send_context':
         stored(String(args.stored));
         return { reason: 'completed', stopReason: 'end_turn' };
+      case 'login_start': {
+        if (loginMock.needsConsent && !args.consent)
+          throw {
+            code: 'consent-needed',
+            message: `signing in runs \`${loginMock.commandShown ?? 'acp-desk-demo-agent login'}\`, a program the agent named that is not its own: agree to run it, then start the sign-in again`,
+          };
+        const loginId = `login-${nextLogin++}`;
+        const ch = { id: channelId(args.output), index: 0 };
+        logins.set(loginId, { ch, line: '', session: typeof args.target?.sessionId === 'string' });
+        setTimeout(() => {
+          loginSend(ch, {
+            kind: 'output',
+            data:
+              loginMock.prompt ??
+              'ACP Desk demo agent: sign in.\r\nEnter the code shown on your other device: ',
+          });
+        }, 0);
+        return {
+          loginId,
+          label: loginMock.label ?? 'Log in to the demo agent',
+          commandShown: loginMock.commandShown ?? 'acp-desk-demo-agent login',
+        };
+      }
+      case 'login_input': {
+        const l = logins.get(String(args.loginId));
+        if (!l)
+          throw {
+            code: 'invalid-input',
+            message: `no login \`${args.loginId}\` is running (it has ended, or the window was reloaded): start the sign-in again`,
+          };
+        for (const c of String(args.data)) {
+          if (c === '\r') {
+            loginSend(l.ch, { kind: 'output', data: '\r\n' });
+            const ok = l.line === (loginMock.code ?? 'demo');
+            loginSend(l.ch, {
+              kind: 'output',
+              data: ok ? 'Signed in.\r\n' : 'That code is not right.\r\n',
+            });
+            if (ok && l.session) {
+              void deliver((options.reconnect ?? []).map((e) => ({ ...e, sessionId })));
+            }
+            endLogin(String(args.loginId), { exitCode: ok ? 0 : 1, restarted: ok && l.session });
+            break;
+          }
+          if (c === '\x7f') {
+            if (l.line.length > 0) loginSend(l.ch, { kind: 'output', data: '\b \b' });
+            l.line = l.line.slice(0, -1);
+          } else {
+            l.line += c;
+            loginSend(l.ch, { kind: 'output', data: c });
+          }
+        }
+        return null;
+      }
+      case 'login_resize':
+        return null;
+      case 'login_cancel':
+        endLogin(String(args.loginId), { signal: 'SIGTERM', cancelled: true });
+        return null;
       case 'project_mcp_offer':
         return projectOffer && projectOffer.files.length > 0 ? projectOffer : null;
       case 'project_mcp_decide': {
@@ -700,6 +840,30 @@ export function installMockIpc(setup) {
           problems: secretsMock.problems ?? [],
           keychainProblem: keychainUp ? undefined : noKeychain().message,
         };
+      case 'sign_in_agent': {
+        // As the shell: answered at once; the restart's start (with `authenticate`, which may
+        // take `agentMs` while the agent has the browser open) arrives as events.
+        if (options.signIn?.refuse) throw options.signIn.refuse;
+        void signInRestart();
+        return signInAnswer(true);
+      }
+      case 'agent_sign_in':
+        if (options.signIn?.agentMs) await wait(options.signIn.agentMs);
+        if (options.signIn?.refuse) throw options.signIn.refuse;
+        return signInAnswer(false, String(args.agent));
+      case 'sign_in_api_key': {
+        if (!keychainUp) throw noKeychain();
+        if (options.signIn?.refuse) throw options.signIn.refuse;
+        const target = args.target ?? {};
+        const who = target.agent ?? agent;
+        state.keychain[`agent-auth/${who}/${args.methodId}`] = String(args.key);
+        if (!target.sessionId) return signInAnswer(false, who);
+        void signInRestart();
+        return signInAnswer(true);
+      }
+      case 'sign_in_keep_prompt':
+        state.kept = args.parts;
+        return null;
       case 'agents_open_settings':
       case 'open_settings_file':
       case 'close_session':
@@ -744,6 +908,7 @@ export function installMockIpc(setup) {
     invoke: (/** @type {string} */ cmd, /** @type {Record<string, any>} */ args) => {
       const recorded = recordable(args);
       if (cmd === 'secret_set') recorded.value = '<value>';
+      if (cmd === 'sign_in_api_key') recorded.key = '<value>';
       state.calls.push({ cmd, args: recorded, at: performance.now() });
       return handle(cmd, args ?? {});
     },

@@ -567,6 +567,12 @@ impl Registry {
     pub fn info(&self, id: &str) -> Result<SessionInfo, AppError> {
         Ok(self.get(id)?.info.clone())
     }
+
+    /// How the session's agent is (re)started: the spec as the opener gave it, secrets still
+    /// refs. A terminal login runs the agent's launch with the method's args (`auth::login_spec`).
+    pub fn launch_spec(&self, id: &str) -> Result<LaunchSpec, AppError> {
+        Ok(self.get(id)?.relaunch.0.clone())
+    }
 }
 
 /// Starts the engine session and records how that went; dropped (with the start under way)

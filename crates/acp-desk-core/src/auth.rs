@@ -31,6 +31,9 @@ use serde_json::Value;
 use crate::agents::LaunchSpec;
 use crate::secrets::{EnvValue, SecretError, SecretRef};
 
+mod login;
+pub use login::{LoginError, ResolvedLogin, resolve_login};
+
 /// The `_meta` key of a terminal login (claude-code-acp) and of the client's older capability.
 pub const TERMINAL_AUTH_META: &str = "terminal-auth";
 /// The `_meta` key that marks an API-key method (Gemini CLI), and carries the key in

@@ -16,8 +16,11 @@
 //! - when the agent exits by itself, ends what it left behind the same way and exits with the
 //!   agent's status (`128 + signal` when it was killed by one).
 //!
-//! Usage: `acp-desk-supervisor --lifeline-fd N --grace-ms MS -- COMMAND ARGS...`
-//! stdin, stdout and stderr pass straight through to the agent.
+//! Usage: `acp-desk-supervisor --lifeline-fd N --grace-ms MS [--foreground] -- COMMAND ARGS...`
+//! stdin, stdout and stderr pass straight through to the agent. `--foreground` (an interactive
+//! terminal, `terminal::interactive`): the command's own process group becomes the foreground
+//! group of the controlling terminal, so it may read the keyboard and Ctrl-C reaches it (not
+//! the supervisor), as in a shell.
 
 #[cfg(target_os = "linux")]
 pub use linux::{live_descendants, main};
@@ -40,6 +43,7 @@ mod linux {
     struct Args {
         lifeline_fd: i32,
         grace: Duration,
+        foreground: bool,
         command: Vec<String>,
     }
 
@@ -47,8 +51,10 @@ mod linux {
         let mut args = std::env::args().skip(1);
         let mut lifeline_fd = -1;
         let mut grace = Duration::from_millis(2000);
+        let mut foreground = false;
         while let Some(a) = args.next() {
             match a.as_str() {
+                "--foreground" => foreground = true,
                 "--lifeline-fd" => {
                     lifeline_fd = args
                         .next()
@@ -70,13 +76,17 @@ mod linux {
                     return Ok(Args {
                         lifeline_fd,
                         grace,
+                        foreground,
                         command,
                     });
                 }
                 other => return Err(format!("unknown argument {other}")),
             }
         }
-        Err("usage: acp-desk-supervisor --lifeline-fd N --grace-ms MS -- COMMAND ARGS...".into())
+        Err(
+            "usage: acp-desk-supervisor --lifeline-fd N --grace-ms MS [--foreground] -- COMMAND ARGS..."
+                .into(),
+        )
     }
 
     pub fn main() -> i32 {
@@ -106,14 +116,27 @@ mod linux {
         };
         let mut cmd = std::process::Command::new(&args.command[0]);
         cmd.args(&args.command[1..]);
-        // SAFETY: only async-signal-safe calls (sigprocmask, setpgid) between fork and exec.
+        let foreground = args.foreground;
+        // SAFETY: only async-signal-safe calls (sigprocmask, setpgid, tcsetpgrp) between fork
+        // and exec.
         unsafe {
-            cmd.pre_exec(|| {
+            cmd.pre_exec(move || {
+                // Its own process group: a Ctrl-C meant for ACP Desk's terminal never reaches it.
+                libc::setpgid(0, 0);
+                if foreground {
+                    // A background group asking for the terminal gets SIGTTOU unless it is
+                    // blocked: block it for this one call (the mask is cleared right after).
+                    let mut ttou: libc::sigset_t = std::mem::zeroed();
+                    libc::sigemptyset(&mut ttou);
+                    libc::sigaddset(&mut ttou, libc::SIGTTOU);
+                    libc::sigprocmask(libc::SIG_BLOCK, &ttou, std::ptr::null_mut());
+                    // Done in the child, before exec: the command cannot read the terminal
+                    // before it owns it. Fails harmlessly without a controlling terminal.
+                    libc::tcsetpgrp(0, libc::getpid());
+                }
                 let mut set: libc::sigset_t = std::mem::zeroed();
                 libc::sigemptyset(&mut set);
                 libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
-                // Its own process group: a Ctrl-C meant for ACP Desk's terminal never reaches it.
-                libc::setpgid(0, 0);
                 Ok(())
             });
         }

@@ -46,6 +46,7 @@
 //! bounded and the reader thread blocks on it when it is full: the pty fills and the command
 //! blocks on its writes, so a slow consumer slows the command and nothing grows in between.
 
+pub mod interactive;
 mod output;
 #[cfg(test)]
 mod tests;
@@ -332,7 +333,23 @@ impl Terminals {
             .unwrap_or(DEFAULT_OUTPUT_BYTE_LIMIT)
             .min(MAX_OUTPUT_BYTE_LIMIT);
         let (program, args) = plan_command(&req)?;
-        let spawned = spawn(&program, &args, &req, opts)?;
+        let spawned = spawn(
+            &PtyCommand {
+                command: &req.command,
+                program: &program,
+                args: &args,
+                env: &req.env,
+                cwd: &req.cwd,
+                size: PtySize {
+                    rows: PTY_ROWS,
+                    cols: PTY_COLS,
+                    pixel_width: 0,
+                    pixel_height: 0,
+                },
+                foreground: false,
+            },
+            opts,
+        )?;
         Ok(Started {
             req,
             program,
@@ -349,7 +366,6 @@ impl Terminals {
         id: acp::TerminalId,
         started: Started,
     ) -> Result<acp::TerminalId, TerminalError> {
-        let handle = tokio::runtime::Handle::try_current().map_err(|_| TerminalError::NoRuntime)?;
         let Started {
             req,
             program,
@@ -357,68 +373,19 @@ impl Terminals {
             limit,
             spawned,
         } = started;
-        let (exit_tx, exit_rx) = watch::channel(None);
-        let (released, released_rx) = watch::channel(false);
-        let shared = Arc::new(Shared {
-            state: Mutex::new(State {
-                output: OutputBuffer::new(limit),
-                eof: false,
-                last_progress: Instant::now(),
-                in_send: false,
-                reaped: false,
-            }),
-            progress: Condvar::new(),
-            exit_tx,
-            pid: spawned.pid,
-            supervised: spawned.supervised,
-            kill_grace: self.opts.kill_grace,
-            #[cfg(not(unix))]
-            killer: Mutex::new(spawned.child.clone_killer()),
-        });
-        let outbox = Outbox {
-            id: id.clone(),
-            events: self.events.clone(),
-            released: released_rx,
-            handle,
-        };
-        // The program only: the agent's command line may hold a key (`curl -H "Authorization: …"`).
-        tracing::info!(
-            terminal = %id,
-            pid = spawned.pid,
-            supervised = spawned.supervised,
-            args = args.len(),
-            "terminal started: {}",
-            program.display(),
-        );
-        let reader_shared = shared.clone();
-        let reader_outbox = outbox.clone();
-        let master = spawned.master;
-        let reader = spawned.reader;
-        std::thread::Builder::new()
-            .name(format!("terminal-read-{id}"))
-            .spawn(move || read_loop(reader, master, reader_shared, reader_outbox))
-            .map_err(|e| spawn_error(&req.command, e))?;
-        let waiter_shared = shared.clone();
-        #[cfg(unix)]
-        let child = ();
-        #[cfg(not(unix))]
-        let child = spawned.child;
-        let waited = std::thread::Builder::new()
-            .name(format!("terminal-wait-{id}"))
-            .spawn(move || wait_loop(child, waiter_shared, outbox));
-        if let Err(e) = waited {
-            // The reader is running; without a waiter nothing would ever report the exit.
-            shared.terminate();
-            return Err(spawn_error(&req.command, e));
-        }
-        self.terminals.insert(
-            id.clone(),
-            Terminal {
-                shared,
-                exit_rx,
-                released,
+        let running = run(
+            Run {
+                id: &id,
+                command: &req.command,
+                program: &program,
+                args: args.len(),
+                limit,
+                kill_grace: self.opts.kill_grace,
+                events: self.events.clone(),
             },
-        );
+            spawned,
+        )?;
+        self.terminals.insert(id.clone(), running.terminal);
         Ok(id)
     }
 
@@ -502,6 +469,107 @@ impl Drop for Terminals {
     }
 }
 
+/// What [`run`] needs besides the spawned process: who it is, how much output to keep, where
+/// its events go.
+struct Run<'a> {
+    id: &'a acp::TerminalId,
+    /// As the caller named it, for error messages.
+    command: &'a str,
+    /// The program started (logged; never the args: they may hold a key).
+    program: &'a Path,
+    args: usize,
+    limit: usize,
+    kill_grace: Duration,
+    events: mpsc::Sender<TerminalEvent>,
+}
+
+/// A running command: the handle [`Terminals`] keeps, and the pty master, which the reader
+/// closes after EOF unless someone else holds it too (an interactive terminal resizes it).
+struct Running {
+    terminal: Terminal,
+    master: SharedMaster,
+}
+
+/// The pty master, shared by the reader thread and whoever resizes it.
+type SharedMaster = Arc<Mutex<Box<dyn MasterPty + Send>>>;
+
+/// Starts the reader and the waiter threads of a spawned command. Does not block.
+fn run(run: Run<'_>, spawned: Spawned) -> Result<Running, TerminalError> {
+    let handle = tokio::runtime::Handle::try_current().map_err(|_| TerminalError::NoRuntime)?;
+    let Run {
+        id,
+        command,
+        program,
+        args,
+        limit,
+        kill_grace,
+        events,
+    } = run;
+    let (exit_tx, exit_rx) = watch::channel(None);
+    let (released, released_rx) = watch::channel(false);
+    let shared = Arc::new(Shared {
+        state: Mutex::new(State {
+            output: OutputBuffer::new(limit),
+            eof: false,
+            last_progress: Instant::now(),
+            in_send: false,
+            reaped: false,
+        }),
+        progress: Condvar::new(),
+        exit_tx,
+        pid: spawned.pid,
+        supervised: spawned.supervised,
+        kill_grace,
+        #[cfg(not(unix))]
+        killer: Mutex::new(spawned.child.clone_killer()),
+    });
+    let outbox = Outbox {
+        id: id.clone(),
+        events,
+        released: released_rx,
+        handle,
+    };
+    // The program only: the agent's command line may hold a key (`curl -H "Authorization: …"`).
+    tracing::info!(
+        terminal = %id,
+        pid = spawned.pid,
+        supervised = spawned.supervised,
+        args,
+        "terminal started: {}",
+        program.display(),
+    );
+    let reader_shared = shared.clone();
+    let reader_outbox = outbox.clone();
+    let master: SharedMaster = Arc::new(Mutex::new(spawned.master));
+    let reader_master = master.clone();
+    let reader = spawned.reader;
+    std::thread::Builder::new()
+        .name(format!("terminal-read-{id}"))
+        .spawn(move || read_loop(reader, reader_master, reader_shared, reader_outbox))
+        .map_err(|e| spawn_error(command, e))?;
+    let waiter_shared = shared.clone();
+    #[cfg(unix)]
+    let child = ();
+    #[cfg(not(unix))]
+    let child = spawned.child;
+    let waited = std::thread::Builder::new()
+        .name(format!("terminal-wait-{id}"))
+        .spawn(move || wait_loop(child, waiter_shared, outbox));
+    if let Err(e) = waited {
+        // The reader is running; without a waiter nothing would ever report the exit.
+        shared.terminate();
+        return Err(spawn_error(command, e));
+    }
+    Ok(Running {
+        terminal: Terminal {
+            shared,
+            exit_rx,
+            released,
+        },
+        master,
+    })
+}
+
 fn release(t: Terminal) {
     // First: the reader stops sending events for it (a released terminal's output is nobody's).
     t.released.send_replace(true);
@@ -545,7 +613,7 @@ impl Outbox {
 
 fn read_loop(
     mut reader: Box<dyn Read + Send>,
-    master: Box<dyn MasterPty + Send>,
+    master: SharedMaster,
     shared: Arc<Shared>,
     mut outbox: Outbox,
 ) {
@@ -564,7 +632,7 @@ fn read_loop(
             let mut st = shared.lock();
             st.last_progress = Instant::now();
         }
-        if pending.len() >= DELTA_MAX_BYTES || !more_ready(master.as_ref()) {
+        if pending.len() >= DELTA_MAX_BYTES || !more_ready(&master) {
             flush(&mut pending, &shared, &mut outbox);
         }
     }
@@ -572,7 +640,8 @@ fn read_loop(
     flush(&mut pending, &shared, &mut outbox);
     shared.lock().eof = true;
     shared.progress.notify_all();
-    // The master closes here, after EOF: closing it earlier would hang up the command.
+    // The master closes here, after EOF (closing it earlier would hang up the command), unless
+    // an interactive terminal's handle still holds it.
     drop(master);
 }
 
@@ -590,8 +659,12 @@ fn flush(pending: &mut String, shared: &Shared, outbox: &mut Outbox) {
 /// Whether another read would return at once: keep coalescing while a flood lasts, send at
 /// once when the command pauses.
 #[cfg(unix)]
-fn more_ready(master: &dyn MasterPty) -> bool {
-    let Some(fd) = master.as_raw_fd() else {
+fn more_ready(master: &SharedMaster) -> bool {
+    let fd = master
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .as_raw_fd();
+    let Some(fd) = fd else {
         return false;
     };
     let mut p = libc::pollfd {
@@ -599,13 +672,14 @@ fn more_ready(master: &dyn MasterPty) -> bool {
         events: libc::POLLIN,
         revents: 0,
     };
-    // SAFETY: one valid pollfd; the fd is the master we own for the duration of the call.
+    // SAFETY: one valid pollfd; the fd is the master, which this reader's own reference keeps
+    // open for the duration of the call.
     let r = unsafe { libc::poll(&mut p, 1, 0) };
     r > 0 && p.revents & libc::POLLIN != 0
 }
 
 #[cfg(not(unix))]
-fn more_ready(_master: &dyn MasterPty) -> bool {
+fn more_ready(_master: &SharedMaster) -> bool {
     false
 }
 
@@ -827,13 +901,32 @@ fn spawn_error(command: &str, e: impl std::fmt::Display) -> TerminalError {
     }
 }
 
-fn spawn(
-    program: &Path,
-    args: &[String],
-    req: &TerminalRequest,
-    opts: &TerminalOptions,
-) -> Result<Spawned, TerminalError> {
-    let err = |e: &dyn std::fmt::Display| spawn_error(&req.command, e);
+/// What [`spawn`] starts on a new pty.
+struct PtyCommand<'a> {
+    /// As the caller named it, for error messages.
+    command: &'a str,
+    program: &'a Path,
+    args: &'a [String],
+    /// Set over our own environment, in order.
+    env: &'a [(String, String)],
+    cwd: &'a Path,
+    size: PtySize,
+    /// The command's process group becomes the pty's foreground group (it reads the keyboard;
+    /// Ctrl-C reaches it): interactive terminals only.
+    foreground: bool,
+}
+
+fn spawn(pty: &PtyCommand<'_>, opts: &TerminalOptions) -> Result<Spawned, TerminalError> {
+    let PtyCommand {
+        command,
+        program,
+        args,
+        env,
+        cwd,
+        size,
+        foreground,
+    } = *pty;
+    let err = |e: &dyn std::fmt::Display| spawn_error(command, e);
     #[cfg(target_os = "linux")]
     let (mut cmd, supervised) = {
         // Like agents (ARCHITECTURE.md, invariant 8): without it a command's setsid children
@@ -845,6 +938,9 @@ fn spawn(
         let mut cmd = CommandBuilder::new(sup);
         cmd.arg("--grace-ms");
         cmd.arg(opts.kill_grace.as_millis().to_string());
+        if foreground {
+            cmd.arg("--foreground");
+        }
         cmd.arg("--");
         cmd.arg(program);
         cmd.args(args);
@@ -852,24 +948,20 @@ fn spawn(
     };
     #[cfg(not(target_os = "linux"))]
     let (mut cmd, supervised) = {
-        let _ = &opts.supervisor;
+        // Elsewhere the command is the pty's session leader, so its group is the foreground one.
+        let _ = (&opts.supervisor, foreground);
         let mut cmd = CommandBuilder::new(program);
         cmd.args(args);
         (cmd, false)
     };
     // CommandBuilder starts from our own environment; the agent's variables go over it.
-    for (k, v) in &req.env {
+    for (k, v) in env {
         cmd.env(k, v);
     }
-    cmd.cwd(&req.cwd);
+    cmd.cwd(cwd);
 
     let pair = portable_pty::native_pty_system()
-        .openpty(PtySize {
-            rows: PTY_ROWS,
-            cols: PTY_COLS,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
+        .openpty(size)
         .map_err(|e| err(&e))?;
     let child = pair.slave.spawn_command(cmd).map_err(|e| err(&e))?;
     // Only the child may hold the slave: the reader sees EOF once the child's side is closed.

@@ -818,25 +818,51 @@ export class AppController {
     return false;
   }
 
-  /** Holds a prompt until the session's agent is ready (true) or it was given back (false). */
+  /** Keeps a held prompt for after the sign-in the session's start needs (the sign-in's
+   * `sign_in_keep_prompt`); null: the prompt goes back to the draft, as for any failed start. */
+  keepForSignIn: ((id: string, parts: PromptPart[]) => Promise<void>) | null = null;
+
+  /** Holds a prompt until the session's agent is ready (true) or it was given back, or kept
+   * by the shell for after a sign-in (false). */
   private waitForStart(id: string, store: SessionStore, parts: PromptPart[]): Promise<boolean> {
     return new Promise((resolve) => {
       let unsubscribe: (() => void) | null = null;
       let done = false;
-      const finish = (ready: boolean, note: string | null) => {
+      const finish = (ready: boolean, note: string | null, back = !ready) => {
         if (done) return;
         done = true;
         queueMicrotask(() => unsubscribe?.());
         this.held.delete(id);
-        if (!ready) this.giveBack(id, parts, note);
-        else this.set({});
+        if (back) this.giveBack(id, parts, note);
+        else {
+          if (note) this.notes.set(id, note);
+          this.set({});
+        }
         resolve(ready);
       };
       this.held.set(id, { parts, giveBack: (note) => finish(false, note) });
       this.set({});
       unsubscribe = store.subscribe((v) => {
         if (v.status === 'ready' || v.status === 'prompting') finish(true, null);
-        else if (v.status === 'dead') {
+        else if (v.status === 'dead' && v.authRequired && this.keepForSignIn) {
+          // The agent wants a sign-in first: the shell keeps the prompt and sends it once the
+          // session is signed in (the card above shows how); back in the draft if it cannot.
+          const keep = this.keepForSignIn;
+          if (done) return;
+          keep(id, parts).then(
+            () =>
+              finish(
+                false,
+                'Kept: your message is sent once you are signed in (see above).',
+                false,
+              ),
+            (e: unknown) =>
+              finish(
+                false,
+                `Not sent: the agent needs you to sign in, and the message could not be kept for after it (${toUiError(e).message}). Your message is back here.`,
+              ),
+          );
+        } else if (v.status === 'dead') {
           const why = (v.statusDetail ?? '').split('\n')[0]?.trim() || 'it ended';
           finish(false, `Not sent: the agent did not start (${why}). Your message is back here.`);
         }

@@ -115,6 +115,7 @@ const IPC_CODES: Record<IpcError['code'], true> = {
   'history-unavailable': true,
   'keychain-unavailable': true,
   'project-config-changed': true,
+  'consent-needed': true,
   internal: true,
 };
 

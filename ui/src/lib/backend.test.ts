@@ -16,18 +16,27 @@ vi.mock('@tauri-apps/api/window', () => ({
   getCurrentWindow: () => ({ setTitle: vi.fn(async () => undefined) }),
 }));
 
-const { tauriBackend, tauriHistoryBackend, tauriProjectMcpBackend, tauriSecretsBackend } =
-  await import('./backend');
+const {
+  tauriBackend,
+  tauriHistoryBackend,
+  tauriLoginBackend,
+  tauriProjectMcpBackend,
+  tauriSecretsBackend,
+  tauriSignInBackend,
+} = await import('./backend');
 
 describe('tauriBackend', () => {
   it('calls every command of the Rust list, and only those', async () => {
     // The History view's, the MCP servers & secrets view's and the project MCP offer's
-    // commands are backends of their own (lib/history.ts, lib/secrets.ts, lib/project-mcp.ts).
+    // commands are backends of their own (lib/history.ts, lib/secrets.ts, lib/project-mcp.ts),
+    // and so are the sign-in's (lib/sign-in.ts).
     const backend = {
       ...tauriBackend(),
       ...tauriHistoryBackend(),
       ...tauriSecretsBackend(),
       ...tauriProjectMcpBackend(),
+      ...tauriSignInBackend(),
+      ...tauriLoginBackend(),
     };
     for (const [name, method] of Object.entries(backend)) {
       // The `on…` subscriptions are events, and the title is the window's: not commands.
@@ -37,6 +46,14 @@ describe('tauriBackend', () => {
     const called = invoke.mock.calls.map((c) => c[0]);
     // (The secrets view opens the settings file with the Agents view's command.)
     expect([...new Set(called)].sort()).toEqual([...COMMAND_NAMES].sort());
+  });
+
+  it('hands the API key to sign_in_api_key as typed, with its target', async () => {
+    invoke.mockClear();
+    await tauriSignInBackend().signInApiKey({ agent: 'gemini' }, 'gemini-api-key', 'k-1');
+    expect(invoke.mock.calls).toEqual([
+      ['sign_in_api_key', { target: { agent: 'gemini' }, methodId: 'gemini-api-key', key: 'k-1' }],
+    ]);
   });
 
   it('names a permission answer’s id requestId, as the command takes it', async () => {

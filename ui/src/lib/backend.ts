@@ -6,6 +6,8 @@ import type { Backend } from './backend-types';
 import type { HistoryBackend } from './history';
 import type { McpServersListing, SecretsBackend, SecretsListing } from './secrets';
 import type { ProjectMcpBackend } from './project-mcp';
+import type { SignInBackend } from './sign-in';
+import type { LoginBackend } from './login';
 import type { AgentListing, CheckReport, InstallProgress, RegistryImported } from './agents';
 import { toUiError } from './backend-types';
 import type {
@@ -21,6 +23,8 @@ import type {
   HistoryNotice,
   HistorySession,
   HistoryStatus,
+  LoginFrame,
+  LoginStarted,
   MenuAction,
   PathsDropped,
   ProjectFiles,
@@ -28,6 +32,7 @@ import type {
   RestoredSidebar,
   SessionInfo,
   ShowRequest,
+  SignInAnswer,
   StreamFrame,
   TurnEnd,
 } from './generated/ipc';
@@ -150,5 +155,33 @@ export function tauriProjectMcpBackend(): ProjectMcpBackend {
     projectMcpDecide: (folder, file, digest, decision) =>
       run('project_mcp_decide', { folder, file, digest, decision }),
     projectMcpRestart: (session) => call<SessionInfo>('project_mcp_restart', { session }),
+  };
+}
+
+/** Signing in to an agent (src-tauri/src/sign_in.rs). The key handed to `sign_in_api_key` goes
+ * to the keychain; no command gives it back. */
+export function tauriSignInBackend(): SignInBackend {
+  return {
+    signInAgent: (sessionId, methodId) =>
+      call<SignInAnswer>('sign_in_agent', { sessionId, methodId }),
+    signInApiKey: (target, methodId, key) =>
+      call<SignInAnswer>('sign_in_api_key', { target, methodId, key }),
+    agentSignIn: (agent, methodId) => call<SignInAnswer>('agent_sign_in', { agent, methodId }),
+    signInKeepPrompt: (sessionId, parts) => run('sign_in_keep_prompt', { sessionId, parts }),
+  };
+}
+
+/** Terminal logins (src-tauri/src/login.rs): the program's output on a channel, the keys typed
+ * in the window's terminal to it. */
+export function tauriLoginBackend(): LoginBackend {
+  return {
+    loginStart: (target, methodId, cols, rows, consent, onFrame) => {
+      const output = new Channel<LoginFrame>();
+      output.onmessage = onFrame;
+      return call<LoginStarted>('login_start', { target, methodId, cols, rows, consent, output });
+    },
+    loginInput: (loginId, data) => run('login_input', { loginId, data }),
+    loginResize: (loginId, cols, rows) => run('login_resize', { loginId, cols, rows }),
+    loginCancel: (loginId) => run('login_cancel', { loginId }),
   };
 }

@@ -50,6 +50,8 @@ export interface DeadCard {
   stderr: string[];
   /** A new agent process may continue it. */
   reconnect: boolean;
+  /** The agent asked for a sign-in: the card shows the agent's ways to sign in. */
+  signIn: boolean;
 }
 
 /** The dead session's card: why it ended and what the window offers. */
@@ -60,7 +62,10 @@ export function deadCard(v: SessionView): DeadCard {
   if (kind === 'agent-exited')
     headline = exit?.signal != null ? 'The agent was killed.' : 'The agent exited.';
   else if (kind === 'agent-unresponsive') headline = 'The agent stopped responding.';
-  else if (kind === 'auth-required') headline = 'The agent needs you to sign in.';
+  else if (kind === 'auth-required' || v.authRequired)
+    headline = v.startFailed
+      ? 'The agent could not start a session: it needs you to sign in.'
+      : 'The agent needs you to sign in.';
   const why = (v.statusDetail ?? '').split('\n')[0]?.trim() || null;
   return {
     headline,
@@ -69,5 +74,6 @@ export function deadCard(v: SessionView): DeadCard {
     stderr: exit?.stderrTail ?? [],
     // Every session whose agent ended can get a new one; the kinds say it is worth a try.
     reconnect: true,
+    signIn: kind === 'auth-required' || v.authRequired,
   };
 }

@@ -120,6 +120,16 @@ export interface SessionView {
   /** The error entry (its key) that offers Retry: the last turn's, when its kind is retryable
    * (`ended.ts`); null once another turn starts. */
   retryEntry: number | null;
+  /** The entry (its key) after which the thread offers to sign in: the end of the last turn,
+   * when the agent refused it for want of a sign-in (`auth-required`; its error until the turn
+   * ends); null once another turn or a new start begins. */
+  signInEntry: number | null;
+  /** The agent answered `auth-required` since the session last (re)started: a start that
+   * failed so is a sign-in, not a broken command. */
+  authRequired: boolean;
+  /** How many times its agent started (`session-status: starting`) in this view: a sign-in
+   * follows the start after it (lib/sign-in.ts). */
+  starts: number;
   title: string | null;
   /** Permission requests waiting for the user, oldest first. */
   pending: AgentPromptEvent[];
@@ -158,6 +168,9 @@ export function emptyView(): SessionView {
     agent: null,
     ended: null,
     retryEntry: null,
+    signInEntry: null,
+    authRequired: false,
+    starts: 0,
     title: null,
     pending: [],
     turnRunning: false,
@@ -391,6 +404,7 @@ export class SessionStore {
         v.turnRunning = true;
         v.planFresh = false;
         v.retryEntry = null;
+        v.signInEntry = null;
         this.push(v, {
           type: 'user',
           key: this.nextKey++,
@@ -398,15 +412,19 @@ export class SessionStore {
           attachments: attachmentsOf(ev.prompt),
         });
         break;
-      case 'turn-end':
+      case 'turn-end': {
         v.turnRunning = false;
+        const key = this.nextKey++;
         this.push(v, {
           type: 'turn-end',
-          key: this.nextKey++,
+          key,
           reason: ev.reason,
           stopReason: ev.stopReason ?? null,
         });
+        // The sign-in card goes after the turn the agent refused, below its end.
+        if (v.signInEntry !== null) v.signInEntry = key;
         break;
+      }
       case 'tool-call': {
         const at = this.tools.get(ev.toolCallId);
         const existing = at === undefined ? undefined : v.entries[at];
@@ -476,10 +494,12 @@ export class SessionStore {
         const kind = ev.error.kind ?? null;
         if (ev.error.exit || kind === 'agent-exited' || kind === 'agent-unresponsive')
           v.ended = { kind, exit: ev.error.exit ?? null };
+        if (kind === 'auth-required') v.authRequired = true;
         if (v.startFailed && ev.error.message === v.statusDetail) break;
         const key = this.nextKey++;
         this.push(v, { type: 'error', key, message: ev.error.message, kind });
         if (retryable(kind)) v.retryEntry = key;
+        if (kind === 'auth-required') v.signInEntry = key;
         break;
       }
       case 'notice':
@@ -519,6 +539,12 @@ export class SessionStore {
         if (ev.status !== 'dead') {
           v.ended = null;
           v.startFailed = false;
+        }
+        // A new start (reconnect, signed in) asks again; its own refusal sets these again.
+        if (ev.status === 'starting') {
+          v.starts += 1;
+          v.authRequired = false;
+          v.signInEntry = null;
         }
         if (ev.agent) v.agent = ev.agent;
         if (ev.status === 'dead') {

@@ -2,12 +2,19 @@
 // commands with what the test set up.
 import type { Backend, ProjectFiles, PromptPart, Unsubscribe } from '../lib/backend-types';
 import type { AgentListing, CheckReport, InstallProgress, RegistryImported } from '../lib/agents';
+import type { LoginBackend } from '../lib/login';
+import type { SignInBackend, SignInTarget } from '../lib/sign-in';
 import type {
+  AgentIdentity,
   AppInfo,
+  AuthAction,
   DesktopNotice,
   DragHover,
   FolderChosen,
   IpcError,
+  LoginFrame,
+  LoginStarted,
+  LoginTarget,
   MenuAction,
   PathsDropped,
   OpenSessionEntry,
@@ -15,6 +22,8 @@ import type {
   RestoredSidebar,
   SessionInfo,
   ShowRequest,
+  SignInAnswer,
+  StreamEvent,
   StreamFrame,
   TurnEnd,
 } from '../lib/generated/ipc';
@@ -350,5 +359,232 @@ export class FakeBackend implements Backend {
   }
   called(name: string): unknown[][] {
     return this.calls.filter((c) => c[0] === name).map((c) => c.slice(1));
+  }
+}
+
+/** The demo agent's sign-in methods, as the engine classifies them (one of each kind). */
+export const demoAuthMethods = (): AuthAction[] => [
+  {
+    methodId: 'demo-terminal',
+    name: 'Demo login',
+    description: 'Reads a code from its terminal',
+    how: { via: 'terminal', args: ['login'] },
+  },
+  {
+    methodId: 'demo-login-meta',
+    name: 'Demo login (its own program)',
+    how: {
+      via: 'terminal-command',
+      command: '/opt/demo/demo-login',
+      args: ['--code'],
+      env: { DEMO_LOGIN_MODE: 'tty' },
+      label: 'Log in with the demo program',
+    },
+  },
+  { methodId: 'demo-api-key', name: 'Demo API key', how: { via: 'api-key', provider: 'google' } },
+  { methodId: 'demo-agent', name: 'Demo account', how: { via: 'agent' } },
+];
+
+/** The agent's identity once `initialize` answered, with its sign-in methods. */
+export const identity = (over: Partial<AgentIdentity> = {}): AgentIdentity => ({
+  launchName: 'demo',
+  name: 'acp-desk-demo',
+  title: 'ACP Desk Demo',
+  authMethods: demoAuthMethods(),
+  ...over,
+});
+
+/** The events of a start `session/new` refused for want of a sign-in (-32000), as the engine
+ * sends them: initialize answered (the methods), the error, the session dead. */
+export function authRequiredStart(sessionId: string): StreamEvent[] {
+  const detail =
+    'the agent needs you to sign in: it answered "Authentication required". Sign in with "Demo login" (a login in a terminal), "Demo login (its own program)" (a program it names, in a terminal), "Demo API key" (an API key), "Demo account" (the agent signs you in), then try again.';
+  return [
+    { kind: 'session-status', sessionId, status: 'starting', agent: identity() },
+    { kind: 'error', sessionId, error: { message: detail, kind: 'auth-required' } },
+    { kind: 'session-status', sessionId, status: 'dead', detail, agent: identity() },
+  ];
+}
+
+/** A turn the agent refused for want of a sign-in (a prompt answered -32000). */
+export function authRequiredTurn(sessionId: string, text: string): StreamEvent[] {
+  return [
+    { kind: 'turn-start', sessionId, prompt: [{ type: 'text', text }] },
+    {
+      kind: 'error',
+      sessionId,
+      error: {
+        message:
+          'the agent needs you to sign in: it answered "Authentication required". Sign in with "Demo login" (a login in a terminal), "Demo login (its own program)" (a program it names, in a terminal), "Demo API key" (an API key), "Demo account" (the agent signs you in), then try again.',
+        kind: 'auth-required',
+      },
+    },
+    { kind: 'turn-end', sessionId, reason: 'error' },
+  ];
+}
+
+/** The sign-in commands (src-tauri/src/sign_in.rs) over a FakeBackend's sessions, as the shell
+ * does them: a key goes to the (fake) keychain only and no answer holds it; a session target
+ * answers at once and restarts (its events: starting, then ready, or dead when `refuseStart`
+ * says the agent refuses the new start) and the kept prompt is sent again once ready. */
+export class FakeSignIn implements SignInBackend {
+  calls: [string, ...unknown[]][] = [];
+  /** The keychain: `agent-auth/<agent>/<method>` → the key. */
+  keychain = new Map<string, string>();
+  /** What a sign-in rejects with (the method is not offered, the keychain is locked), when set. */
+  error: IpcError | null = null;
+  /** While set, a sign-in without a session waits for it (the agent has the browser open). */
+  gate: Promise<void> | null = null;
+  /** The agent refuses the restarted session's start with this (auth-required again). */
+  refuseStart: string | null = null;
+  /** The prompt each session keeps (it hit the sign-in); sent again after the restart. */
+  kept = new Map<string, string>();
+
+  constructor(private backend: FakeBackend) {}
+
+  private restart(sessionId: string): SignInAnswer {
+    const resends = this.kept.has(sessionId);
+    const events: StreamEvent[] = [
+      { kind: 'session-status', sessionId, status: 'starting', agent: identity() },
+    ];
+    if (this.refuseStart) {
+      events.push(
+        { kind: 'error', sessionId, error: { message: this.refuseStart, kind: 'auth-required' } },
+        {
+          kind: 'session-status',
+          sessionId,
+          status: 'dead',
+          detail: this.refuseStart,
+          agent: identity(),
+        },
+      );
+    } else {
+      events.push({
+        kind: 'session-status',
+        sessionId,
+        status: 'ready',
+        agent: identity({ acpSessionId: `acp-${sessionId}` }),
+      });
+      const kept = this.kept.get(sessionId);
+      if (kept !== undefined) {
+        this.kept.delete(sessionId);
+        events.push(
+          {
+            kind: 'notice',
+            sessionId,
+            severity: 'info',
+            title: 'Signed in: your prompt was sent again.',
+            source: 'client',
+          },
+          { kind: 'turn-start', sessionId, prompt: [{ type: 'text', text: kept }] },
+          { kind: 'text-delta', sessionId, text: `Signed in. You said: ${kept}` },
+          { kind: 'turn-end', sessionId, reason: 'completed', stopReason: 'end_turn' },
+        );
+      }
+    }
+    // The shell answers before the new start's events arrive.
+    queueMicrotask(() => this.backend.frame(sessionId, { snapshot: false, events }));
+    return {
+      session: { id: sessionId, folder: '/p', agent: 'demo' },
+      resendsPrompt: resends,
+      message: resends
+        ? 'Signing in to demo; your prompt is sent again once it is ready.'
+        : 'Signing in to demo…',
+      actions: [],
+    };
+  }
+
+  private alone(agent: string): SignInAnswer {
+    return {
+      resendsPrompt: false,
+      message: `Signed in to ${agent}.`,
+      actions: demoAuthMethods(),
+    };
+  }
+
+  async signInAgent(sessionId: string, methodId: string): Promise<SignInAnswer> {
+    this.calls.push(['signInAgent', sessionId, methodId]);
+    if (this.error) throw this.error;
+    return this.restart(sessionId);
+  }
+
+  async signInApiKey(target: SignInTarget, methodId: string, key: string): Promise<SignInAnswer> {
+    // The call is recorded without the key, as the shell's logs are.
+    this.calls.push(['signInApiKey', target, methodId]);
+    if (this.error) throw this.error;
+    const agent = 'agent' in target ? target.agent : 'demo';
+    this.keychain.set(`agent-auth/${agent}/${methodId}`, key);
+    if ('sessionId' in target) return this.restart(target.sessionId);
+    if (this.gate) await this.gate;
+    return this.alone(agent);
+  }
+
+  async agentSignIn(agent: string, methodId: string): Promise<SignInAnswer> {
+    this.calls.push(['agentSignIn', agent, methodId]);
+    if (this.gate) await this.gate;
+    if (this.error) throw this.error;
+    return this.alone(agent);
+  }
+
+  async signInKeepPrompt(sessionId: string, parts: PromptPart[]): Promise<void> {
+    this.calls.push(['signInKeepPrompt', sessionId, parts]);
+    if (this.error) throw this.error;
+    const text = parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('');
+    if (parts.length === 0) this.kept.delete(sessionId);
+    else this.kept.set(sessionId, text);
+  }
+
+  called(name: string): unknown[][] {
+    return this.calls.filter((c) => c[0] === name).map((c) => c.slice(1));
+  }
+}
+
+/** The shell's terminal-login commands for tests (lib/login.ts's LoginBackend): records every
+ * call, keeps each login's frame handler so a test can play the program's output and its end,
+ * and refuses a start with `refuseStart` when set. */
+export class FakeLoginBackend implements LoginBackend {
+  calls: [string, ...unknown[]][] = [];
+  refuseStart: IpcError | null = null;
+  /** login_start answers only once this resolves (a slow start), when set. */
+  gate: Promise<void> | null = null;
+  private frames = new Map<string, (f: LoginFrame) => void>();
+  private counter = 0;
+
+  async loginStart(
+    target: LoginTarget,
+    methodId: string,
+    cols: number,
+    rows: number,
+    consent: boolean,
+    onFrame: (f: LoginFrame) => void,
+  ): Promise<LoginStarted> {
+    this.calls.push(['loginStart', target, methodId, cols, rows, consent]);
+    if (this.gate) await this.gate;
+    if (this.refuseStart) throw this.refuseStart;
+    const loginId = `login-${++this.counter}`;
+    this.frames.set(loginId, onFrame);
+    return {
+      loginId,
+      label: 'Log in to the demo agent',
+      commandShown: 'acp-desk-demo-agent login',
+    };
+  }
+  async loginInput(loginId: string, data: string): Promise<void> {
+    this.calls.push(['loginInput', loginId, data]);
+  }
+  async loginResize(loginId: string, cols: number, rows: number): Promise<void> {
+    this.calls.push(['loginResize', loginId, cols, rows]);
+  }
+  async loginCancel(loginId: string): Promise<void> {
+    this.calls.push(['loginCancel', loginId]);
+  }
+  /** The program printed `data`. */
+  output(loginId: string, data: string): void {
+    this.frames.get(loginId)?.({ kind: 'output', data });
+  }
+  /** The program ended. */
+  exit(loginId: string, end: Omit<Extract<LoginFrame, { kind: 'exit' }>, 'kind'>): void {
+    this.frames.get(loginId)?.({ kind: 'exit', ...end });
+    this.frames.delete(loginId);
   }
 }

@@ -644,6 +644,10 @@ export type IpcError =
       message: string;
     }
   | {
+      code: 'consent-needed';
+      message: string;
+    }
+  | {
       code: 'internal';
       message: string;
     };
@@ -792,7 +796,11 @@ export type CommandName =
   | 'sign_in_agent'
   | 'sign_in_api_key'
   | 'agent_sign_in'
-  | 'sign_in_keep_prompt';
+  | 'sign_in_keep_prompt'
+  | 'login_start'
+  | 'login_input'
+  | 'login_resize'
+  | 'login_cancel';
 /**
  * How a session is exported.
  *
@@ -864,6 +872,53 @@ export type SignInTarget =
     }
   | {
       agent: string;
+    };
+/**
+ * Whom a login signs in.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "LoginTarget".
+ */
+export type LoginTarget =
+  | {
+      sessionId: string;
+    }
+  | {
+      agent: string;
+    };
+/**
+ * What a login's channel carries, in order: `output`s, then one `exit`.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "LoginFrame".
+ */
+export type LoginFrame =
+  | {
+      kind: 'output';
+      data: string;
+    }
+  | {
+      kind: 'exit';
+      /**
+       * Its exit code, when it exited (0 is success, nothing else is).
+       */
+      exitCode?: number | null;
+      /**
+       * The signal that ended it ("SIGTERM"), when one did.
+       */
+      signal?: string | null;
+      /**
+       * `login_cancel` ended it (or the app did).
+       */
+      cancelled: boolean;
+      /**
+       * A session target whose login exited 0: the session was restarted signed in.
+       */
+      restarted: boolean;
+      /**
+       * Why that restart failed, when it did (the login itself succeeded).
+       */
+      restartError?: IpcError | null;
     };
 /**
  * Resource content that can be embedded in a message.
@@ -1010,6 +1065,9 @@ export interface IpcTypes {
   projectMcpChoice: ProjectMcpChoice;
   signInTarget: SignInTarget;
   signInAnswer: SignInAnswer;
+  loginTarget: LoginTarget;
+  loginStarted: LoginStarted;
+  loginFrame: LoginFrame;
 }
 /**
  * What the window needs to start: the agents to offer and the folder to open, if any.
@@ -2952,6 +3010,27 @@ export interface SignInAnswer {
   actions: AuthAction[];
 }
 /**
+ * `login_start`'s answer.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "LoginStarted".
+ */
+export interface LoginStarted {
+  /**
+   * For `login_input`, `login_resize`, `login_cancel`.
+   */
+  loginId: string;
+  /**
+   * For people: the agent's label for the login, else the method's name.
+   */
+  label: string;
+  /**
+   * The program and its arguments as run (secret-looking arguments redacted), never an env
+   * value.
+   */
+  commandShown: string;
+}
+/**
  * Text-based resource contents.
  *
  * This interface was referenced by `IpcTypes`'s JSON-Schema
@@ -3063,4 +3142,8 @@ export const COMMAND_NAMES = [
   'sign_in_api_key',
   'agent_sign_in',
   'sign_in_keep_prompt',
+  'login_start',
+  'login_input',
+  'login_resize',
+  'login_cancel',
 ] as const satisfies readonly CommandName[];
