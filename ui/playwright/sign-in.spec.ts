@@ -254,8 +254,12 @@ for (const [w, h] of [
       await expect(waiting).toHaveText(
         /Waiting for the agent to sign you in \(Demo account\); it may have opened your browser\./,
       );
-      // The session is starting again: its header's Sign in… waits meanwhile.
-      await expect(page.locator('[data-sign-in-menu]')).toBeDisabled();
+      // The other ways wait meanwhile (one sign-in at a time).
+      await page.locator('[data-sign-in-menu]').click();
+      await expect(
+        page.locator('#sign-in-popover').getByRole('button', { name: 'Enter a Google API key' }),
+      ).toBeDisabled();
+      await page.keyboard.press('Escape');
       await shot(page, `sign-in-waiting-${w}x${h}`);
       await waiting.getByRole('button', { name: 'Cancel' }).click();
       await expect(page.locator('[data-sign-in-result="failed"]')).toContainText(
