@@ -598,7 +598,8 @@ async fn every_event_kind_the_demo_agent_can_cause_arrives() {
         }];
         o.opening = acp_desk_core::Opening::Continue {
             session_id: "s-stored-1".into(),
-            acp_session_id: None,
+            // One the demo agent does not have: resume/load fail, a new session says so.
+            acp_session_id: Some("acp-gone".into()),
             via: acp_desk_core::ContinueVia::Auto,
         };
         let (tx, rx) = channel();

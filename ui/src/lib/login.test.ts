@@ -137,6 +137,15 @@ describe('Login', () => {
     expect(stateLine(l.state)).toBe('could not start: signing in runs `node cli.js`: agree');
     expect(exits).toEqual([]);
 
+    // The flow hears of a refusal for want of consent (it asks, then starts again with it).
+    const asked: string[] = [];
+    const three = login(b, { onConsentNeeded: (m) => asked.push(m) });
+    await three.l.start(80, 24);
+    expect(asked).toEqual(['signing in runs `node cli.js`: agree']);
+    const four = login(b, { consent: true, onConsentNeeded: (m) => asked.push(m) });
+    await four.l.start(80, 24);
+    expect(asked).toHaveLength(1);
+
     b.refuseStart = null;
     const two = login(b);
     await two.l.start(80, 24);

@@ -109,6 +109,10 @@ export interface LoginOptions {
   /** Once, when the program has ended: its code (`null` after a signal or a cancel), whether
    * the session was restarted, and why that restart failed when the login worked but it did. */
   onExit: (code: number | null, restarted: boolean, restartProblem: string | null) => void;
+  /** The shell refused to start without the user's consent (`consent-needed`: the agent names
+   * a program that is not its launch, which the window's own guess did not see). The flow asks
+   * and starts a new login with consent; without this, the refusal is shown as a failure. */
+  onConsentNeeded?: (message: string) => void;
 }
 
 /** One login, from start to its end. Keys typed and sizes given before the shell has answered
@@ -168,7 +172,11 @@ export class Login {
       );
     } catch (e) {
       this.ended = true;
-      this.set({ phase: 'failed', error: toUiError(e) });
+      const error = toUiError(e);
+      this.set({ phase: 'failed', error });
+      if (error.code === 'consent-needed' && this.opts.consent === false) {
+        this.opts.onConsentNeeded?.(error.message);
+      }
       return;
     }
     this.id = started.loginId;

@@ -346,15 +346,15 @@ export class SignInController {
   }
 
   /** The login needs consent the window did not know of (the shell refused without it): the
-   * dialog, naming the command as the shell says it. */
-  askConsent(command: string): void {
+   * dialog, naming the command (by default the one the agent's action names). */
+  askConsent(command?: string): void {
     const f = this.flow;
     if (f.step !== 'terminal') return;
     this.set({
       step: 'consent',
       target: f.target,
       action: f.action,
-      command,
+      command: command ?? consentCommand(f.action) ?? f.action.name,
       env: consentEnv(f.action),
     });
   }

@@ -535,6 +535,13 @@ pub(super) struct Handshake {
 impl Handshake {
     pub(super) fn new(opening: &Opening, mcp: crate::mcp::McpLaunch) -> Self {
         let continuing = match opening {
+            // A stored session the agent never opened (its start failed: the agent wanted a
+            // sign-in, say) has no conversation at the agent to continue: its next start is a
+            // first one, under the same id, with no "cannot continue" warning.
+            Opening::Continue {
+                acp_session_id: None,
+                ..
+            } => None,
             Opening::Continue {
                 acp_session_id,
                 via,

@@ -942,6 +942,31 @@ async fn a_garbled_resume_falls_back_to_load_whose_replay_is_not_emitted() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_stored_session_the_agent_never_opened_starts_as_a_first_one() {
+    // Its first start failed (the agent wanted a sign-in): nothing at the agent to continue,
+    // so no resume or load is tried and no "cannot continue" warning is given.
+    let (mut rig, started) = rig(|o| {
+        o.opening = Opening::Continue {
+            session_id: "s-stored".into(),
+            acp_session_id: None,
+            via: ContinueVia::Auto,
+        };
+    });
+    init_with_load_and_resume(&mut rig.peer).await;
+    let new = rig.peer.expect("session/new").await;
+    rig.peer.respond(&new, json!({"sessionId": "acp-1"})).await;
+    let handle = started.await.unwrap().unwrap();
+    assert_eq!(handle.id(), "s-stored", "the stored id, not a new one");
+    let evs = rig.events_until("session-status:ready").await;
+    assert!(continued(&evs).is_none(), "{:?}", labels(&evs));
+    assert!(
+        !evs.iter().any(|e| matches!(e, StreamEvent::Notice { .. })),
+        "{:?}",
+        labels(&evs)
+    );
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_refused_load_and_resume_end_in_a_new_session_said_plainly() {
     let (mut rig, started) = rig(|o| {
         o.opening = Opening::Continue {
