@@ -26,7 +26,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use acp_desk_core::StreamEvent;
 use acp_desk_core::agents::LaunchSpec;
 use acp_desk_core::auth::{self, AuthAction, LoginError};
 use acp_desk_core::terminal::interactive::{
@@ -183,16 +182,6 @@ struct Resolved {
     session: Option<String>,
 }
 
-/// The latest sign-in actions the session's agent offered (its `session-status`).
-fn offered(thread: &[StreamEvent]) -> Option<Vec<AuthAction>> {
-    thread.iter().rev().find_map(|ev| match ev {
-        StreamEvent::SessionStatus {
-            agent: Some(agent), ..
-        } => agent.auth_methods.clone(),
-        _ => None,
-    })
-}
-
 async fn resolve_target<R: Runtime>(
     app: &AppHandle<R>,
     target: &LoginTarget,
@@ -204,7 +193,7 @@ async fn resolve_target<R: Runtime>(
             let spec = registry.launch_spec(session_id)?;
             let info = registry.info(session_id)?;
             let thread = registry.snapshot(session_id)?;
-            let actions = offered(&thread).ok_or_else(|| {
+            let actions = acp_desk_app::sign_in::offered_actions(&thread).ok_or_else(|| {
                 IpcError::InvalidInput(format!(
                     "the agent of this session has not said how to sign in to it (it did not answer `initialize` with authMethods): sign in with {}'s own tools, then reconnect",
                     spec.name
@@ -343,8 +332,14 @@ pub async fn login_start<R: Runtime>(
         })?;
     let Some(spec) = auth::login_spec(action, &resolved.spec) else {
         return Err(IpcError::InvalidInput(format!(
-            "`{}` is not a terminal login: {} signs in through the agent itself (use Sign in, not the terminal)",
-            action.name, resolved.spec.name
+            "`{}` is not a terminal login: {} {} (use its Sign in button, not the terminal)",
+            action.name,
+            resolved.spec.name,
+            if matches!(action.how, auth::AuthHow::ApiKey { .. }) {
+                "takes an API key, stored in the keychain"
+            } else {
+                "signs in through the agent itself"
+            }
         )));
     };
     let shown = command_shown(&spec.command, &spec.args);

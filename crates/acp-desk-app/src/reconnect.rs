@@ -53,8 +53,15 @@ impl Registry {
     ///
     /// Refused ([`AppError::InvalidInput`]) while the session's agent still runs or starts, and
     /// for a session opened without views (its thread is not kept here).
+    ///
+    /// A prompt kept for a sign-in (the one that hit a login, or one held while the start
+    /// wanted a sign-in) is sent once the new agent is ready, as after a sign-in: the user may
+    /// have signed in outside the app.
     pub async fn reconnect(&self, id: &str) -> Result<SessionInfo, AppError> {
-        self.reconnect_with(id, None, None).await
+        let from_thread = self.prompt_hit_by_login_in(id);
+        let info = self.reconnect_with(id, None, None).await?;
+        self.resend_kept_when_ready(id, from_thread)?;
+        Ok(info)
     }
 
     /// [`Registry::reconnect`]; `project`: the project's MCP servers the new agent gets instead

@@ -455,11 +455,30 @@ impl Registry {
         self.end_agent(id).await?;
         let info = self.reconnect_with(id, None, authenticate).await?;
         drop(restarting);
+        self.resend_kept_when_ready(id, from_thread)?;
+        tracing::info!(session = %id, agent = %info.agent, "session restarting to sign in");
+        Ok(info)
+    }
+
+    /// The thread's prompt that hit a login, if any: read before a restart replaces the agent.
+    pub(crate) fn prompt_hit_by_login_in(&self, id: &str) -> Option<Vec<acp::ContentBlock>> {
+        let session = self.get(id).ok()?;
+        let hub = session.hub.as_ref()?;
+        prompt_hit_by_login(&lock_hub(hub).snapshot())
+    }
+
+    /// Once the session's new agent is ready, the kept prompt (else `from_thread`) goes out,
+    /// once: after a sign-in, and after a plain Reconnect too (the user may have signed in
+    /// outside the app, with `acp-desk-cli auth`, and the window said the prompt was kept).
+    pub(crate) fn resend_kept_when_ready(
+        &self,
+        id: &str,
+        from_thread: Option<Vec<acp::ContentBlock>>,
+    ) -> Result<(), AppError> {
         let restarted = self.get(id)?;
         self.runtime
             .spawn(resend_when_ready(restarted, self.kept.clone(), from_thread));
-        tracing::info!(session = %id, agent = %info.agent, "session restarting to sign in");
-        Ok(info)
+        Ok(())
     }
 
     /// Stores `key` as the API key of the session's agent's method `method_id` (an `api-key`

@@ -405,6 +405,39 @@ async fn an_agent_method_at_new_signs_in_and_sends_the_held_prompt_once() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn signed_in_outside_the_app_a_plain_reconnect_sends_the_held_prompt_once() {
+    tokio::time::timeout(HANG * 3, async {
+        let rig = Rig::new();
+        let info = rig.registry.open(rig.request(rig.demo("agent", "new")));
+        let id = info.id.as_str();
+        assert!(rig.registry.started(id).await.is_err());
+        rig.registry.wait_ended(id).await.unwrap();
+        let held = "held, then signed in with acp-desk-cli auth";
+        rig.registry
+            .keep_prompt(id, vec![text_block(held)])
+            .unwrap();
+        // What `acp-desk-cli auth` leaves behind for the demo agent: its marker.
+        let marker = rig.dir.path().join("auth");
+        std::fs::create_dir_all(&marker).unwrap();
+        std::fs::write(marker.join("signed-in"), "demo-login").unwrap();
+
+        rig.registry.reconnect(id).await.unwrap();
+        assert_eq!(rig.settled(id).await, SessionState::Ready);
+        rig.until(id, "sent the held prompt", |t| completed(t) == 1)
+            .await;
+        assert_eq!(rig.registry.kept_prompt(id).unwrap(), None);
+        // A later restart does not send it again.
+        rig.registry.restart_signed_in(id, None).await.unwrap();
+        assert_eq!(rig.settled(id).await, SessionState::Ready);
+        quiet_period().await;
+        assert_eq!(turns_of(&rig.thread(id), held), 1, "sent once, not twice");
+        rig.close_and_scan(&[id]).await;
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_method_at_a_prompt_resends_the_prompt_that_hit_the_login_once() {
     tokio::time::timeout(HANG * 3, async {
         let rig = Rig::new();

@@ -328,9 +328,11 @@ async fn terminal_login(
             action.method_id
         )));
     };
-    // The program and its arguments, never the env's values (names only).
+    // The program and its arguments, never the env's values (names only), secret-looking args
+    // redacted as the window and the history do.
+    let (args, _) = acp_desk_store::launch::redact_args(&login.args);
     let shown = std::iter::once(login.command.as_str())
-        .chain(login.args.iter().map(String::as_str))
+        .chain(args.iter().map(String::as_str))
         .map(quote)
         .collect::<Vec<_>>()
         .join(" ");
@@ -478,7 +480,14 @@ async fn api_key(
     eprintln!(
         "acp-desk-cli: stored the key as `{name}` in the keychain; checking it with the agent"
     );
-    let listed = interruptible(list_only(spec, cwd, None, timeout)).await?;
+    // Named: this key is sent, or the start fails (an unread keychain is not "signed in").
+    let listed = interruptible(list_only(
+        spec,
+        cwd,
+        Some(action.method_id.clone()),
+        timeout,
+    ))
+    .await?;
     match listed.result {
         Ok(()) => Ok(format!(
             "signed in to `{}` with {}: the key is kept in the keychain as `{name}` and sent on every start",
