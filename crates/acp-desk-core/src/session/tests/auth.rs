@@ -208,7 +208,7 @@ async fn a_stored_api_key_is_sent_before_new_and_nowhere_else() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn the_key_is_sent_before_ready_for_list_only_and_resume_too() {
+async fn the_key_is_sent_before_ready_for_list_only_resume_and_load_too() {
     let kc = keychain_with_key();
     let (mut rig, started) = rig(|o| {
         o.keychain = Some(kc.clone());
@@ -240,6 +240,27 @@ async fn the_key_is_sent_before_ready_for_list_only_and_resume_too() {
     rig.peer.respond(&auth, json!({})).await;
     let resume = rig.peer.expect("session/resume").await;
     rig.peer.respond(&resume, json!({})).await;
+    started.await.unwrap().unwrap().close().await;
+
+    // And before session/load, for an agent that only loads.
+    let (mut rig, started) = super::rig(|o| {
+        o.keychain = Some(kc.clone());
+        o.opening = Opening::Continue {
+            session_id: "ours".into(),
+            acp_session_id: Some("acp-1".into()),
+            via: ContinueVia::Auto,
+        };
+    });
+    let init = rig.peer.expect("initialize").await;
+    let mut answer = init_with_methods(gemini_like());
+    answer["agentCapabilities"] = json!({"loadSession": true});
+    rig.peer.respond(&init, answer).await;
+    let auth = rig.peer.expect("authenticate").await;
+    assert_eq!(auth["params"]["_meta"]["api-key"], KEY);
+    rig.peer.respond(&auth, json!({})).await;
+    let load = rig.peer.expect("session/load").await;
+    assert_eq!(load["params"]["sessionId"], "acp-1");
+    rig.peer.respond(&load, json!({})).await;
     started.await.unwrap().unwrap().close().await;
 }
 
