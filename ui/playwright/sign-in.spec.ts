@@ -247,6 +247,28 @@ for (const [w, h] of [
       );
     });
 
+    test('consent the shell asks for, though the window did not foresee it, is asked', async ({
+      page,
+    }) => {
+      // As for claude-code-acp's `node …/cli.js` next to its launch `node …/index.js`: the
+      // window's guess (same program) says no question, the shell (`login_spec`) says it differs.
+      await open(
+        page,
+        refusedStart,
+        {},
+        { needsConsent: true, commandShown: '/opt/demo/acp-desk-demo-agent login' },
+      );
+      await page.getByRole('button', { name: 'Sign in in a terminal' }).click();
+      const dialog = page.locator('[data-consent-dialog]');
+      await expect(dialog.getByRole('heading')).toHaveText('Run this command to sign in?');
+      await dialog.getByRole('button', { name: 'Run it' }).click();
+      const panel = page.locator('[data-login-panel]');
+      await expect(panel.locator('[data-login-state="running"]')).toBeVisible();
+      const starts = (await calls(page)).filter((c) => c.cmd === 'login_start');
+      expect(starts.map((c) => c.args.consent)).toEqual([false, true]);
+      await panel.getByRole('button', { name: 'Cancel' }).click();
+    });
+
     test('the agent method waits for the agent, with Cancel', async ({ page }) => {
       await open(page, refusedStart, { agentMs: 2500 });
       await page.getByRole('button', { name: 'Sign in with Demo account' }).click();
