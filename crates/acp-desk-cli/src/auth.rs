@@ -25,7 +25,7 @@ use acp_desk_core::agents::{self as core_agents, LaunchSpec};
 use acp_desk_core::auth::{self as core_auth, AuthAction, AuthHow};
 use acp_desk_core::error_kind::ErrorKind;
 use acp_desk_core::events::{ErrorInfo, StreamEvent};
-use acp_desk_core::secrets::{EnvValue, Keychain, OsKeychain, SecretValue};
+use acp_desk_core::secrets::{Keychain, OsKeychain};
 use acp_desk_core::{EngineError, Opening, SessionOptions};
 use tokio::sync::mpsc;
 
@@ -353,40 +353,23 @@ async fn terminal_login(
         }
     }
     // The secrets of the launch's env, read now, for this spawn only.
-    let mut env: Vec<(String, SecretValue)> = Vec::new();
-    for (name, value) in &login.env {
-        let value = match value {
-            EnvValue::Plain(v) => SecretValue::new(v.clone()),
-            EnvValue::Secret(r) => {
-                let r2 = r.clone();
-                let got = tokio::task::spawn_blocking(move || OsKeychain::new().get(&r2))
-                    .await
-                    .map_err(|e| Failure::failed(format!("internal error: {e}")))?;
-                match got {
-                    Ok(Some(v)) => v,
-                    Ok(None) => {
-                        return Err(Failure::failed(format!(
-                            "the login's env value {name} is the secret `{r}`, which the keychain does not hold: \
-                             store it with `acp-desk-cli secret set {r}`"
-                        )));
-                    }
-                    Err(e) => {
-                        return Err(Failure::failed(format!(
-                            "the login's env value {name} (the secret `{r}`) could not be read: {e}"
-                        )));
-                    }
-                }
-            }
-        };
-        env.push((name.clone(), value));
-    }
+    let resolved = {
+        let login = login.clone();
+        tokio::task::spawn_blocking(move || {
+            core_auth::resolve_login(&login, Some(&OsKeychain::new()))
+        })
+        .await
+        .map_err(|e| Failure::failed(format!("internal error: {e}")))?
+        .map_err(|e| Failure::failed(e.to_string()))?
+    };
+    let env = resolved.env;
     eprintln!(
         "acp-desk-cli: running the login \"{}\" in this terminal: {shown}",
         login.label
     );
     let mut cmd = tokio::process::Command::new(&login.command);
     cmd.args(&login.args)
-        .envs(env.iter().map(|(k, v)| (k, v.expose())))
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(std::process::Stdio::inherit())
         .stdout(std::process::Stdio::inherit())
         .stderr(std::process::Stdio::inherit());
