@@ -455,7 +455,9 @@ pty_run() {
   printf -v cmdline '%q ' "$@"
   : >"$log"
   rm -f "$log.in" && mkfifo "$log.in"
-  script -qfec "$cmdline" "$log" <"$log.in" >/dev/null 2>&1 &
+  # `exec env`: script runs "$SHELL -c"; dash (CI's /bin/sh) forks instead of exec'ing, and then
+  # timeout's own process group is a background one: the CLI's read of the tty stops it (SIGTTIN).
+  script -qfec "exec env $cmdline" "$log" <"$log.in" >/dev/null 2>&1 &
   sp=$!
   exec {fd}>"$log.in"
   while IFS=$'\t' read -r want keys; do
