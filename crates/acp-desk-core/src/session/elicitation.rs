@@ -16,7 +16,9 @@ use super::owner::Owner;
 use super::permissions::MAX_PARKED;
 use super::{ElicitationPolicy, EngineError};
 use crate::elicitation::{self, ElicitationAction, ElicitationAnswer, ElicitationField};
-use crate::events::{ElicitationEvent, ElicitationModeKind, NoticeSeverity, SettledBy, StreamEvent};
+use crate::events::{
+    ElicitationEvent, ElicitationModeKind, NoticeSeverity, SettledBy, StreamEvent,
+};
 use crate::jsonrpc::codes;
 
 /// URL-mode requests accepted and waiting for `elicitation/complete`, at most: an agent that
@@ -99,7 +101,9 @@ impl Owner {
             _ => {
                 return self.reply::<()>(
                     &id,
-                    Err(invalid("the elicitation's scope is neither a session nor a request")),
+                    Err(invalid(
+                        "the elicitation's scope is neither a session nor a request",
+                    )),
                 );
             }
         };
@@ -125,7 +129,8 @@ impl Owner {
                     &elicitation::property_order(raw),
                 );
                 ev.title.clone_from(&form.requested_schema.title);
-                ev.description.clone_from(&form.requested_schema.description);
+                ev.description
+                    .clone_from(&form.requested_schema.description);
                 ev.fields = Some(fields.clone());
                 Asked::Form { fields }
             }
@@ -158,12 +163,7 @@ impl Owner {
                 );
             }
         };
-        let names: Vec<String> = ev
-            .fields
-            .iter()
-            .flatten()
-            .map(|f| f.name.clone())
-            .collect();
+        let names: Vec<String> = ev.fields.iter().flatten().map(|f| f.name.clone()).collect();
         self.audit
             .elicitation_asked(&request_id, ev.mode, &names, ev.host.as_deref());
         self.emit(StreamEvent::Elicitation(Box::new(ev)));
@@ -265,7 +265,10 @@ impl Owner {
             return Err(unknown());
         };
         if let Some(conn) = &self.conn {
-            let r = conn.respond(&parked.rpc_id, Ok(acp::CreateElicitationResponse::new(action)));
+            let r = conn.respond(
+                &parked.rpc_id,
+                Ok(acp::CreateElicitationResponse::new(action)),
+            );
             self.sent("an answer to a question", r);
         }
         let kind = answer.action();
@@ -314,7 +317,11 @@ impl Owner {
             return false;
         };
         let _ = self
-            .settle_elicitation(&format!("e{n}"), ElicitationAnswer::Cancel, SettledBy::Agent)
+            .settle_elicitation(
+                &format!("e{n}"),
+                ElicitationAnswer::Cancel,
+                SettledBy::Agent,
+            )
             .await;
         true
     }

@@ -142,7 +142,8 @@ impl Owner {
         // Whatever the agent left parked is moot once its turn is over.
         self.settle_all(SettledBy::Stop).await;
         if let Some(prompt) = turn.request.clone() {
-            self.settle_elicitations(Some(&prompt), SettledBy::Stop).await;
+            self.settle_elicitations(Some(&prompt), SettledBy::Stop)
+                .await;
         }
         self.client.approved.clear();
         self.turn_ended_at = Some(Instant::now());
