@@ -17,6 +17,7 @@
 mod agents;
 mod auth;
 mod check;
+mod elicit;
 mod history;
 mod manifest;
 mod render;
@@ -356,6 +357,8 @@ struct Checked {
     spec: core_agents::LaunchSpec,
     opts: SessionOptions,
     ask: bool,
+    /// The agent's questions are asked on the terminal (else the engine declines them).
+    questions: bool,
     /// The agent's name as the user chose it.
     agent: String,
     origin: acp_desk_store::LaunchOrigin,
@@ -480,6 +483,12 @@ fn check(args: &RunArgs) -> anyhow::Result<Checked> {
         Permission::Reject => PermissionPolicy::RejectOnce,
         Permission::Cancel => PermissionPolicy::Cancel,
     };
+    // The contract: ask on a terminal, decline otherwise (nobody could answer).
+    opts.elicitation_policy = if interactive {
+        acp_desk_core::ElicitationPolicy::Ask
+    } else {
+        acp_desk_core::ElicitationPolicy::Decline
+    };
     let (agent, origin) = match continued {
         Some(c) => {
             opts.opening = c.options.opening;
@@ -497,6 +506,7 @@ fn check(args: &RunArgs) -> anyhow::Result<Checked> {
         spec,
         opts,
         ask: permission == Permission::Ask,
+        questions: interactive,
         agent,
         origin,
         manifest,
@@ -668,12 +678,14 @@ async fn attempt(
         spec,
         opts,
         ask,
+        questions,
         agent,
         origin,
         manifest,
         project_mcp,
     } = checked;
     let ask = *ask;
+    let asker_needed = ask || *questions;
 
     // Events are written by a thread of their own: serializing and writing overlap with the
     // engine's parsing, and a slow stdout slows the agent (bounded channel), never grows memory.
@@ -684,7 +696,7 @@ async fn attempt(
     // rather than running on unseen.
     let (printer_done_tx, mut printer_done) = tokio::sync::oneshot::channel::<bool>();
     let printer = std::thread::spawn(move || {
-        let r = render::print_events(ev_rx, json, ask.then_some(ask_tx));
+        let r = render::print_events(ev_rx, json, asker_needed.then_some(ask_tx), ask);
         let _ = printer_done_tx.send(r.is_err());
         r
     });
@@ -749,7 +761,7 @@ async fn attempt(
     };
     history.announce(handle.id());
     let id_in_history = handle.id().to_owned();
-    let asker = ask.then(|| tokio::spawn(render::ask_loop(ask_rx, handle.clone())));
+    let asker = asker_needed.then(|| tokio::spawn(render::ask_loop(ask_rx, handle.clone())));
 
     if let Some(mode) = &args.mode
         && let Err(e) = registry.set_mode(&id, mode).await
@@ -860,5 +872,7 @@ fn folder(p: PathBuf, flag: &str) -> anyhow::Result<PathBuf> {
 /// Messages from the printer to the terminal asker.
 pub enum AskMsg {
     Prompt(Box<AgentPromptEvent>),
+    Question(Box<acp_desk_core::events::ElicitationEvent>),
+    /// A permission request or a question was settled.
     Settled(String),
 }

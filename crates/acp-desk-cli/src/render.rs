@@ -1,11 +1,13 @@
 //! Output: StreamEvents as JSON lines (`--json`) or a rendering for people; and the terminal
-//! permission prompt (`--permission ask`).
+//! asker: permission requests (`--permission ask`) and the agent's questions (on a terminal,
+//! `elicit.rs`), one at a time.
 
 use std::collections::VecDeque;
 use std::io::{BufWriter, IsTerminal, Write};
 
 use acp_desk_core::events::{
-    AgentPromptEvent, NoticeSeverity, PermissionResolution, StreamEvent, TurnEndReason,
+    AgentPromptEvent, BackgroundTaskPhase, ElicitationEvent, NoticeSeverity, PermissionResolution,
+    StreamEvent, TurnEndReason,
 };
 use acp_desk_core::schema::v1 as acp;
 use acp_desk_core::{EventBatch, SessionHandle};
@@ -14,15 +16,18 @@ use tokio::sync::mpsc;
 use crate::AskMsg;
 
 /// Runs on its own thread until the engine drops its event sender.
+/// `ask`: the terminal asker, which gets the questions, and the permission requests when
+/// `permissions` (`--permission ask`).
 pub fn print_events(
     mut rx: mpsc::Receiver<EventBatch>,
     json: bool,
     ask: Option<mpsc::UnboundedSender<AskMsg>>,
+    permissions: bool,
 ) -> std::io::Result<()> {
     let stdout = std::io::stdout();
     let color = !json && stdout.is_terminal();
     let mut out = BufWriter::with_capacity(64 * 1024, stdout.lock());
-    let mut human = Human::new(color, ask.is_some());
+    let mut human = Human::new(color, ask.is_some() && permissions, ask.is_some());
     while let Some(batch) = rx.blocking_recv() {
         let mut next = Some(batch);
         // Drain what is queued before flushing: one write per burst, not per event.
@@ -32,7 +37,10 @@ pub fn print_events(
             let settled_here: Vec<String> = batch
                 .iter()
                 .filter_map(|e| match e {
-                    StreamEvent::AgentPromptSettled { request_id, .. } => Some(request_id.clone()),
+                    StreamEvent::AgentPromptSettled { request_id, .. }
+                    | StreamEvent::ElicitationSettled { request_id, .. } => {
+                        Some(request_id.clone())
+                    }
                     _ => None,
                 })
                 .collect();
@@ -43,10 +51,18 @@ pub fn print_events(
                 }
                 if let Some(ask) = &ask {
                     match &ev {
-                        StreamEvent::AgentPrompt(p) if !settled_here.contains(&p.request_id) => {
+                        StreamEvent::AgentPrompt(p)
+                            if permissions && !settled_here.contains(&p.request_id) =>
+                        {
                             let _ = ask.send(AskMsg::Prompt(p.clone()));
                         }
-                        StreamEvent::AgentPromptSettled { request_id, .. } => {
+                        StreamEvent::AgentPromptSettled { request_id, .. } if permissions => {
+                            let _ = ask.send(AskMsg::Settled(request_id.clone()));
+                        }
+                        StreamEvent::Elicitation(e) if !settled_here.contains(&e.request_id) => {
+                            let _ = ask.send(AskMsg::Question(e.clone()));
+                        }
+                        StreamEvent::ElicitationSettled { request_id, .. } => {
                             let _ = ask.send(AskMsg::Settled(request_id.clone()));
                         }
                         _ => {}
@@ -112,7 +128,7 @@ pub fn write_transcript(
     color: bool,
 ) -> std::io::Result<()> {
     let mut out = out;
-    let mut human = Human::new(color, false);
+    let mut human = Human::new(color, false, false);
     for ev in events {
         human.render(&mut out, ev)?;
     }
@@ -135,6 +151,8 @@ struct Human {
     agent_shown: bool,
     /// The terminal asker shows permission requests itself, with their options.
     asking: bool,
+    /// ...and the agent's questions.
+    questions: bool,
     /// Each terminal's unfinished last line: output is shown by whole lines, each marked as
     /// the terminal's.
     term_partial: std::collections::HashMap<String, String>,
@@ -145,13 +163,14 @@ struct Human {
 const TERM_LINE_MAX: usize = 4096;
 
 impl Human {
-    fn new(color: bool, asking: bool) -> Self {
+    fn new(color: bool, asking: bool, questions: bool) -> Self {
         Self {
             color,
             mode: Mode::LineStart,
             titles: std::collections::HashMap::new(),
             agent_shown: false,
             asking,
+            questions,
             term_partial: std::collections::HashMap::new(),
         }
     }
@@ -270,6 +289,81 @@ impl Human {
                     writeln!(w, "    feedback: {f}")?;
                 }
             }
+            StreamEvent::Elicitation(_) if self.questions => {
+                self.line_start(w)?;
+            }
+            StreamEvent::Elicitation(e) => {
+                self.line_start(w)?;
+                writeln!(
+                    w,
+                    "{}",
+                    self.paint("33;1", &format!("? The agent asks: {}", e.message))
+                )?;
+                if let Some(url) = &e.url {
+                    writeln!(w, "    page: {url}")?;
+                }
+                let names: Vec<&str> = e.fields.iter().flatten().map(|f| f.label()).collect();
+                if !names.is_empty() {
+                    writeln!(w, "    fields: {}", names.join(", "))?;
+                }
+            }
+            StreamEvent::ElicitationSettled { action, by, .. } => {
+                self.line_start(w)?;
+                let what = match action {
+                    acp_desk_core::elicitation::ElicitationAction::Accept => "answered",
+                    acp_desk_core::elicitation::ElicitationAction::Decline => "declined",
+                    acp_desk_core::elicitation::ElicitationAction::Cancel => "cancelled",
+                };
+                let by = match by {
+                    acp_desk_core::events::SettledBy::Rule => {
+                        "no terminal to ask on: ask again in a terminal or in the window".into()
+                    }
+                    other => format!("by {}", enum_str(other)),
+                };
+                writeln!(w, "{}", self.paint("33", &format!("  → {what} ({by})")))?;
+            }
+            StreamEvent::ElicitationComplete { .. } => {
+                self.line_start(w)?;
+                writeln!(
+                    w,
+                    "{}",
+                    self.paint("33", "  → the agent says the page is done")
+                )?;
+            }
+            StreamEvent::BackgroundTask { phase, task, .. } => {
+                let name = task
+                    .name
+                    .clone()
+                    .or_else(|| task.description.clone())
+                    .unwrap_or_else(|| task.task_id.clone());
+                let line = match phase {
+                    BackgroundTaskPhase::Started => {
+                        let kind = task.task_kind.as_deref().unwrap_or("task");
+                        Some(format!("⧗ background {kind} started: {name}"))
+                    }
+                    BackgroundTaskPhase::Updated => {
+                        task.summary.as_ref().map(|s| format!("  ⧗ {name}: {s}"))
+                    }
+                    BackgroundTaskPhase::Settled => {
+                        let status = task.status.map(|s| enum_str(&s)).unwrap_or_default();
+                        let mut l = format!("⧗ background task {status}: {name}");
+                        if task.settled_by == Some(acp_desk_core::events::TaskSettledBy::SessionEnd)
+                        {
+                            l.push_str(" (the session ended)");
+                        } else if let Some(s) = &task.summary {
+                            l.push_str(&format!(" - {s}"));
+                        }
+                        if let Some(f) = &task.output_file {
+                            l.push_str(&format!("\n    output: {f}"));
+                        }
+                        Some(l)
+                    }
+                };
+                if let Some(line) = line {
+                    self.line_start(w)?;
+                    writeln!(w, "{}", self.paint("34", &line))?;
+                }
+            }
             StreamEvent::TurnStart { prompt, .. } => {
                 self.line_start(w)?;
                 let text: Vec<&str> = prompt
@@ -323,9 +417,23 @@ impl Human {
                 }
             }
             StreamEvent::UsageUpdate {
-                size, used, cost, ..
+                size,
+                used,
+                cost,
+                origin,
+                ..
             } => {
                 self.line_start(w)?;
+                if origin.as_deref() == Some("task-notification") {
+                    writeln!(
+                        w,
+                        "{}",
+                        self.paint(
+                            "34",
+                            "— the agent worked on its own, after a background task ended"
+                        )
+                    )?;
+                }
                 let mut s = format!("usage: {used}/{size} tokens of context");
                 if let Some(c) = cost {
                     s.push_str(&format!(", cost {:.4} {}", c.amount, c.currency));
@@ -533,43 +641,87 @@ impl TerminalLines {
     }
 }
 
-/// Asks the user about parked permission requests, one at a time, on the terminal.
+/// What the terminal asker puts to the user, one at a time.
+enum Waiting {
+    Permission(Box<AgentPromptEvent>),
+    Question(Box<ElicitationEvent>),
+}
+
+impl Waiting {
+    fn id(&self) -> &str {
+        match self {
+            Waiting::Permission(p) => &p.request_id,
+            Waiting::Question(q) => &q.request_id,
+        }
+    }
+}
+
+/// Asks the user about parked permission requests and the agent's questions, one at a time, on
+/// the terminal. Ctrl-D at a question cancels it.
 pub async fn ask_loop(mut rx: mpsc::UnboundedReceiver<AskMsg>, handle: SessionHandle) {
     let lines = terminal_lines();
-    let mut queue: VecDeque<Box<AgentPromptEvent>> = VecDeque::new();
+    let mut queue: VecDeque<Waiting> = VecDeque::new();
+    let add = |queue: &mut VecDeque<Waiting>, msg: AskMsg| match msg {
+        AskMsg::Prompt(p) => queue.push_back(Waiting::Permission(p)),
+        AskMsg::Question(q) => queue.push_back(Waiting::Question(q)),
+        AskMsg::Settled(id) => queue.retain(|w| w.id() != id),
+    };
     loop {
-        let Some(current) = queue.front().cloned() else {
+        let Some(current) = queue.pop_front() else {
             match rx.recv().await {
-                Some(AskMsg::Prompt(p)) => queue.push_back(p),
-                Some(AskMsg::Settled(_)) => {}
+                Some(msg) => add(&mut queue, msg),
                 None => return,
             }
             continue;
         };
-        show_options(&current);
+        let id = current.id().to_owned();
+        let mut asking = match current {
+            Waiting::Permission(p) => {
+                show_options(&p);
+                Err(p)
+            }
+            Waiting::Question(q) => {
+                let (a, first) = crate::elicit::Asking::new(q);
+                eprint!("{first}");
+                Ok(a)
+            }
+        };
         loop {
             tokio::select! {
                 msg = rx.recv() => match msg {
-                    Some(AskMsg::Prompt(p)) => queue.push_back(p),
-                    Some(AskMsg::Settled(id)) => {
-                        queue.retain(|p| p.request_id != id);
-                        if id == current.request_id {
-                            break;
-                        }
+                    Some(AskMsg::Settled(s)) if s == id => {
+                        eprintln!("\n(answered elsewhere: {id})");
+                        break;
                     }
+                    Some(msg) => add(&mut queue, msg),
                     None => return,
                 },
                 line = lines.next() => {
-                    let Some(line) = line else { return };
-                    match parse_answer(&current, &line) {
-                        Some(resolution) => {
-                            if let Err(e) = handle.respond_permission(&current.request_id, resolution).await {
-                                eprintln!("acp-desk-cli: {e}");
+                    match &mut asking {
+                        Err(p) => {
+                            let Some(line) = line else { return };
+                            match parse_answer(p, &line) {
+                                Some(resolution) => {
+                                    if let Err(e) = handle.respond_permission(&id, resolution).await {
+                                        eprintln!("acp-desk-cli: {e}");
+                                    }
+                                    break;
+                                }
+                                None => eprint!("Type a number from the list (or c to cancel): "),
                             }
-                            queue.retain(|p| p.request_id != current.request_id);
-                            break;
                         }
-                        None => eprint!("Type a number from the list (or c to cancel): "),
+                        Ok(a) => match a.feed(line.as_deref()) {
+                            crate::elicit::Next::Ask(s) => eprint!("{s}"),
+                            crate::elicit::Next::Answer(answer) => {
+                                if let Err(e) = handle.answer_elicitation(&id, answer).await {
+                                    eprintln!("acp-desk-cli: {e}");
+                                }
+                                if line.is_none() {
+                                    return;
+                                }
+                                break;
+                            }
+                        },
                     }
                 }
             }

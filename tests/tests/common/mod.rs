@@ -2,6 +2,9 @@
 //! process is left behind.
 #![allow(dead_code)]
 
+#[cfg(unix)]
+pub mod terminal;
+
 use std::path::PathBuf;
 use std::time::Duration;
 
