@@ -171,3 +171,39 @@ fn with_no_terminal_questions_are_declined_and_tasks_are_shown() {
         "{text}"
     );
 }
+
+#[test]
+fn wait_tasks_keeps_the_session_for_the_tasks_end_and_the_agents_own_work() {
+    let home = Home::new();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "--no-history"];
+        args.extend_from_slice(extra);
+        args.push("background task");
+        let out = Command::new(bin("acp-desk-cli"))
+            .args(&args)
+            .current_dir(home.project())
+            .envs(home.env())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let waited = run(&["--wait-tasks", "30"]);
+    assert!(
+        waited.contains(
+            "⧗ background task completed: cargo build --release - Finished the release build (simulated)"
+        ),
+        "{waited}"
+    );
+    assert!(
+        waited.contains("— the agent worked on its own, after a background task ended"),
+        "{waited}"
+    );
+    assert!(waited.contains("the release binary is ready"), "{waited}");
+    let closed = run(&[]);
+    assert!(
+        closed.contains("⧗ background task stopped: cargo build --release (the session ended)"),
+        "{closed}"
+    );
+}

@@ -199,6 +199,11 @@ struct RunArgs {
     /// whose values hold `${...}` placeholders are never passed (stderr says why).
     #[arg(long)]
     project_mcp: bool,
+    /// After the last turn, keep the session open up to this many seconds while the agent's
+    /// background tasks run (and the work it does on its own once one ends), so they end as the
+    /// agent says rather than with the session. 0: close at once.
+    #[arg(long, default_value_t = 0.0, value_name = "SECONDS")]
+    wait_tasks: f64,
     /// The prompts, one turn each.
     #[arg(required = true, value_name = "PROMPT")]
     prompts: Vec<String>,
@@ -695,8 +700,9 @@ async fn attempt(
     // Tells the turn loop when stdout is gone (a closed pipe: `| head`), so the turn stops
     // rather than running on unseen.
     let (printer_done_tx, mut printer_done) = tokio::sync::oneshot::channel::<bool>();
+    let (tasks_tx, tasks_rx) = tokio::sync::watch::channel(render::TaskCount::default());
     let printer = std::thread::spawn(move || {
-        let r = render::print_events(ev_rx, json, asker_needed.then_some(ask_tx), ask);
+        let r = render::print_events(ev_rx, json, asker_needed.then_some(ask_tx), ask, tasks_tx);
         let _ = printer_done_tx.send(r.is_err());
         r
     });
@@ -823,6 +829,20 @@ async fn attempt(
             break;
         }
     }
+    if args.wait_tasks > 0.0 && !interrupted && !failed && !output_gone {
+        let wait = Duration::try_from_secs_f64(args.wait_tasks).unwrap_or(Duration::ZERO);
+        tokio::select! {
+            waited = wait_for_tasks(tasks_rx, wait) => {
+                if !waited {
+                    eprintln!(
+                        "acp-desk-cli: background tasks still running after {} s; closing the session ends them",
+                        args.wait_tasks
+                    );
+                }
+            }
+            _ = tokio::signal::ctrl_c() => interrupted = true,
+        }
+    }
     let _ = registry.close(&id).await;
     if let Some(a) = asker {
         a.abort();
@@ -858,6 +878,38 @@ async fn attempt(
     } else {
         ExitCode::SUCCESS
     }))
+}
+
+/// How long the agent must be quiet about its tasks, with none running, before `--wait-tasks`
+/// is done: claude-agent-acp announces the autonomous cycle that follows a task's end just
+/// after that end, and closes it with a usage update.
+const TASKS_QUIET: Duration = Duration::from_secs(3);
+
+/// Waits (up to `limit`) until no background task runs and none was heard of for
+/// [`TASKS_QUIET`]; `false` when the limit came first.
+async fn wait_for_tasks(
+    mut rx: tokio::sync::watch::Receiver<render::TaskCount>,
+    limit: Duration,
+) -> bool {
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        let open = rx.borrow_and_update().open;
+        let quiet = if open == 0 {
+            tokio::time::Instant::now() + TASKS_QUIET
+        } else {
+            deadline
+        };
+        tokio::select! {
+            changed = rx.changed() => {
+                if changed.is_err() {
+                    return true;
+                }
+            }
+            _ = tokio::time::sleep_until(quiet.min(deadline)) => {
+                return open == 0 && quiet <= deadline;
+            }
+        }
+    }
 }
 
 fn folder(p: PathBuf, flag: &str) -> anyhow::Result<PathBuf> {

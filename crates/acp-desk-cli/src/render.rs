@@ -16,14 +16,25 @@ use tokio::sync::mpsc;
 use crate::AskMsg;
 
 /// Runs on its own thread until the engine drops its event sender.
+/// The agent's background tasks as the printer has seen them (for `run --wait-tasks`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TaskCount {
+    /// Running now.
+    pub open: usize,
+    /// `background-task` events seen: changes with each.
+    pub seen: u64,
+}
+
 /// `ask`: the terminal asker, which gets the questions, and the permission requests when
-/// `permissions` (`--permission ask`).
+/// `permissions` (`--permission ask`). `tasks` hears of every `background-task`.
 pub fn print_events(
     mut rx: mpsc::Receiver<EventBatch>,
     json: bool,
     ask: Option<mpsc::UnboundedSender<AskMsg>>,
     permissions: bool,
+    tasks: tokio::sync::watch::Sender<TaskCount>,
 ) -> std::io::Result<()> {
+    let mut open_tasks = std::collections::HashSet::new();
     let stdout = std::io::stdout();
     let color = !json && stdout.is_terminal();
     let mut out = BufWriter::with_capacity(64 * 1024, stdout.lock());
@@ -45,6 +56,18 @@ pub fn print_events(
                 })
                 .collect();
             for ev in batch {
+                if let StreamEvent::BackgroundTask { task, .. } = &ev {
+                    if task.is_open() {
+                        open_tasks.insert(task.task_id.clone());
+                    } else {
+                        open_tasks.remove(&task.task_id);
+                    }
+                    let open = open_tasks.len();
+                    tasks.send_modify(|c| {
+                        c.open = open;
+                        c.seen += 1;
+                    });
+                }
                 if let StreamEvent::SessionContinued { .. } = &ev {
                     // The contract: `run --continue` says on stderr how it continued.
                     eprintln!("acp-desk-cli: {}", continued_line(&ev));
