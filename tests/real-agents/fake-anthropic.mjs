@@ -371,8 +371,10 @@ function sendStream(res, body, d) {
   d.blocks.forEach((b, index) => {
     if (b.type === "text") {
       ev("content_block_start", { index, content_block: { type: "text", text: "" } });
-      // Two deltas, to exercise streaming.
-      const mid = Math.floor(b.text.length / 2);
+      // Two deltas, to exercise streaming, split at a space so a path or a word stays whole
+      // within one delta (the recordings replace temp paths chunk by chunk).
+      const half = Math.floor(b.text.length / 2);
+      const mid = b.text.lastIndexOf(" ", half) > 0 ? b.text.lastIndexOf(" ", half) + 1 : half;
       for (const part of [b.text.slice(0, mid), b.text.slice(mid)]) {
         if (part) ev("content_block_delta", { index, delta: { type: "text_delta", text: part } });
       }

@@ -148,7 +148,7 @@ if "$NODE" -e 'const l = require("fs").readFileSync(process.argv[1], "utf8").tri
 else
   bad "the model server saw a request it does not serve"
 fi
-if grep -l -e "$WORK" -e "${WORK##*/}" "$OUT"/claude-agent-acp-"$VERSION"-*.jsonl >/dev/null 2>&1; then
+if grep -l -e "$WORK" -e "${WORK##*/}" -e "${WORK##*.}" -e "acp-desk-rec" "$OUT"/claude-agent-acp-"$VERSION"-*.jsonl >/dev/null 2>&1; then
   bad "a recording still names the temp folder"
 else
   ok "no recording names the temp folder"
