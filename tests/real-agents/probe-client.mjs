@@ -15,7 +15,9 @@
 //                   (claude-agent-acp then publishes async_task_* session updates)
 //   --elicitation-form  advertise `elicitation: {form: {}}` (claude-agent-acp then offers the
 //                   model AskUserQuestion and turns it into elicitation/create)
-//   --elicit accept|decline|cancel   how elicitation/create is answered (default decline)
+//   --elicit accept|decline|cancel|none   how elicitation/create is answered (default decline;
+//                   none: never answered)
+//   --cancel-after-ms N  N ms after an elicitation/create arrived, send session/cancel
 //   --elicit-content JSON  the `content` of an accept (default {})
 //   --stop-task     once an async task with canStop arrives (not the autonomous "turn" ones),
 //                   send `_session/async_task/stop` {sessionId, asyncTaskId} for it after
@@ -60,6 +62,7 @@ const airAsyncTasks = has("--air-async-tasks");
 const elicitationForm = has("--elicitation-form");
 const elicitAction = opt("--elicit") || "decline";
 const elicitContent = JSON.parse(opt("--elicit-content") || "{}");
+const cancelAfterMs = opt("--cancel-after-ms");
 const stopTask = has("--stop-task");
 const stopAfterMs = Number(opt("--stop-after-ms") || 1500);
 const lingerS = Number(opt("--linger") || 0);
@@ -148,6 +151,13 @@ async function handle(method, p) {
     }
     case "elicitation/create": {
       log(`elicitation/create (${p.mode}): answering ${elicitAction}`);
+      if (cancelAfterMs != null) {
+        setTimeout(() => {
+          log("sending session/cancel");
+          send({ method: "session/cancel", params: { sessionId: p.sessionId } });
+        }, Number(cancelAfterMs));
+      }
+      if (elicitAction === "none") return new Promise(() => {});
       if (elicitAction === "accept") return { action: "accept", content: elicitContent };
       return { action: elicitAction };
     }

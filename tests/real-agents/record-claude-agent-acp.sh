@@ -91,7 +91,8 @@ record() {
     -- "$NODE" "$AGENT_JS" -- "$prompt" >"$dir/stdout.txt" 2>"$dir/stderr.log" &
   wait $!
   local rc=$?
-  [[ $rc = 0 ]] && ok "$name: the probe's turn ended end_turn" ||
+  local want=${EXPECT_RC:-0} # probe-client: 0 end_turn, 3 another stop reason
+  [[ $rc = "$want" ]] && ok "$name: the probe's turn ended $([[ $want = 0 ]] && echo end_turn || echo "with exit $want (not end_turn)")" ||
     { bad "$name: probe-client exited $rc"; tail -n 15 "$dir/stderr.log" | sed 's/^/#   /'; }
   # The recording, without the temp folder's path and the port.
   # Claude Code also names a folder after the project's path, with every `/` (and `.`) a `-`.
@@ -141,6 +142,14 @@ has ask-user-question "the answer reached the model (quoted in the final text)" 
 record ask-user-question-decline "ask me a question" --elicit decline
 has ask-user-question-decline "elicitation/create sent and answered decline" \
   'm.some((e) => e.msg.method === "elicitation/create") && m.some((e) => e.dir === "sent" && e.msg.result?.action === "decline")'
+
+# Cancelled while the question is open (the client never answers): the agent withdraws its
+# request with $/cancel_request and the turn ends cancelled.
+EXPECT_RC=3 record ask-user-question-cancel "ask me a question" --elicit none --cancel-after-ms 1000
+has ask-user-question-cancel "session/cancel sent while elicitation/create was open" \
+  'm.some((e) => e.msg.method === "elicitation/create") && m.some((e) => e.dir === "sent" && e.msg.method === "session/cancel")'
+has ask-user-question-cancel "the agent withdrew it: \$/cancel_request with the elicitation's id" \
+  'm.some((e) => e.dir === "answered" && e.msg.method === "$/cancel_request" && e.msg.params.requestId === m.find((x) => x.msg.method === "elicitation/create").msg.id)'
 
 if "$NODE" -e 'const l = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").map(JSON.parse);
   process.exit(l.some((e) => e.unhandled) ? 1 : 0)' "$WORK/requests.jsonl"; then
