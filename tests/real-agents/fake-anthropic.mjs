@@ -33,6 +33,9 @@ const portFile = arg("--port-file");
 const logFile = arg("--log");
 const toolsDump = arg("--tools-dump");
 const toolsDumped = new Set();
+// --bodies DIR: every /v1/messages request body as DIR/NNN.json (to read what Claude Code sends).
+const bodiesDir = arg("--bodies");
+let bodyCount = 0;
 
 function log(entry) {
   if (!logFile) return;
@@ -44,10 +47,69 @@ export const WRITE_CONTENT = "written by the fake model\n";
 export const EDIT_OLD = "colour = red";
 export const EDIT_NEW = "colour = blue";
 export const RUN_COMMAND = "echo hi-from-bash > out.txt && cat out.txt";
+// claude-agent-acp (AIR async tasks, AskUserQuestion as elicitation): see the scenarios below.
+export const BG_DONE_COMMAND = "sleep 2; echo done > bg.txt";
+export const BG_LONG_COMMAND = "sleep 300";
+export const NOTIFIED_TEXT = "Noted: the background job finished.";
+export const ASK_ONE = {
+  question: "Which colour should the header be?",
+  header: "Colour",
+  multiSelect: false,
+  options: [
+    { label: "Blue", description: "Calm and readable" },
+    { label: "Green", description: "Fresh" },
+  ],
+};
+export const ASK_MULTI = {
+  question: "Which checks should run before a release?",
+  header: "Checks",
+  multiSelect: true,
+  options: [
+    { label: "Unit tests", description: "cargo test" },
+    { label: "Lints", description: "clippy and fmt" },
+    { label: "End to end", description: "Playwright" },
+  ],
+};
 
 // Each scenario: match(promptText) and steps(ctx) -> list of {tool, input}. ctx.cwd is the
 // session's working directory (from the system prompt), ctx.name(base) picks the offered name.
 const SCENARIOS = [
+  {
+    // A Bash command sent to the background (Claude Code's own Bash, `run_in_background`); the
+    // turn ends while it runs. Once it exits, Claude Code tells the model with a
+    // <task-notification> user message (an autonomous cycle, answered below in decide()).
+    id: "bg-done",
+    match: (p) => /\bbackground job that finishes\b/i.test(p),
+    steps: () => [
+      {
+        tool: "Bash",
+        input: { command: BG_DONE_COMMAND, description: "Write done to bg.txt in the background", run_in_background: true },
+      },
+    ],
+  },
+  {
+    // A background Bash task that runs for 5 minutes, for a client to stop.
+    id: "bg-long",
+    match: (p) => /\blong background job\b/i.test(p),
+    steps: () => [
+      {
+        tool: "Bash",
+        input: { command: BG_LONG_COMMAND, description: "Sleep for five minutes", run_in_background: true },
+      },
+    ],
+  },
+  {
+    // AskUserQuestion (claude-agent-acp offers it only to a client with elicitation.form and
+    // turns it into elicitation/create); the final text quotes the tool's result.
+    id: "ask-two",
+    match: (p) => /\bask me two questions\b/i.test(p),
+    steps: () => [{ tool: "AskUserQuestion", input: { questions: [ASK_ONE, ASK_MULTI] } }],
+  },
+  {
+    id: "ask-one",
+    match: (p) => /\bask me a question\b/i.test(p),
+    steps: () => [{ tool: "AskUserQuestion", input: { questions: [ASK_ONE] } }],
+  },
   {
     // Calls every tool an MCP server configured in ACP Desk offered (`mcp__<server>__<tool>`,
     // not the agent's own `mcp__acp__*`), so the test sees each server reached end to end.
@@ -203,6 +265,25 @@ function decide(body) {
     abs: (f) => (path.isAbsolute(f) ? f : path.join(cwd, f)),
     name: (base) => (toolNames.includes(`mcp__acp__${base}`) ? `mcp__acp__${base}` : base),
   };
+  // Claude Code's prompt suggestions ("[SUGGESTION MODE: ...]", after a turn): it offers tools
+  // but wants one line of text. Suggest nothing.
+  if (/^\[SUGGESTION MODE/.test(prompt.text)) {
+    return { kind: "suggestion", blocks: [{ type: "text", text: "" }], stop: "end_turn", toolNames };
+  }
+  // The autonomous cycle: Claude Code woke the model on its own to say a background task ended.
+  // It comes as the last user message, inside a <system-reminder> (which latestPrompt skips).
+  const lastMsg = messages[messages.length - 1];
+  const lastText = lastMsg?.role === "user" ? textOf(lastMsg.content) : "";
+  if (/<task-notification>/.test(lastText)) {
+    const summary = (lastText.match(/<summary>([\s\S]*?)<\/summary>/) || [])[1] || "";
+    return {
+      kind: "main",
+      scenario: "task-notification",
+      blocks: [{ type: "text", text: `${NOTIFIED_TEXT} ${summary.trim()}`.trim() }],
+      stop: "end_turn",
+      toolNames,
+    };
+  }
   const scenario = SCENARIOS.find((s) => s.match(prompt.text));
   if (!scenario) {
     return {
@@ -290,8 +371,10 @@ function sendStream(res, body, d) {
   d.blocks.forEach((b, index) => {
     if (b.type === "text") {
       ev("content_block_start", { index, content_block: { type: "text", text: "" } });
-      // Two deltas, to exercise streaming.
-      const mid = Math.floor(b.text.length / 2);
+      // Two deltas, to exercise streaming, split at a space so a path or a word stays whole
+      // within one delta (the recordings replace temp paths chunk by chunk).
+      const half = Math.floor(b.text.length / 2);
+      const mid = b.text.lastIndexOf(" ", half) > 0 ? b.text.lastIndexOf(" ", half) + 1 : half;
       for (const part of [b.text.slice(0, mid), b.text.slice(mid)]) {
         if (part) ev("content_block_delta", { index, delta: { type: "text_delta", text: part } });
       }
@@ -325,6 +408,7 @@ const server = http.createServer((req, res) => {
     const entry = { method: req.method, path: url.pathname + url.search };
     try {
       if (req.method === "POST" && url.pathname === "/v1/messages") {
+        if (bodiesDir) fs.writeFileSync(path.join(bodiesDir, `${String(++bodyCount).padStart(3, "0")}.json`), raw);
         const d = decide(body);
         Object.assign(entry, {
           model: body.model,

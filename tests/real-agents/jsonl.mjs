@@ -34,6 +34,9 @@
 //                          client sent, each followed by a space
 //   wire-error FILE METHOD wire-tap.mjs's log: the agent's error answers to METHOD requests,
 //                          `CODE MESSAGE` each, one a line
+//   holds FILE EXPR        exit 0 when the JS expression EXPR is truthy, with `e` = the file's
+//                          JSON lines (a --json transcript's events, or a wire log); prints the
+//                          value when it is not a boolean (so `holds F 'e.find(...)?.x'` prints x)
 
 import fs from "node:fs";
 
@@ -202,6 +205,13 @@ switch (cmd) {
   case "mcp-report": {
     const ev = lines().find((e) => e.kind === "mcp-servers");
     out(ev ? ev.servers.map((s) => `${s.name}:${s.transport}:${s.passed}`).sort().map((s) => s + " ").join("") : "");
+    break;
+  }
+  case "holds": {
+    const e = lines();
+    const v = new Function("e", `return (${rest[0]});`)(e);
+    if (typeof v !== "boolean" && v !== undefined && v !== null) out(typeof v === "string" ? v : JSON.stringify(v));
+    process.exitCode = v ? 0 : 1;
     break;
   }
   default:

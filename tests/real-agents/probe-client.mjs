@@ -9,6 +9,24 @@
 //   --calls FILE    one JSON line per agent->client request: {method, params}
 //   --updates FILE  one JSON line per session/update notification
 //   --mcp-servers FILE  a JSON array sent as session/new's mcpServers (default [])
+//   --wire FILE     every JSON-RPC line each way, as wire-tap.mjs writes them: {"sent": MSG}
+//                   (this client to the agent) / {"answered": MSG} (the agent to this client)
+//   --air-async-tasks   advertise `_meta.jetbrains.air = {version: 1, capabilities: ["asyncTasks"]}`
+//                   (claude-agent-acp then publishes async_task_* session updates)
+//   --elicitation-form  advertise `elicitation: {form: {}}` (claude-agent-acp then offers the
+//                   model AskUserQuestion and turns it into elicitation/create)
+//   --elicit accept|decline|cancel|none   how elicitation/create is answered (default decline;
+//                   none: never answered)
+//   --cancel-after-ms N  N ms after an elicitation/create arrived, send session/cancel
+//   --elicit-content JSON  the `content` of an accept (default {})
+//   --stop-task     once an async task with canStop arrives (not the autonomous "turn" ones),
+//                   send `_session/async_task/stop` {sessionId, asyncTaskId} for it after
+//                   --stop-after-ms (default 1500); its answer goes to stderr and --wire
+//   --linger SECONDS   after the prompt's answer, keep the session open (default 0) until every
+//                   announced async task is settled (and, with --wait-origin, a usage_update
+//                   with that `_meta["_claude/origin"].kind` came), then --grace-ms more
+//                   (default 1500); at most SECONDS in all
+//   --wait-origin KIND  e.g. task-notification (the autonomous cycle after a task settled)
 // Prints the final agent text on stdout; exit 0 when the turn ended `end_turn`.
 //
 // Not part of ACP Desk: a reference for what ACP Desk must do once it advertises the
@@ -38,11 +56,28 @@ const updatesFile = opt("--updates");
 const mcpServersFile = opt("--mcp-servers");
 const mcpServers = mcpServersFile ? JSON.parse(fs.readFileSync(mcpServersFile, "utf8")) : [];
 const append = (f, o) => f && fs.appendFileSync(f, JSON.stringify(o) + "\n");
+const has = (n) => argv.slice(0, sep).includes(n);
+const wireFile = opt("--wire");
+const airAsyncTasks = has("--air-async-tasks");
+const elicitationForm = has("--elicitation-form");
+const elicitAction = opt("--elicit") || "decline";
+const elicitContent = JSON.parse(opt("--elicit-content") || "{}");
+const cancelAfterMs = opt("--cancel-after-ms");
+const stopTask = has("--stop-task");
+const stopAfterMs = Number(opt("--stop-after-ms") || 1500);
+const lingerS = Number(opt("--linger") || 0);
+const graceMs = Number(opt("--grace-ms") || 1500);
+const waitOrigin = opt("--wait-origin");
+const log = (s) => console.error(`probe-client: ${s}`);
 
 const child = spawn(agentCmd[0], agentCmd.slice(1), { cwd, stdio: ["pipe", "pipe", "inherit"] });
 let nextId = 1;
 const pending = new Map();
-const send = (msg) => child.stdin.write(JSON.stringify({ jsonrpc: "2.0", ...msg }) + "\n");
+const send = (msg) => {
+  const full = { jsonrpc: "2.0", ...msg };
+  append(wireFile, { sent: full });
+  child.stdin.write(JSON.stringify(full) + "\n");
+};
 const request = (method, params) =>
   new Promise((resolve, reject) => {
     const id = nextId++;
@@ -114,6 +149,18 @@ async function handle(method, p) {
       terminals.delete(p.terminalId);
       return {};
     }
+    case "elicitation/create": {
+      log(`elicitation/create (${p.mode}): answering ${elicitAction}`);
+      if (cancelAfterMs != null) {
+        setTimeout(() => {
+          log("sending session/cancel");
+          send({ method: "session/cancel", params: { sessionId: p.sessionId } });
+        }, Number(cancelAfterMs));
+      }
+      if (elicitAction === "none") return new Promise(() => {});
+      if (elicitAction === "accept") return { action: "accept", content: elicitContent };
+      return { action: elicitAction };
+    }
     case "session/request_permission": {
       const kind = permission === "allow" ? "allow_once" : "reject_once";
       const o = p.options.find((x) => x.kind === kind);
@@ -125,6 +172,54 @@ async function handle(method, p) {
       throw e;
     }
   }
+}
+
+// --- async tasks -----------------------------------------------------------------------------
+const tasks = new Map(); // asyncTaskId -> {taskType, canStop, state}
+const origins = [];
+let settleWaiter = null;
+function onUpdate(params) {
+  const u = params?.update || {};
+  if (u.sessionUpdate === "async_task_spawned") {
+    tasks.set(u.asyncTaskId, { taskType: u.taskType, canStop: u.canStop, state: "running" });
+    log(`task spawned ${u.asyncTaskId} (${u.taskType}, canStop ${u.canStop})`);
+    if (stopTask && u.canStop && u.taskType !== "turn") {
+      setTimeout(() => {
+        log(`stopping ${u.asyncTaskId}`);
+        request("_session/async_task/stop", { sessionId: params.sessionId, asyncTaskId: u.asyncTaskId }).then(
+          (r) => log(`stop answered ${JSON.stringify(r)}`),
+          (e) => log(`stop failed ${e.message || e}`),
+        );
+      }, stopAfterMs);
+    }
+  } else if (u.sessionUpdate === "async_task_state_update") {
+    const t = tasks.get(u.asyncTaskId);
+    if (t) t.state = u.state;
+    log(`task ${u.asyncTaskId} ${u.state}`);
+  } else if (u.sessionUpdate === "usage_update") {
+    const o = u._meta?.["_claude/origin"];
+    if (o) {
+      origins.push(o.kind);
+      log(`usage_update origin ${JSON.stringify(o)}`);
+    }
+  }
+  settleWaiter?.();
+}
+const settled = () =>
+  [...tasks.values()].every((t) => ["completed", "failed", "stopped"].includes(t.state)) &&
+  (!waitOrigin || origins.includes(waitOrigin));
+async function linger() {
+  if (lingerS <= 0) return;
+  const deadline = Date.now() + lingerS * 1000;
+  while (Date.now() < deadline && !(tasks.size > 0 && settled())) {
+    await new Promise((r) => {
+      settleWaiter = r;
+      setTimeout(r, 250);
+    });
+  }
+  settleWaiter = null;
+  log(settled() ? `settled (${tasks.size} tasks, origins ${JSON.stringify(origins)})` : "linger timed out");
+  await new Promise((r) => setTimeout(r, graceMs));
 }
 
 let finalText = "";
@@ -140,8 +235,10 @@ child.stdout.on("data", (d) => {
     try {
       msg = JSON.parse(line);
     } catch {
+      append(wireFile, { answeredText: line });
       continue;
     }
+    append(wireFile, { answered: msg });
     if (msg.method && msg.id !== undefined) {
       append(callsFile, { method: msg.method, params: msg.params });
       handle(msg.method, msg.params).then(
@@ -151,6 +248,7 @@ child.stdout.on("data", (d) => {
     } else if (msg.method) {
       append(updatesFile, msg.params);
       const u = msg.params?.update;
+      if (msg.method === "session/update") onUpdate(msg.params);
       if (u?.sessionUpdate === "agent_message_chunk" && u.content?.type === "text") finalText += u.content.text;
     } else if (pending.has(msg.id)) {
       const { resolve, reject } = pending.get(msg.id);
@@ -170,13 +268,19 @@ const done = (code) => {
 try {
   await request("initialize", {
     protocolVersion: 1,
-    clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: true },
+    clientCapabilities: {
+      fs: { readTextFile: true, writeTextFile: true },
+      terminal: true,
+      ...(elicitationForm ? { elicitation: { form: {} } } : {}),
+      ...(airAsyncTasks ? { _meta: { jetbrains: { air: { version: 1, capabilities: ["asyncTasks"] } } } } : {}),
+    },
     clientInfo: { name: "acp-desk-probe-client", version: "0.0.0" },
   });
   const { sessionId } = await request("session/new", { cwd, mcpServers });
   const r = await request("session/prompt", { sessionId, prompt: [{ type: "text", text: promptText }] });
-  process.stdout.write(finalText + "\n");
   console.error(`probe-client: stopReason ${r.stopReason}`);
+  await linger();
+  process.stdout.write(finalText + "\n");
   done(r.stopReason === "end_turn" ? 0 : 3);
 } catch (e) {
   console.error(`probe-client: ${e.message || e}`);

@@ -441,6 +441,83 @@ JSON
   MCP_PID=
 fi
 
+# --- claude-agent-acp 0.101.0: background tasks and AskUserQuestion (issue 19) ------------------
+# The pinned @agentclientprotocol/claude-agent-acp publishes background work as AIR async tasks
+# (only for a client that advertises `_meta.jetbrains.air` asyncTasks) and asks AskUserQuestion
+# through elicitation/create (only for a client with `elicitation.form`). Each run goes through
+# wire-tap.mjs, so what ACP Desk advertised is read from the wire.
+AIR_PKG=$HERE/node_modules/@agentclientprotocol/claude-agent-acp
+AIR_JS=$AIR_PKG/dist/index.js
+if [[ ${RUN_AIR:-1} = 1 && -f $AIR_JS ]]; then
+  AIR_VERSION=$(q get "$AIR_PKG/package.json" version)
+  echo "# claude-agent-acp $AIR_VERSION"
+  # --wait-tasks SECONDS: the CLI keeps the session open after the turn while tasks run (and for
+  # the autonomous cycle that follows), when it has the option.
+  WAIT_TASKS=()
+  "$CLI" run --help 2>&1 | grep -q -- '--wait-tasks' && WAIT_TASKS=(--wait-tasks 60)
+  [[ ${#WAIT_TASKS[@]} = 0 ]] && echo "# acp-desk-cli run has no --wait-tasks: the autonomous cycle is not waited for"
+  evq() { q holds "$OUT" "$1"; } # an expression over the transcript's events `e`
+  # run_air NAME PROMPT [CLI OPTIONS...]: sets OUT, ERR, RC, PROJ, AIR_WIRE.
+  run_air() {
+    local name=$1 prompt=$2
+    shift 2
+    local dir=$WORK/air-$name
+    PROJ=$dir/proj OUT=$dir/out.jsonl ERR=$dir/stderr.log AIR_WIRE=$dir/wire.jsonl
+    new_project "$PROJ"
+    local t0=$(date +%s.%N)
+    fg "${agent_env[@]}" timeout -k 5 "$TIMEOUT" "$CLI" run --cwd "$PROJ" --permission allow --json \
+      --turn-idle-timeout 60 "$@" --agent-command "node '$HERE/wire-tap.mjs' '$AIR_WIRE' -- node '$AIR_JS'" \
+      "$prompt" >"$OUT" 2>"$ERR" </dev/null
+    RC=$?
+    echo "# air/$name: exit $RC in $(elapsed "$t0" "$(date +%s.%N)") s"
+    check "air/$name: CLI exit 0 and the turn ended end_turn" test "$RC:$(stop_reason "$OUT")" = "0:end_turn"
+    check "air/$name: no agent process (nor its background command) outlived the CLI" no_leftovers
+    [[ $RC = 0 ]] || { echo "# last stderr lines:" && tail -n 15 "$ERR" | sed 's/^/#   /'; }
+  }
+
+  run_air bg-done "start a background job that finishes" "${WAIT_TASKS[@]}"
+  check "air: ACP Desk advertised _meta.jetbrains.air asyncTasks (version 1) and elicitation.form" \
+    q holds "$AIR_WIRE" 'e.some((l) => { const c = l.sent?.method === "initialize" && l.sent.params.clientCapabilities;
+      return c && c._meta?.jetbrains?.air?.version === 1 && c._meta.jetbrains.air.capabilities?.includes("asyncTasks") && !!c.elicitation?.form; })'
+  TASK=$(evq 'e.find((x) => x.kind === "background-task" && x.phase === "started" && x.task.taskKind === "shell")?.task.taskId')
+  check "air/bg-done: a background-task started: a shell task, stoppable, tied to its Bash tool call [$TASK]" \
+    evq 'e.some((x) => x.kind === "background-task" && x.phase === "started" && x.task.taskKind === "shell" && x.task.canStop === true && !!x.task.toolCallId)'
+  SETTLED='e.find((x) => x.kind === "background-task" && x.phase === "settled" && x.task.taskId === "'$TASK'")'
+  check "air/bg-done: its phases in order: started, (updated…), settled, nothing after" \
+    evq 'e.filter((x) => x.kind === "background-task" && x.task.taskId === "'$TASK'").map((x) => x.phase).join(" ").match(/^started( updated)* settled$/) !== null'
+  OUTPUT_FILE=$(evq "$SETTLED?.task.outputFile")
+  check "air/bg-done: the settled task names its output file …/tasks/$TASK.output [${OUTPUT_FILE#$WORK/}]" \
+    eval '[[ $OUTPUT_FILE == /*/tasks/$TASK.output ]]'
+  if [[ ${#WAIT_TASKS[@]} != 0 ]]; then
+    check "air/bg-done: settled with status completed, by the agent [$(evq "JSON.stringify($SETTLED?.task ?? null)" | head -c 400)]" \
+      evq "$SETTLED?.task.status === 'completed' && $SETTLED?.task.settledBy === 'agent'"
+    check "air/bg-done: the output file exists" test -f "$OUTPUT_FILE"
+    check "air/bg-done: the command ran: bg.txt = done" file_is "$PROJ/bg.txt" $'done\n'
+    check "air/bg-done: the autonomous cycle: a usage_update with origin task-notification" \
+      evq 'e.some((x) => x.kind === "usage_update" && x.origin === "task-notification")'
+    check "air/bg-done: … and the model's answer to the notification" contains "$(text_of "$OUT")" "Noted: the background job finished."
+    check "air/bg-done: … after our turn ended (its usage_update follows the turn-end)" \
+      evq 'e.findIndex((x) => x.kind === "usage_update" && x.origin === "task-notification") > e.findIndex((x) => x.kind === "turn-end")'
+  else
+    # The CLI ends the session with the turn, before the command's `sleep 2` is over.
+    check "air/bg-done: settled at the session's end (no --wait-tasks) [$(evq "JSON.stringify($SETTLED?.task ?? null)" | head -c 400)]" \
+      evq "$SETTLED?.task.status === 'stopped' && $SETTLED?.task.settledBy === 'session-end' || ['stopped', 'failed'].includes($SETTLED?.task.status) && $SETTLED?.task.settledBy === 'agent'"
+  fi
+
+  # A task still running when the session ends: settled by the end (ACP Desk's, or the agent's
+  # own state update when it sends one before it exits); its `sleep 300` must not outlive the CLI.
+  run_air bg-long "start a long background job"
+  TASK=$(evq 'e.find((x) => x.kind === "background-task" && x.phase === "started" && x.task.taskKind === "shell")?.task.taskId')
+  check "air/bg-long: a stoppable shell task started [$TASK]" \
+    evq 'e.some((x) => x.kind === "background-task" && x.phase === "started" && x.task.taskKind === "shell" && x.task.canStop === true)'
+  SETTLED='e.find((x) => x.kind === "background-task" && x.phase === "settled" && x.task.taskId === "'$TASK'")'
+  check "air/bg-long: settled when the session ended [$(evq "JSON.stringify($SETTLED?.task ?? null)" | head -c 300)]" \
+    evq "$SETTLED?.task.status === 'stopped' && $SETTLED?.task.settledBy === 'session-end' || ['stopped', 'failed'].includes($SETTLED?.task.status) && $SETTLED?.task.settledBy === 'agent'"
+  check "air/bg-long: no running task left: every started task (at least one) settled" \
+    evq 'e.filter((x) => x.kind === "background-task" && x.phase === "started").every((s) => e.some((x) => x.kind === "background-task" && x.phase === "settled" && x.task.taskId === s.task.taskId)) && e.some((x) => x.kind === "background-task")'
+
+fi
+
 # --- sign-in: ~/.claude.json.backup and no ~/.claude.json (issue 18) -----------------------------
 # claude-code-acp 0.16.2 refuses session/new with -32000 in that state (dist/acp-agent.js
 # newSession); its one auth method, claude-login, carries `_meta["terminal-auth"]` (node …/cli.js)
@@ -581,6 +658,15 @@ if [[ $RUN_PROBE = 1 ]]; then
   check "probe/reject/write: nothing written" test "$(snapshot "$PROJ")" = "$BEFORE"
   check "probe/reject/write: client methods [$PROBE_METHODS]" methods_are "session/request_permission "
   check "probe: no agent process outlived the probe client" no_leftovers
+  if [[ ${RUN_AIR:-1} = 1 && -f $AIR_JS ]]; then
+    # claude-agent-acp's async tasks (and their stop) and AskUserQuestion straight from
+    # probe-client.mjs: the recording script, writing to the temp folder, its checks as ours.
+    mkdir -p "$WORK/air-probe"
+    fg env OUT_DIR="$WORK/air-probe" SKIP_NPM_CI=1 TMPDIR="$WORK" "$HERE/record-claude-agent-acp.sh" >"$WORK/air-probe.log" 2>&1
+    rc=$?
+    sed 's/^/#   /' "$WORK/air-probe.log"
+    check "probe/air: record-claude-agent-acp.sh's checks passed ($(tail -n 1 "$WORK/air-probe.log"))" test $rc = 0
+  fi
 fi
 
 if [[ $RECORD = 1 ]]; then
