@@ -21,6 +21,7 @@ import type {
 } from './generated/ipc';
 
 import type { AgentsBackend } from './agents';
+import type { ElicitationAnswer, FieldError, Issue19Error } from './ipc-issue19';
 
 export type Unsubscribe = () => void;
 
@@ -39,7 +40,7 @@ export type {
 
 /** An error as the UI shows it: a command's IpcError. Whatever else a command rejects with
  * (Tauri's own failures, a broken answer) is `internal` too: ACP Desk failed, not the user. */
-export type UiError = IpcError;
+export type UiError = IpcError | Issue19Error;
 
 /** The agents' commands (`AgentsBackend`) are the Agents view's, and the picker's. */
 export interface Backend extends AgentsBackend {
@@ -86,6 +87,11 @@ export interface Backend extends AgentsBackend {
   onDesktopNotice(cb: (e: DesktopNotice) => void): Promise<Unsubscribe>;
   /** The sidebar as the last run left it: sessions with their stored transcripts and drafts. */
   restoredSessions(): Promise<RestoredSidebar>;
+  /** Answers the agent's question (`elicitation`); an accept the engine finds invalid is
+   * refused with `invalid-answer` and its fields' errors. */
+  elicitationAnswer(sessionId: string, requestId: string, answer: ElicitationAnswer): Promise<void>;
+  /** Asks the agent to stop a background task (`task-not-stoppable` when it said it cannot). */
+  backgroundTaskStop(sessionId: string, taskId: string): Promise<void>;
   /** Saves the sidebar (its sessions in order, the index of the one shown) for the next start. */
   setOpenSessions(sessions: OpenSessionEntry[], shown: number | null): Promise<void>;
   /** Starts a restored session's agent again, continuing its stored conversation (resume,
@@ -118,6 +124,21 @@ const IPC_CODES: Record<IpcError['code'], true> = {
   'consent-needed': true,
   internal: true,
 };
+const ISSUE19_CODES: Record<Issue19Error['code'], true> = {
+  'invalid-answer': true,
+  'task-not-stoppable': true,
+};
+
+/** An `invalid-answer`'s list, as far as it is one. */
+function fieldErrors(v: unknown): FieldError[] {
+  if (!Array.isArray(v)) return [];
+  return v.flatMap((e: unknown) => {
+    const r = e as { field?: unknown; message?: unknown } | null;
+    return typeof r?.field === 'string' && typeof r.message === 'string'
+      ? [{ field: r.field, message: r.message }]
+      : [];
+  });
+}
 
 /** Whatever a command rejected with, as a UiError. */
 export function toUiError(e: unknown): UiError {
@@ -126,6 +147,14 @@ export function toUiError(e: unknown): UiError {
     if (typeof code === 'string' && typeof message === 'string' && Object.hasOwn(IPC_CODES, code)) {
       return { code, message } as IpcError;
     }
+    if (code === 'invalid-answer' && typeof message === 'string')
+      return { code, message, errors: fieldErrors((e as { errors?: unknown }).errors) };
+    if (
+      typeof code === 'string' &&
+      typeof message === 'string' &&
+      Object.hasOwn(ISSUE19_CODES, code)
+    )
+      return { code, message } as Issue19Error;
   }
   const message = e instanceof Error ? e.message : typeof e === 'string' ? e : JSON.stringify(e);
   return { code: 'internal', message };

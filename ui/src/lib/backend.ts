@@ -10,6 +10,7 @@ import type { SignInBackend } from './sign-in';
 import type { LoginBackend } from './login';
 import type { AgentListing, CheckReport, InstallProgress, RegistryImported } from './agents';
 import { toUiError } from './backend-types';
+import type { Issue19Command } from './ipc-issue19';
 import type {
   AgentSession,
   AppEvent,
@@ -39,7 +40,10 @@ import type {
 
 // Commands by `CommandName`, generated from the Rust list that registers them: a misspelt name
 // fails the type check.
-async function call<T>(cmd: CommandName, args?: Record<string, unknown>): Promise<T> {
+async function call<T>(
+  cmd: CommandName | Issue19Command,
+  args?: Record<string, unknown>,
+): Promise<T> {
   try {
     return await invoke<T>(cmd, args);
   } catch (e) {
@@ -47,7 +51,10 @@ async function call<T>(cmd: CommandName, args?: Record<string, unknown>): Promis
   }
 }
 
-async function run(cmd: CommandName, args?: Record<string, unknown>): Promise<void> {
+async function run(
+  cmd: CommandName | Issue19Command,
+  args?: Record<string, unknown>,
+): Promise<void> {
   await call<unknown>(cmd, args);
 }
 
@@ -64,6 +71,9 @@ export function tauriBackend(): Backend {
     cancel: (session) => run('cancel', { session }),
     respondPermission: (session, requestId, resolution) =>
       run('respond_permission', { session, requestId, resolution }),
+    elicitationAnswer: (sessionId, requestId, answer) =>
+      run('elicitation_answer', { sessionId, requestId, answer }),
+    backgroundTaskStop: (sessionId, taskId) => run('background_task_stop', { sessionId, taskId }),
     closeSession: (session) => run('close_session', { session }),
     reconnectSession: (session) => call<SessionInfo>('reconnect_session', { session }),
     setMode: (session, modeId) => run('set_mode', { session, modeId }),

@@ -287,7 +287,7 @@ const compiled = new Map<string, RegExp | null>();
  * says it cannot be checked). */
 function compile(pattern: string): RegExp | null {
   if (!compiled.has(pattern)) {
-    let re: RegExp | null = null;
+    let re: RegExp | null;
     try {
       re = new RegExp(pattern, 'u');
     } catch {

@@ -79,3 +79,11 @@ export type Issue19Event =
       phase: BackgroundTaskPhase;
       task: BackgroundTaskInfo;
     };
+
+/** The IPC errors issue 19 adds (`invalid-answer` carries the fields' errors). */
+export type Issue19Error =
+  | { code: 'invalid-answer'; message: string; errors: FieldError[] }
+  | { code: 'task-not-stoppable'; message: string };
+
+/** The commands issue 19 adds (until `CommandName` is regenerated). */
+export type Issue19Command = 'elicitation_answer' | 'background_task_stop';

@@ -649,7 +649,8 @@ export class SessionStore {
         break;
       }
       case 'elicitation': {
-        const { kind: _kind, ...req } = ev;
+        const req: ElicitationEvent = { ...ev };
+        delete (req as Partial<typeof ev>).kind;
         this.questions.set(req.requestId, req);
         if (!v.elicitations.some((q) => q.requestId === req.requestId)) v.elicitations.push(req);
         break;

@@ -1,0 +1,33 @@
+// A session's background tasks in words (the header's chip and its list).
+import type { BackgroundTaskInfo } from './ipc-issue19';
+
+/** Running (an agent that says nothing of its state means running). */
+export function isRunning(t: BackgroundTaskInfo): boolean {
+  return !t.status || t.status === 'running';
+}
+
+/** Not over yet: running or paused (what Stop is offered for). */
+export function isActive(t: BackgroundTaskInfo): boolean {
+  return isRunning(t) || t.status === 'paused';
+}
+
+/** The line that names it: its name, else what the agent says it does, else its kind or id. */
+export function taskTitle(t: BackgroundTaskInfo): string {
+  return t.name?.trim() || t.description?.trim() || t.taskKind?.trim() || t.taskId;
+}
+
+/** Its status, and who ended it when ACP Desk did (the session ended while it ran). */
+export function taskStatusWords(t: BackgroundTaskInfo): string {
+  if (t.settledBy === 'session-end') return 'stopped: the session ended';
+  return t.status ?? 'running';
+}
+
+/** "2 running, 1 completed" (for the chip's tooltip). */
+export function tasksSummary(tasks: readonly BackgroundTaskInfo[]): string {
+  const counts = new Map<string, number>();
+  for (const t of tasks) {
+    const k = t.settledBy === 'session-end' ? 'stopped' : (t.status ?? 'running');
+    counts.set(k, (counts.get(k) ?? 0) + 1);
+  }
+  return [...counts].map(([k, n]) => `${n} ${k}`).join(', ') || 'none';
+}
