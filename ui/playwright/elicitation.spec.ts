@@ -192,7 +192,9 @@ test('form: a control per field, in order, with defaults, required marked and th
   );
   // The one empty required field keeps Submit off, and says so.
   await expect(dialog.locator('[data-action="accept"]')).toBeDisabled();
-  await expect(dialog.locator('[data-blocked]')).toHaveText('Submit waits for: Project name.');
+  await expect(dialog.locator('[data-blocked]')).toHaveText(
+    'To submit, first fill in or fix: Project name.',
+  );
   await shot(dialog, 'elicitation-form-1280x800');
 });
 

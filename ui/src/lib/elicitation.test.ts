@@ -186,6 +186,8 @@ describe('the form', () => {
 
   it('says each field’s bounds in words', () => {
     expect(hintOf(name)).toBe('2 to 5 characters');
+    expect(hintOf({ ...code, maxLength: 3 })).toBe('At most 3 characters, matching ^[A-Z]{3}$');
+    expect(hintOf(code)).toBe('Matching ^[A-Z]{3}$');
     expect(hintOf(ratio)).toBe('A number from 0 to 1');
     expect(hintOf({ ...count, maximum: null })).toBe('A whole number, at least 1');
     expect(hintOf(tags)).toBe('Choose 1 to 2 options');

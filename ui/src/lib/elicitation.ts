@@ -310,8 +310,12 @@ export function hintOf(f: ElicitationField): string | null {
     return null;
   };
   switch (f.type) {
-    case 'string':
-      return range(f.minLength, f.maxLength, 'character');
+    case 'string': {
+      const r = range(f.minLength, f.maxLength, 'character');
+      const p = f.pattern ? `matching ${f.pattern}` : null;
+      const both = [r, p].filter(Boolean).join(', ');
+      return both ? both.charAt(0).toUpperCase() + both.slice(1) : null;
+    }
     case 'number':
     case 'integer': {
       const what = f.type === 'integer' ? 'A whole number' : 'A number';
