@@ -184,7 +184,10 @@ test('tasks still running when the session ends are settled as such', async ({ p
   await expect(chip(page)).toHaveText('3 tasks');
   await chip(page).click();
   for (const id of ['task-1', 'task-2']) {
-    await expect(item(page, id).locator('.task-status')).toHaveText('stopped: the session ended');
+    await expect(item(page, id).locator('.task-status')).toHaveText('stopped');
+    await expect(item(page, id).locator('[data-settled-note]')).toHaveText(
+      'ACP Desk stopped it: the session ended.',
+    );
     await expect(item(page, id)).toHaveAttribute('data-settled-by', 'session-end');
     await expect(item(page, id).getByRole('button')).toHaveCount(0);
   }

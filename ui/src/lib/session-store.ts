@@ -707,27 +707,23 @@ function questionSettledText(
   ev: Extract<Issue19Event, { kind: 'elicitation-settled' }>,
   req: ElicitationEvent | undefined,
 ): string {
-  const what = req ? `“${questionName(req)}”` : 'a question';
-  const url = req?.mode === 'url';
+  // (A question this view never saw, in a compacted thread, goes unnamed.)
+  const what = req ? ` “${questionName(req)}”` : '';
   if (ev.by === 'user') {
-    if (ev.action === 'accept') {
-      if (url)
-        return `You agreed to open ${req?.host ?? 'the page'} for the agent’s question ${what}.`;
-      return `You answered the agent’s question ${what}.`;
-    }
+    if (ev.action === 'accept')
+      return req?.mode === 'url'
+        ? `You agreed to open ${req.host ?? 'the page'} for the agent’s question${what}.`
+        : `You answered the agent’s question${what}.`;
     return ev.action === 'decline'
-      ? `You declined the agent’s question ${what}.`
-      : `You cancelled the agent’s question ${what}.`;
+      ? `You declined the agent’s question${what}.`
+      : `You cancelled the agent’s question${what}.`;
   }
-  const why: Record<'stop' | 'watchdog', string> = {
-    stop: 'the turn was stopped',
-    watchdog: 'the turn timed out',
-  };
-  if (ev.by === 'agent') return `The agent withdrew its question ${what}.`;
+  if (ev.by === 'agent') return `The agent withdrew its question${what}.`;
   const how =
     ev.action === 'accept' ? 'answered' : ev.action === 'decline' ? 'declined' : 'cancelled';
-  if (ev.by === 'rule') return `A rule ${how} the agent’s question ${what}.`;
-  return `The agent’s question ${what} was ${how}: ${why[ev.by]}.`;
+  if (ev.by === 'rule') return `A rule ${how} the agent’s question${what}.`;
+  const why = ev.by === 'stop' ? 'the turn was stopped' : 'the turn timed out';
+  return `The agent’s question${what} was ${how}: ${why}.`;
 }
 
 /**

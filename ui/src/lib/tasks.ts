@@ -16,10 +16,14 @@ export function taskTitle(t: BackgroundTaskInfo): string {
   return t.name?.trim() || t.description?.trim() || t.taskKind?.trim() || t.taskId;
 }
 
-/** Its status, and who ended it when ACP Desk did (the session ended while it ran). */
+/** Its status in one word (an agent that says nothing means running). */
 export function taskStatusWords(t: BackgroundTaskInfo): string {
-  if (t.settledBy === 'session-end') return 'stopped: the session ended';
-  return t.status ?? 'running';
+  return t.settledBy === 'session-end' ? 'stopped' : (t.status ?? 'running');
+}
+
+/** Who ended it, when ACP Desk did: the session ended while it ran. */
+export function taskSettledNote(t: BackgroundTaskInfo): string | null {
+  return t.settledBy === 'session-end' ? 'ACP Desk stopped it: the session ended.' : null;
 }
 
 /** "2 running, 1 completed" (for the chip's tooltip). */
