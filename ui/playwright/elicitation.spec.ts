@@ -196,6 +196,7 @@ test('form: a control per field, in order, with defaults, required marked and th
     'To submit, first fill in or fix: Project name.',
   );
   await shot(dialog, 'elicitation-form-1280x800');
+  await shot(page, 'elicitation-window-1280x800');
 });
 
 test('form: invalid input is shown on its field and refused; fixed, Enter sends the answer', async ({
@@ -329,6 +330,7 @@ test('form at 800x600: the dialog fits, its fields scroll, its buttons stay in v
   expect(box && box.y >= 0 && box.y + box.height <= 600 && box.x + box.width <= 800).toBe(true);
   await expect(dialog.locator('[data-action="cancel"]')).toBeInViewport();
   await shot(dialog, 'elicitation-form-800x600');
+  await shot(page, 'elicitation-window-800x600');
   await field(page, 'targets').scrollIntoViewIfNeeded();
   await shot(dialog, 'elicitation-form-800x600-scrolled');
 });
@@ -382,7 +384,7 @@ test('url at 800x600: a long address wraps inside the dialog', async ({ page }) 
     .locator('[data-url]')
     .evaluate((el) => el.scrollWidth <= el.clientWidth);
   expect(fits).toBe(true);
-  await shot(dialog, 'elicitation-url-800x600');
+  await shot(page, 'elicitation-url-800x600');
 });
 
 test('a question settled by Stop leaves the dialog and says why in the thread', async ({
