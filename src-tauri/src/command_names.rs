@@ -17,6 +17,8 @@ macro_rules! with_command_names {
             prompt,
             cancel,
             respond_permission,
+            elicitation_answer,
+            background_task_stop,
             close_session,
             reconnect_session,
             pick_folder,

@@ -2,6 +2,7 @@
 //! the capability grants). Thin: checking and work happen in `sessions`, the app layer and the
 //! engine.
 
+use acp_desk_core::elicitation::ElicitationAnswer;
 use acp_desk_core::events::PermissionResolution;
 use acp_desk_core::hub::{FrameSink, StreamFrame};
 use acp_desk_core::schema::v1 as acp;
@@ -213,6 +214,37 @@ pub async fn respond_permission(
     state
         .sessions
         .respond(&session, &request_id, resolution)
+        .await
+}
+
+/// Answers the agent's question (an `elicitation`'s `requestId`): accept with the form's
+/// values (checked against its fields first: `invalid-answer` says what is wrong, and the
+/// question stays open), decline, or cancel. URL mode: accept after the user agreed to open the
+/// page (the window opens it with `open_url`).
+#[tauri::command]
+pub async fn elicitation_answer(
+    state: State<'_, AppState>,
+    session: String,
+    request_id: String,
+    answer: ElicitationAnswer,
+) -> Result<(), IpcError> {
+    state
+        .sessions
+        .answer_elicitation(&session, &request_id, answer)
+        .await
+}
+
+/// Stops a background task the agent said can be stopped (`_session/async_task/stop`); the
+/// task's own `background-task` event settles it.
+#[tauri::command]
+pub async fn background_task_stop(
+    state: State<'_, AppState>,
+    session: String,
+    task_id: String,
+) -> Result<(), IpcError> {
+    state
+        .sessions
+        .stop_background_task(&session, &task_id)
         .await
 }
 

@@ -44,6 +44,16 @@ pub enum IpcError {
     TurnInProgress(String),
     #[error("{0}")]
     PermissionUnknown(String),
+    /// An answer to the agent's question that its fields refuse (the message lists each
+    /// field's problem); the question stays open.
+    #[error("{0}")]
+    InvalidAnswer(String),
+    /// The question was answered meanwhile (or settled by a stop): the window drops it.
+    #[error("{0}")]
+    ElicitationUnknown(String),
+    /// The agent does not offer to stop that background task, or it has ended.
+    #[error("{0}")]
+    TaskNotStoppable(String),
     #[error("{0}")]
     InvalidInput(String),
     /// The agent answered a request (set a mode, a config option) with an error; the message
@@ -108,6 +118,9 @@ impl From<EngineError> for IpcError {
             // sends options the request came with.
             EngineError::UnknownOption(..) => Self::Internal(message),
             EngineError::AgentRefused(_) => Self::AgentRefused(message),
+            EngineError::InvalidAnswer { .. } => Self::InvalidAnswer(message),
+            EngineError::UnknownElicitation(_) => Self::ElicitationUnknown(message),
+            EngineError::TaskNotStoppable { .. } => Self::TaskNotStoppable(message),
         }
     }
 }
@@ -399,6 +412,8 @@ pub struct IpcTypes {
     turn_end: TurnEnd,
     ipc_error: IpcError,
     permission_resolution: PermissionResolution,
+    elicitation_answer: acp_desk_core::elicitation::ElicitationAnswer,
+    field_error: acp_desk_core::elicitation::FieldError,
     paths_dropped: PathsDropped,
     drag_hover: DragHover,
     folder_chosen: FolderChosen,

@@ -154,6 +154,22 @@ impl Sessions {
         Ok(self.registry.respond(id, request_id, resolution).await?)
     }
 
+    pub async fn answer_elicitation(
+        &self,
+        id: &str,
+        request_id: &str,
+        answer: acp_desk_core::elicitation::ElicitationAnswer,
+    ) -> Result<(), IpcError> {
+        Ok(self
+            .registry
+            .answer_elicitation(id, request_id, answer)
+            .await?)
+    }
+
+    pub async fn stop_background_task(&self, id: &str, task_id: &str) -> Result<(), IpcError> {
+        Ok(self.registry.stop_background_task(id, task_id).await?)
+    }
+
     /// Closes a session: its agent is asked to end, then made to.
     pub async fn close(&self, id: &str) -> Result<(), IpcError> {
         Ok(self.registry.close(id).await?)

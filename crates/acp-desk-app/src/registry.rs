@@ -493,6 +493,23 @@ impl Registry {
         Ok(handle.respond_permission(request_id, resolution).await?)
     }
 
+    /// Answers the agent's question `request_id` (an `elicitation`).
+    pub async fn answer_elicitation(
+        &self,
+        id: &str,
+        request_id: &str,
+        answer: acp_desk_core::elicitation::ElicitationAnswer,
+    ) -> Result<(), AppError> {
+        let handle = self.handle(id)?;
+        Ok(handle.answer_elicitation(request_id, answer).await?)
+    }
+
+    /// Stops one of the agent's background tasks.
+    pub async fn stop_background_task(&self, id: &str, task_id: &str) -> Result<(), AppError> {
+        let handle = self.handle(id)?;
+        Ok(handle.stop_background_task(task_id).await?)
+    }
+
     /// Closes a session: its agent is asked to end, then made to (a start under way is
     /// dropped, which ends the agent). Returns once the engine has ended and the observers have
     /// heard `Closed`.

@@ -163,6 +163,24 @@ pub enum AuditEvent {
         cancelled: bool,
         at: String,
     },
+    /// The agent asked the user (`elicitation/create`): the field names, never values.
+    #[serde(rename_all = "camelCase")]
+    ElicitationAsked {
+        request_id: String,
+        mode: crate::events::ElicitationModeKind,
+        fields: Vec<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        host: Option<String>,
+    },
+    /// Who answered, how, and which fields the answer filled in; never the values.
+    #[serde(rename_all = "camelCase")]
+    ElicitationAnswered {
+        request_id: String,
+        by: SettledBy,
+        action: crate::elicitation::ElicitationAction,
+        fields: Vec<String>,
+        at: String,
+    },
     #[serde(rename_all = "camelCase")]
     FileWritten {
         path: PathBuf,
@@ -428,6 +446,37 @@ impl AuditLog {
         if self.inner.is_some() {
             self.record(AuditEvent::answered(request_id, by, outcome, options));
         }
+    }
+
+    pub fn elicitation_asked(
+        &self,
+        request_id: &str,
+        mode: crate::events::ElicitationModeKind,
+        fields: &[String],
+        host: Option<&str>,
+    ) {
+        self.record(AuditEvent::ElicitationAsked {
+            request_id: request_id.to_owned(),
+            mode,
+            fields: fields.to_vec(),
+            host: host.map(str::to_owned),
+        });
+    }
+
+    pub fn elicitation_answered(
+        &self,
+        request_id: &str,
+        by: SettledBy,
+        action: crate::elicitation::ElicitationAction,
+        fields: &[String],
+    ) {
+        self.record(AuditEvent::ElicitationAnswered {
+            request_id: request_id.to_owned(),
+            by,
+            action,
+            fields: fields.to_vec(),
+            at: rfc3339(SystemTime::now()),
+        });
     }
 
     pub fn file_written(

@@ -43,6 +43,27 @@ pub const ADDITIONS: &[(&str, &str)] = &[
     ),
     ("usage_update", "_meta"),
     (
+        "background-task",
+        "task.name, task.canStop (the agent says it can be stopped), task.settledBy (agent, or \
+         session-end: ACP Desk settled it because the session ended while it ran); every event \
+         carries the task as merged so far",
+    ),
+    (
+        "elicitation",
+        "new kind: the agent asks the user (elicitation/create), parked until answered: \
+         requestId, mode form|url, message, toolCallId, title, description, fields \
+         (ElicitationField, in the agent's order), url and host (url mode)",
+    ),
+    (
+        "elicitation-settled",
+        "new kind: an elicitation was answered: action accept|decline|cancel, by whom, \
+         awaitingCompletion (url mode: the agent will say when the page is done); never the values",
+    ),
+    (
+        "elicitation-complete",
+        "new kind: the agent's elicitation/complete for a url-mode elicitation",
+    ),
+    (
         "turn-start",
         "new kind: a prompt was sent; carries the prompt's content blocks",
     ),
@@ -233,13 +254,33 @@ pub enum StreamEvent {
         #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
         meta: Option<acp::Meta>,
     },
-    /// Defined by the seed; produced only once mapped from a real agent's extension notifications
-    /// (Claude's adapter), which a later issue verifies. Never produced today.
+    /// A background task's edge, from the AIR `asyncTasks` extension (claude-agent-acp's
+    /// `async_task_*` session updates, `session/tasks.rs`), or from the session's end, which
+    /// settles what still runs. `task` is the task as merged from every update so far.
     #[serde(rename = "background-task")]
     BackgroundTask {
         session_id: String,
         phase: BackgroundTaskPhase,
         task: BackgroundTaskInfo,
+    },
+    /// The agent asks the user (`elicitation/create`); parked until an `elicitation-settled`.
+    #[serde(rename = "elicitation")]
+    Elicitation(Box<ElicitationEvent>),
+    #[serde(rename = "elicitation-settled")]
+    ElicitationSettled {
+        session_id: String,
+        request_id: String,
+        action: crate::elicitation::ElicitationAction,
+        by: SettledBy,
+        /// A url-mode request accepted: the page is the user's to finish; an
+        /// `elicitation-complete` says when the agent heard it was.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        awaiting_completion: Option<bool>,
+    },
+    #[serde(rename = "elicitation-complete")]
+    ElicitationComplete {
+        session_id: String,
+        request_id: String,
     },
     #[serde(rename = "available-commands")]
     AvailableCommands {
@@ -424,6 +465,9 @@ impl StreamEvent {
         "plan",
         "usage_update",
         "background-task",
+        "elicitation",
+        "elicitation-settled",
+        "elicitation-complete",
         "available-commands",
         "user-message-delta",
         "session-status",
@@ -454,6 +498,9 @@ impl StreamEvent {
             Self::Plan { .. } => "plan",
             Self::UsageUpdate { .. } => "usage_update",
             Self::BackgroundTask { .. } => "background-task",
+            Self::Elicitation(_) => "elicitation",
+            Self::ElicitationSettled { .. } => "elicitation-settled",
+            Self::ElicitationComplete { .. } => "elicitation-complete",
             Self::AvailableCommands { .. } => "available-commands",
             Self::UserMessageDelta { .. } => "user-message-delta",
             Self::SessionStatus { .. } => "session-status",
@@ -798,6 +845,88 @@ pub struct BackgroundTaskInfo {
     pub summary: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
+    /// A short name for the task, when the agent gives one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The agent says the task can be stopped (`SessionHandle::stop_background_task`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub can_stop: Option<bool>,
+    /// Who settled it: absent until it is settled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settled_by: Option<TaskSettledBy>,
+}
+
+impl BackgroundTaskInfo {
+    pub fn new(task_id: impl Into<String>) -> Self {
+        Self {
+            task_id: task_id.into(),
+            task_kind: None,
+            description: None,
+            output_file: None,
+            status: None,
+            summary: None,
+            tool_call_id: None,
+            name: None,
+            can_stop: None,
+            settled_by: None,
+        }
+    }
+
+    /// Still running (or paused): not settled.
+    pub fn is_open(&self) -> bool {
+        self.settled_by.is_none()
+            && !matches!(
+                self.status,
+                Some(
+                    BackgroundTaskStatus::Completed
+                        | BackgroundTaskStatus::Failed
+                        | BackgroundTaskStatus::Stopped
+                )
+            )
+    }
+}
+
+/// Who settled a background task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum TaskSettledBy {
+    /// The agent's own update said it ended.
+    Agent,
+    /// The session ended while it ran; ACP Desk marked it stopped.
+    SessionEnd,
+}
+
+/// An `elicitation` event: what the agent asks, as front ends draw it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ElicitationEvent {
+    pub session_id: String,
+    /// Ours (`e1`, `e2`, ...): what `SessionHandle::answer_elicitation` takes.
+    pub request_id: String,
+    pub mode: ElicitationModeKind,
+    pub message: String,
+    /// The tool call the agent tied the question to, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Form mode: the fields, in the order the agent wrote them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fields: Option<Vec<crate::elicitation::ElicitationField>>,
+    /// URL mode: the page the agent wants opened, and its host (shown before it is opened).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ElicitationModeKind {
+    Form,
+    Url,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

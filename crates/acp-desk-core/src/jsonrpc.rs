@@ -273,8 +273,12 @@ fn lenient_error(raw: &RawValue) -> acp::Error {
     acp::Error::new(code, message)
 }
 
+/// ACP's `$/cancel_request` names the request `requestId` (the schema's
+/// `CancelRequestNotification`; claude-agent-acp 0.101.0 sends that); `id` is LSP's spelling,
+/// which earlier agents used.
 #[derive(Deserialize)]
 struct CancelRequestParams {
+    #[serde(rename = "requestId", alias = "id")]
     id: RequestId,
 }
 
@@ -606,7 +610,8 @@ mod tests {
 {\"jsonrpc\":\"2.0\",\"id\":\"abc\",\"method\":\"session/request_permission\",\"params\":{}}\n\
 {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"stopReason\":\"end_turn\"}}\n\
 {\"jsonrpc\":\"2.0\",\"id\":8,\"error\":{\"code\":-32000,\"message\":\"auth\"}}\n\
-{\"jsonrpc\":\"2.0\",\"method\":\"$/cancel_request\",\"params\":{\"id\":\"abc\"}}\n";
+{\"jsonrpc\":\"2.0\",\"method\":\"$/cancel_request\",\"params\":{\"id\":\"abc\"}}\n\
+{\"jsonrpc\":\"2.0\",\"method\":\"$/cancel_request\",\"params\":{\"requestId\":0}}\n";
         let (items, _) = feed(input, Limits::default()).await;
         assert!(
             matches!(&items[0], Inbound::Notification { method, params: Some(p) } if method == "session/update" && p.get() == "{\"a\":1}")
@@ -623,7 +628,11 @@ mod tests {
         assert!(
             matches!(&items[4], Inbound::CancelRequest { id: RequestId::Str(s) } if s == "abc")
         );
-        assert!(matches!(&items[5], Inbound::Closed { error: None }));
+        assert!(
+            matches!(&items[5], Inbound::CancelRequest { id: RequestId::Number(0) }),
+            "ACP's spelling, as claude-agent-acp sends it"
+        );
+        assert!(matches!(&items[6], Inbound::Closed { error: None }));
     }
 
     #[tokio::test]

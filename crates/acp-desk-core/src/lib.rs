@@ -7,6 +7,7 @@ pub mod atomic_file;
 pub mod audit;
 pub mod auth;
 pub mod compact;
+pub mod elicitation;
 pub mod error_kind;
 pub mod events;
 pub mod fs;
@@ -27,6 +28,6 @@ pub mod watch;
 pub use agent_client_protocol_schema as schema;
 pub use events::StreamEvent;
 pub use session::{
-    ContinueVia, EngineError, EventBatch, ListedSessions, Opening, PermissionPolicy, SessionHandle,
+    ContinueVia, ElicitationPolicy, EngineError, EventBatch, ListedSessions, Opening, PermissionPolicy, SessionHandle,
     SessionOptions, StartTrace, TurnOutcome, start, start_traced, text_block,
 };

@@ -135,7 +135,33 @@ fn all_events() -> Vec<StreamEvent> {
                 status: Some(BackgroundTaskStatus::Completed),
                 summary: Some("done".into()),
                 tool_call_id: None,
+                name: Some("sleep 2".into()),
+                can_stop: Some(true),
+                settled_by: Some(acp_desk_core::events::TaskSettledBy::Agent),
             },
+        },
+        StreamEvent::Elicitation(Box::new(acp_desk_core::events::ElicitationEvent {
+            session_id: sid(),
+            request_id: "e1".into(),
+            mode: acp_desk_core::events::ElicitationModeKind::Form,
+            message: "Which colour?".into(),
+            tool_call_id: Some("t1".into()),
+            title: None,
+            description: None,
+            fields: Some(Vec::new()),
+            url: None,
+            host: None,
+        })),
+        StreamEvent::ElicitationSettled {
+            session_id: sid(),
+            request_id: "e1".into(),
+            action: acp_desk_core::elicitation::ElicitationAction::Accept,
+            by: acp_desk_core::events::SettledBy::User,
+            awaiting_completion: Some(true),
+        },
+        StreamEvent::ElicitationComplete {
+            session_id: sid(),
+            request_id: "e1".into(),
         },
         StreamEvent::AvailableCommands {
             session_id: sid(),
@@ -430,6 +456,9 @@ fn every_variant_has_an_instance(e: &StreamEvent) {
         | StreamEvent::Plan { .. }
         | StreamEvent::UsageUpdate { .. }
         | StreamEvent::BackgroundTask { .. }
+        | StreamEvent::Elicitation(_)
+        | StreamEvent::ElicitationSettled { .. }
+        | StreamEvent::ElicitationComplete { .. }
         | StreamEvent::AvailableCommands { .. }
         | StreamEvent::UserMessageDelta { .. }
         | StreamEvent::SessionStatus { .. }
@@ -454,7 +483,7 @@ fn all_events_has_one_instance_of_each_variant() {
     kinds.dedup();
     assert_eq!(kinds.len(), n, "one instance per kind");
     assert_eq!(
-        n, 25,
+        n, 28,
         "update this count with every_variant_has_an_instance"
     );
 }

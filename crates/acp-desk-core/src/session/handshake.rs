@@ -35,13 +35,24 @@ pub fn advertised_client_capabilities() -> acp::ClientCapabilities {
             .write_text_file(true))
         .terminal(true)
         .auth(acp::AuthCapabilities::new().terminal(true))
+        // Both modes work (session/elicitation.rs): forms are drawn from the schema and
+        // checked before sending; a URL opens only after the user agrees.
+        .elicitation(
+            acp::ElicitationCapabilities::new()
+                .form(acp::ElicitationFormCapabilities::new())
+                .url(acp::ElicitationUrlCapabilities::new()),
+        )
         // The older way agents check for terminal logins (claude-code-acp 0.16.2, the
         // registry's validator); ACP 1.20's `auth.terminal` above is the newer. Both: the
         // issue, notes/field-2026-12.md.
-        .meta(serde_json::Map::from_iter([(
-            crate::auth::TERMINAL_AUTH_META.to_owned(),
-            serde_json::Value::Bool(true),
-        )]))
+        // JetBrains' AIR extension: background tasks (session/tasks.rs).
+        .meta(serde_json::Map::from_iter([
+            (
+                crate::auth::TERMINAL_AUTH_META.to_owned(),
+                serde_json::Value::Bool(true),
+            ),
+            super::tasks::air_meta(),
+        ]))
 }
 
 impl Owner {

@@ -30,6 +30,7 @@
 //! pipe with a scripted peer (`tests.rs`), no process needed.
 
 mod client;
+mod elicitation;
 mod ending;
 mod handshake;
 pub use handshake::advertised_client_capabilities;
@@ -38,6 +39,8 @@ mod permissions;
 mod remembered;
 mod requests;
 mod signin;
+mod tasks;
+pub use tasks::{STOP_METHOD as TASK_STOP_METHOD, air_meta};
 #[cfg(test)]
 mod tests;
 mod trace;
@@ -81,11 +84,26 @@ pub enum PermissionPolicy {
     Cancel,
 }
 
+/// What the engine does with the agent's questions (`elicitation/create`) when nobody answers
+/// them by hand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ElicitationPolicy {
+    /// Park them and emit `elicitation`; a front end answers through `answer_elicitation`.
+    #[default]
+    Ask,
+    /// Answer `decline` at once (a CLI without a terminal: nobody can be asked).
+    Decline,
+    /// Answer `cancel` at once.
+    Cancel,
+}
+
 #[derive(Clone)]
 pub struct SessionOptions {
     pub cwd: PathBuf,
     pub additional_dirs: Vec<PathBuf>,
     pub permission_policy: PermissionPolicy,
+    /// What answers the agent's questions when nobody does by hand. Default: ask.
+    pub elicitation_policy: ElicitationPolicy,
     /// How long a turn may go on after `session/cancel` before the agent is ended. Agents must
     /// answer a cancel with `stopReason: cancelled`; one that does not is stuck or deaf.
     pub cancel_grace: Duration,
@@ -192,6 +210,7 @@ impl SessionOptions {
             cwd: cwd.into(),
             additional_dirs: Vec::new(),
             permission_policy: PermissionPolicy::Ask,
+            elicitation_policy: ElicitationPolicy::Ask,
             cancel_grace: Duration::from_secs(5),
             // Long enough for a model thinking hard between messages; short enough that a
             // wedged agent does not hold a turn (and a CI job) forever.
@@ -219,6 +238,7 @@ impl std::fmt::Debug for SessionOptions {
             .field("cwd", &self.cwd)
             .field("additional_dirs", &self.additional_dirs)
             .field("permission_policy", &self.permission_policy)
+            .field("elicitation_policy", &self.elicitation_policy)
             .field("cancel_grace", &self.cancel_grace)
             .field("turn_idle_timeout", &self.turn_idle_timeout)
             .field("start_timeout", &self.start_timeout)
@@ -262,6 +282,15 @@ pub enum EngineError {
     UnknownPermission(String),
     #[error("the permission request `{0}` has no option `{1}`")]
     UnknownOption(String, String),
+    /// An answer to an elicitation that its fields refuse; the question stays open.
+    #[error("the answer was not sent: {}", errors.iter().map(|e| e.message.as_str()).collect::<Vec<_>>().join("; "))]
+    InvalidAnswer {
+        errors: Vec<crate::elicitation::FieldError>,
+    },
+    #[error("no open question of the agent has the id `{0}` (it may have been answered already)")]
+    UnknownElicitation(String),
+    #[error("the background task `{task_id}` cannot be stopped: {reason}")]
+    TaskNotStoppable { task_id: String, reason: String },
     /// The agent answered a request (set a mode, a config option) with an error, or with an
     /// answer that is not ACP. Carries what the agent said: the user needs its reason.
     #[error("the agent refused: {0}")]
@@ -381,6 +410,15 @@ enum Command {
     Respond {
         request_id: String,
         resolution: PermissionResolution,
+        reply: oneshot::Sender<Result<(), EngineError>>,
+    },
+    AnswerElicitation {
+        request_id: String,
+        answer: crate::elicitation::ElicitationAnswer,
+        reply: oneshot::Sender<Result<(), EngineError>>,
+    },
+    StopTask {
+        task_id: String,
         reply: oneshot::Sender<Result<(), EngineError>>,
     },
     Close {
@@ -550,6 +588,36 @@ impl SessionHandle {
         self.send(Command::Respond {
             request_id: request_id.into(),
             resolution,
+            reply,
+        })?;
+        rx.await.unwrap_or_else(|_| Err(ended()))
+    }
+
+    /// Answers the agent's question `request_id` (an `elicitation`'s `requestId`). An accept
+    /// is checked against the fields first: [`EngineError::InvalidAnswer`] lists what is wrong,
+    /// and the question stays open. An unknown id (answered meanwhile) is
+    /// [`EngineError::UnknownElicitation`].
+    pub async fn answer_elicitation(
+        &self,
+        request_id: &str,
+        answer: crate::elicitation::ElicitationAnswer,
+    ) -> Result<(), EngineError> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::AnswerElicitation {
+            request_id: request_id.into(),
+            answer,
+            reply,
+        })?;
+        rx.await.unwrap_or_else(|_| Err(ended()))
+    }
+
+    /// Asks the agent to stop the background task `task_id` (`_session/async_task/stop`);
+    /// returns once the agent answered. The task's own update settles it. A task the agent
+    /// never said can be stopped, or that ended, is [`EngineError::TaskNotStoppable`].
+    pub async fn stop_background_task(&self, task_id: &str) -> Result<(), EngineError> {
+        let (reply, rx) = oneshot::channel();
+        self.send(Command::StopTask {
+            task_id: task_id.into(),
             reply,
         })?;
         rx.await.unwrap_or_else(|_| Err(ended()))

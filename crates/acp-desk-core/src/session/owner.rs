@@ -18,10 +18,12 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
 use super::client::Client;
+use super::elicitation::Elicitations;
 use super::ending::Ending;
 use super::handshake::Handshake;
 use super::permissions::Permissions;
 use super::remembered::Rules;
+use super::tasks::Tasks;
 use super::trace::StartTrace;
 use super::turn::Turn;
 use super::watching::Watching;
@@ -116,6 +118,11 @@ pub(super) enum Pending {
         reply: oneshot::Sender<Result<(), EngineError>>,
     },
     SetConfigOption {
+        reply: oneshot::Sender<Result<(), EngineError>>,
+    },
+    /// A front end's Stop on a background task (`_session/async_task/stop`).
+    StopTask {
+        task_id: String,
         reply: oneshot::Sender<Result<(), EngineError>>,
     },
 }
@@ -220,6 +227,10 @@ pub(super) struct Owner {
     /// When the last turn ended: changes seen shortly after still belong to it.
     pub(super) turn_ended_at: Option<Instant>,
     pub(super) perms: Permissions,
+    /// The agent's open questions (`elicitation/create`).
+    pub(super) asks: Elicitations,
+    /// The agent's background tasks (AIR `asyncTasks`).
+    pub(super) tasks: Tasks,
     pub(super) client: Client,
     pub(super) watch: Watching,
     pub(super) audit: AuditLog,
@@ -274,6 +285,8 @@ impl Owner {
             turn: None,
             turn_ended_at: None,
             perms: Permissions::new(prepared.rules),
+            asks: Elicitations::default(),
+            tasks: Tasks::default(),
             client: Client::new(prepared.roots, prepared.compat, reads),
             watch: prepared.watching,
             audit: prepared.audit,
@@ -384,6 +397,8 @@ impl Owner {
                     let _ = reply.send(Err(ended()));
                 }
                 Command::Respond { reply, .. }
+                | Command::AnswerElicitation { reply, .. }
+                | Command::StopTask { reply, .. }
                 | Command::SetMode { reply, .. }
                 | Command::SetConfigOption { reply, .. } => {
                     let _ = reply.send(Err(ended()));
@@ -511,6 +526,8 @@ impl Owner {
             Inbound::Notification { method, params } => {
                 if method == "session/update" {
                     self.on_update(params);
+                } else if method == "elicitation/complete" {
+                    self.on_elicitation_complete(params).await;
                 } else {
                     // Unknown notifications (including `_`-prefixed extensions) are ignored, as
                     // JSON-RPC and ACP say.
@@ -559,6 +576,15 @@ impl Owner {
                     return;
                 }
                 let update = value.and_then(|v| v.get("update").cloned());
+                let task_kind = update
+                    .as_ref()
+                    .and_then(|u| u.get("sessionUpdate"))
+                    .and_then(serde_json::Value::as_str)
+                    .filter(|k| super::tasks::is_task_update(k))
+                    .map(str::to_owned);
+                if let (Some(kind), Some(update)) = (task_kind, update.clone()) {
+                    return self.on_task_update(&kind, update);
+                }
                 match update {
                     Some(update) => {
                         tracing::debug!("untyped session/update passed through: {e}");
@@ -592,6 +618,7 @@ impl Owner {
                     ),
                 }
             }
+            "elicitation/create" => self.on_elicitation(id, params).await,
             m if self.on_client_request(&id, m, params.as_deref()) => {}
             _ => self.reply::<()>(
                 &id,
@@ -637,6 +664,9 @@ impl Owner {
             }
             Pending::SetMode { mode_id, reply } => self.on_mode_set(mode_id, reply, result).await,
             Pending::SetConfigOption { reply } => self.on_config_set(reply, result).await,
+            Pending::StopTask { task_id, reply } => {
+                self.on_task_stop_answered(task_id, reply, result);
+            }
         }
     }
 
@@ -652,6 +682,15 @@ impl Owner {
                 let r = self.answer_permission(&request_id, resolution).await;
                 let _ = reply.send(r);
             }
+            Command::AnswerElicitation {
+                request_id,
+                answer,
+                reply,
+            } => {
+                let r = self.answer_elicitation(&request_id, answer).await;
+                let _ = reply.send(r);
+            }
+            Command::StopTask { task_id, reply } => self.stop_task(task_id, reply),
             Command::Changes { reply } => {
                 let _ = reply.send(self.client.changes.entries().to_vec());
             }

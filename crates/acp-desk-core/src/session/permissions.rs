@@ -389,6 +389,9 @@ impl Owner {
 
     /// `$/cancel_request`: the agent withdrew a request; a parked one is settled `by: agent`.
     pub(super) async fn on_cancel_request(&mut self, id: RequestId) {
+        if self.withdraw_elicitation(&id).await {
+            return;
+        }
         match self.perms.by_rpc_id(&id) {
             Some(request_id) => {
                 let _ = self

@@ -131,7 +131,9 @@ impl Owner {
         }
         let err = EngineError::SessionEnded("the agent's input is closed".into());
         match purpose {
-            Pending::SetMode { reply, .. } | Pending::SetConfigOption { reply } => {
+            Pending::SetMode { reply, .. }
+            | Pending::SetConfigOption { reply }
+            | Pending::StopTask { reply, .. } => {
                 let _ = reply.send(Err(err));
             }
             Pending::ListSessions { reply } => {

@@ -141,6 +141,9 @@ impl Owner {
         };
         // Whatever the agent left parked is moot once its turn is over.
         self.settle_all(SettledBy::Stop).await;
+        if let Some(prompt) = turn.request.clone() {
+            self.settle_elicitations(Some(&prompt), SettledBy::Stop).await;
+        }
         self.client.approved.clear();
         self.turn_ended_at = Some(Instant::now());
         let ev = StreamEvent::TurnEnd {
@@ -177,6 +180,7 @@ impl Owner {
             return;
         }
         turn.cancel_deadline = Some(Instant::now() + self.opts.cancel_grace);
+        let prompt = turn.request.clone();
         if let (Some(conn), Some(session)) = (&self.conn, &self.acp_session) {
             let n = acp::CancelNotification::new(session.clone());
             let r = conn.notify("session/cancel", &n);
@@ -184,6 +188,10 @@ impl Owner {
         }
         // ACP: the client MUST answer every pending permission request `cancelled` on cancel.
         self.settle_all(by).await;
+        // The turn's questions too: nobody will answer them for a stopped turn.
+        if let Some(prompt) = prompt {
+            self.settle_elicitations(Some(&prompt), by).await;
+        }
     }
 
     /// Whether a stop was asked for the running turn (answers to new requests are then known).
@@ -215,7 +223,11 @@ impl Owner {
         let timeout = self.opts.turn_idle_timeout?;
         let turn = self.turn.as_ref()?;
         // A running terminal is work, not silence: agents wait for builds and tests.
-        if turn.cancel_deadline.is_some() || !self.perms.is_empty() || self.terminal_running() {
+        if turn.cancel_deadline.is_some()
+            || !self.perms.is_empty()
+            || !self.asks.is_empty()
+            || self.terminal_running()
+        {
             return None;
         }
         Some(turn.last_activity + timeout)

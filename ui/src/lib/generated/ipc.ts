@@ -144,6 +144,26 @@ export type StreamEvent =
       phase: BackgroundTaskPhase;
       task: BackgroundTaskInfo;
     }
+  | (ElicitationEvent & {
+      kind: 'elicitation';
+    })
+  | {
+      kind: 'elicitation-settled';
+      sessionId: string;
+      requestId: string;
+      action: ElicitationAction;
+      by: SettledBy;
+      /**
+       * A url-mode request accepted: the page is the user's to finish; an
+       * `elicitation-complete` says when the agent heard it was.
+       */
+      awaitingCompletion?: boolean | null;
+    }
+  | {
+      kind: 'elicitation-complete';
+      sessionId: string;
+      requestId: string;
+    }
   | {
       kind: 'available-commands';
       sessionId: string;
@@ -420,6 +440,40 @@ export type BackgroundTaskPhase = 'started' | 'updated' | 'settled';
  */
 export type BackgroundTaskStatus = 'running' | 'paused' | 'completed' | 'failed' | 'stopped';
 /**
+ * Who settled a background task.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "TaskSettledBy".
+ */
+export type TaskSettledBy = 'agent' | 'session-end';
+/**
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "ElicitationModeKind".
+ */
+export type ElicitationModeKind = 'form' | 'url';
+/**
+ * What a field asks for.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "FieldType".
+ */
+export type FieldType =
+  ('string' | 'number' | 'integer' | 'boolean') | 'select' | 'multi-select' | 'unsupported';
+/**
+ * A string field's `format`.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "FieldFormat".
+ */
+export type FieldFormat = 'email' | 'uri' | 'date' | 'date-time';
+/**
+ * The answer's action, as `elicitation-settled` and the audit log say it.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "ElicitationAction".
+ */
+export type ElicitationAction = 'accept' | 'decline' | 'cancel';
+/**
  * This interface was referenced by `IpcTypes`'s JSON-Schema
  * via the `definition` "SessionState".
  */
@@ -620,6 +674,18 @@ export type IpcError =
       message: string;
     }
   | {
+      code: 'invalid-answer';
+      message: string;
+    }
+  | {
+      code: 'elicitation-unknown';
+      message: string;
+    }
+  | {
+      code: 'task-not-stoppable';
+      message: string;
+    }
+  | {
       code: 'invalid-input';
       message: string;
     }
@@ -664,6 +730,25 @@ export type PermissionResolution =
     }
   | {
       cancelled: True;
+    };
+/**
+ * What the user (or a policy) answers an elicitation with.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "ElicitationAnswer".
+ */
+export type ElicitationAnswer =
+  | {
+      action: 'accept';
+      content?: {
+        [k: string]: unknown;
+      } | null;
+    }
+  | {
+      action: 'decline';
+    }
+  | {
+      action: 'cancel';
     };
 /**
  * A menu item the window acts on (the others are done in Rust). Payload of `menu-action`.
@@ -753,6 +838,8 @@ export type CommandName =
   | 'prompt'
   | 'cancel'
   | 'respond_permission'
+  | 'elicitation_answer'
+  | 'background_task_stop'
   | 'close_session'
   | 'reconnect_session'
   | 'pick_folder'
@@ -1035,6 +1122,8 @@ export interface IpcTypes {
   turnEnd: TurnEnd;
   ipcError: IpcError;
   permissionResolution: PermissionResolution;
+  elicitationAnswer: ElicitationAnswer;
+  fieldError: FieldError;
   pathsDropped: PathsDropped;
   dragHover: DragHover;
   folderChosen: FolderChosen;
@@ -1769,6 +1858,100 @@ export interface BackgroundTaskInfo {
   status?: BackgroundTaskStatus | null;
   summary?: string | null;
   toolCallId?: string | null;
+  /**
+   * A short name for the task, when the agent gives one.
+   */
+  name?: string | null;
+  /**
+   * The agent says the task can be stopped (`SessionHandle::stop_background_task`).
+   */
+  canStop?: boolean | null;
+  /**
+   * Who settled it: absent until it is settled.
+   */
+  settledBy?: TaskSettledBy | null;
+}
+/**
+ * An `elicitation` event: what the agent asks, as front ends draw it.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "ElicitationEvent".
+ */
+export interface ElicitationEvent {
+  sessionId: string;
+  /**
+   * Ours (`e1`, `e2`, ...): what `SessionHandle::answer_elicitation` takes.
+   */
+  requestId: string;
+  mode: ElicitationModeKind;
+  message: string;
+  /**
+   * The tool call the agent tied the question to, when it did.
+   */
+  toolCallId?: string | null;
+  title?: string | null;
+  description?: string | null;
+  /**
+   * Form mode: the fields, in the order the agent wrote them.
+   */
+  fields?: ElicitationField[] | null;
+  /**
+   * URL mode: the page the agent wants opened, and its host (shown before it is opened).
+   */
+  url?: string | null;
+  host?: string | null;
+}
+/**
+ * One field of a form elicitation, as front ends draw it.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "ElicitationField".
+ */
+export interface ElicitationField {
+  /**
+   * The property's key: what the answer's `content` is keyed by.
+   */
+  name: string;
+  type: FieldType;
+  required: boolean;
+  title?: string | null;
+  description?: string | null;
+  format?: FieldFormat | null;
+  minLength?: number | null;
+  maxLength?: number | null;
+  /**
+   * A regular expression the whole value must match (ECMA-262 in the schema; checked with
+   * Rust's `regex`, which lacks look-around and back references: such a pattern is not
+   * checked, and `note` says so).
+   */
+  pattern?: string | null;
+  minimum?: number | null;
+  maximum?: number | null;
+  minItems?: number | null;
+  maxItems?: number | null;
+  /**
+   * Select and multi-select: the choices, in the agent's order.
+   */
+  options?: FieldOption[] | null;
+  /**
+   * The agent's default, to prefill.
+   */
+  default?: {
+    [k: string]: unknown;
+  };
+  /**
+   * Why part of the field cannot be asked or checked, for the user.
+   */
+  note?: string | null;
+}
+/**
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "FieldOption".
+ */
+export interface FieldOption {
+  value: string;
+  title: string;
+  description?: string | null;
 }
 /**
  * This interface was referenced by `IpcTypes`'s JSON-Schema
@@ -2110,6 +2293,16 @@ export interface McpServerReport {
 export interface TurnEnd {
   reason: TurnEndReason;
   stopReason?: StopReason | null;
+}
+/**
+ * A field the answer got wrong, and why (for people).
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "FieldError".
+ */
+export interface FieldError {
+  field: string;
+  message: string;
 }
 /**
  * Paths dropped on the window (Tauri's native drag-drop), with where they landed (CSS
@@ -3098,6 +3291,8 @@ export const COMMAND_NAMES = [
   'prompt',
   'cancel',
   'respond_permission',
+  'elicitation_answer',
+  'background_task_stop',
   'close_session',
   'reconnect_session',
   'pick_folder',
