@@ -147,14 +147,14 @@ test('a refused Stop is said beside the task', async ({ page }) => {
     errors: {
       background_task_stop: {
         code: 'task-not-stoppable',
-        message: 'the task already finished writing its output',
+        message: 'the background task `task-1` cannot be stopped: it has ended',
       },
     },
   });
   await chip(page).click();
   await item(page, 'task-1').getByRole('button', { name: 'Stop' }).click();
   await expect(item(page, 'task-1').locator('[data-stop-error]')).toHaveText(
-    'The agent cannot stop this task: the task already finished writing its output',
+    'The background task task-1 cannot be stopped: it has ended.',
   );
   await expect(item(page, 'task-1').locator('.task-status')).toHaveText('running');
   await shot(page.locator('#tasks-popover'), 'background-tasks-stop-refused');
@@ -169,7 +169,7 @@ test('other Stop failures are said too', async ({ page }) => {
   await chip(page).click();
   await item(page, 'task-1').getByRole('button', { name: 'Stop' }).click();
   await expect(item(page, 'task-1').locator('[data-stop-error]')).toHaveText(
-    'Not stopped: the session has ended',
+    'Not stopped: the session has ended.',
   );
 });
 

@@ -160,8 +160,8 @@ import { readFileSync } from 'node:fs';
  * `background_task_stop` refuses a task whose last event did not say `canStop` with
  * `task-not-stoppable`, and otherwise sends it settled (`stopped`, `settledBy: agent`).
  * @typedef {object} MockQuestions
- * @property {{ field: string, message: string }[]} [refuseOnce] The first accept is refused
- *   with `invalid-answer` and these errors (as the engine's validation would).
+ * @property {string} [refuseOnce] The first accept is refused with `invalid-answer` and this
+ *   message (as the engine's checks would: its message lists each field's problem).
  * @property {number} [completeMs] After a URL question is agreed to, `elicitation-complete`
  *   follows this many ms later; without it, never (a test sends it with `frame`).
  */
@@ -607,11 +607,7 @@ export function installMockIpc(setup) {
         const refuse = options.questions?.refuseOnce;
         if (action === 'accept' && refuse && !refusedOnce) {
           refusedOnce = true;
-          throw {
-            code: 'invalid-answer',
-            message: `the answer does not fit the form: ${refuse.map((e) => e.field).join(', ')}`,
-            errors: refuse,
-          };
+          throw { code: 'invalid-answer', message: refuse };
         }
         const url = q.mode === 'url' && action === 'accept';
         void deliver([
@@ -639,7 +635,7 @@ export function installMockIpc(setup) {
         if (!task.canStop)
           throw {
             code: 'task-not-stoppable',
-            message: `the agent did not say task \`${args.taskId}\` can be stopped`,
+            message: `the background task \`${args.taskId}\` cannot be stopped: the agent does not offer to stop it`,
           };
         void deliver([
           {

@@ -17,6 +17,8 @@ import { toUiError } from './backend-types';
 import { AgentsController, type AgentListing } from './agents';
 import type {
   AgentPromptEvent,
+  ElicitationAnswer,
+  ElicitationEvent,
   PermissionResolution,
   SessionInfo,
   StreamEvent,
@@ -24,7 +26,6 @@ import type {
 } from './generated/ipc';
 import { baseName, isInside, relativePath } from './paths';
 import { SessionStore } from './session-store';
-import type { ElicitationAnswer, ElicitationEvent, FieldError } from './ipc-issue19';
 import { closeNeedsConfirm, sentence, waitingCount } from './status';
 
 export interface AppView {
@@ -974,15 +975,17 @@ export class AppController {
       this.stores.get(s.id)?.state.elicitations.some((q) => q.requestId === req.requestId),
     );
     const id = session?.id ?? this.view.active;
-    if (!id) return { ok: false, errors: [] };
+    if (!id) return { ok: false, refused: null };
     try {
       await this.backend.elicitationAnswer(id, req.requestId, answer);
       return { ok: true };
     } catch (e) {
       const err = toUiError(e);
-      if (err.code === 'invalid-answer') return { ok: false, errors: err.errors };
+      if (err.code === 'invalid-answer') return { ok: false, refused: err.message };
+      // Settled elsewhere in the meantime (Stop, the agent withdrew it): its settlement says so.
+      if (err.code === 'elicitation-unknown') return { ok: true };
       this.set({ error: err });
-      return { ok: false, errors: [] };
+      return { ok: false, refused: null };
     }
   }
 
@@ -1044,10 +1047,10 @@ function newSessionNotice(): StreamEvent {
   };
 }
 
-/** How an answer to the agent's question went: sent, refused with the fields' errors (the
- * engine's `invalid-answer`: shown on the fields, the dialog stays), or failed otherwise (the
- * banner says why, the dialog lets the user answer again). */
-export type QuestionAnswered = { ok: true } | { ok: false; errors: FieldError[] };
+/** How an answer to the agent's question went: sent (or the question was settled meanwhile),
+ * refused by the engine's checks (`invalid-answer`: its message, shown in the dialog, which
+ * stays), or failed otherwise (the banner says why; the dialog lets the user answer again). */
+export type QuestionAnswered = { ok: true } | { ok: false; refused: string | null };
 
 /** How stopping a background task went: null when the agent was asked, else why not. */
 export type TaskStopped = UiError | null;

@@ -2,6 +2,7 @@
 // only module that imports @tauri-apps/*); tests hand in their own.
 import type {
   AppInfo,
+  ElicitationAnswer,
   ConfigValue,
   DesktopNotice,
   DragHover,
@@ -21,7 +22,6 @@ import type {
 } from './generated/ipc';
 
 import type { AgentsBackend } from './agents';
-import type { ElicitationAnswer, FieldError, Issue19Error } from './ipc-issue19';
 
 export type Unsubscribe = () => void;
 
@@ -40,7 +40,7 @@ export type {
 
 /** An error as the UI shows it: a command's IpcError. Whatever else a command rejects with
  * (Tauri's own failures, a broken answer) is `internal` too: ACP Desk failed, not the user. */
-export type UiError = IpcError | Issue19Error;
+export type UiError = IpcError;
 
 /** The agents' commands (`AgentsBackend`) are the Agents view's, and the picker's. */
 export interface Backend extends AgentsBackend {
@@ -122,24 +122,11 @@ const IPC_CODES: Record<IpcError['code'], true> = {
   'keychain-unavailable': true,
   'project-config-changed': true,
   'consent-needed': true,
+  'invalid-answer': true,
+  'elicitation-unknown': true,
+  'task-not-stoppable': true,
   internal: true,
 };
-const ISSUE19_CODES: Record<Issue19Error['code'], true> = {
-  'invalid-answer': true,
-  'task-not-stoppable': true,
-};
-
-/** An `invalid-answer`'s list, as far as it is one. */
-function fieldErrors(v: unknown): FieldError[] {
-  if (!Array.isArray(v)) return [];
-  return v.flatMap((e: unknown) => {
-    const r = e as { field?: unknown; message?: unknown } | null;
-    return typeof r?.field === 'string' && typeof r.message === 'string'
-      ? [{ field: r.field, message: r.message }]
-      : [];
-  });
-}
-
 /** Whatever a command rejected with, as a UiError. */
 export function toUiError(e: unknown): UiError {
   if (typeof e === 'object' && e !== null && 'code' in e && 'message' in e) {
@@ -147,14 +134,6 @@ export function toUiError(e: unknown): UiError {
     if (typeof code === 'string' && typeof message === 'string' && Object.hasOwn(IPC_CODES, code)) {
       return { code, message } as IpcError;
     }
-    if (code === 'invalid-answer' && typeof message === 'string')
-      return { code, message, errors: fieldErrors((e as { errors?: unknown }).errors) };
-    if (
-      typeof code === 'string' &&
-      typeof message === 'string' &&
-      Object.hasOwn(ISSUE19_CODES, code)
-    )
-      return { code, message } as Issue19Error;
   }
   const message = e instanceof Error ? e.message : typeof e === 'string' ? e : JSON.stringify(e);
   return { code: 'internal', message };

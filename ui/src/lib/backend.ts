@@ -10,7 +10,6 @@ import type { SignInBackend } from './sign-in';
 import type { LoginBackend } from './login';
 import type { AgentListing, CheckReport, InstallProgress, RegistryImported } from './agents';
 import { toUiError } from './backend-types';
-import type { Issue19Command } from './ipc-issue19';
 import type {
   AgentSession,
   AppEvent,
@@ -40,10 +39,7 @@ import type {
 
 // Commands by `CommandName`, generated from the Rust list that registers them: a misspelt name
 // fails the type check.
-async function call<T>(
-  cmd: CommandName | Issue19Command,
-  args?: Record<string, unknown>,
-): Promise<T> {
+async function call<T>(cmd: CommandName, args?: Record<string, unknown>): Promise<T> {
   try {
     return await invoke<T>(cmd, args);
   } catch (e) {
@@ -51,10 +47,7 @@ async function call<T>(
   }
 }
 
-async function run(
-  cmd: CommandName | Issue19Command,
-  args?: Record<string, unknown>,
-): Promise<void> {
+async function run(cmd: CommandName, args?: Record<string, unknown>): Promise<void> {
   await call<unknown>(cmd, args);
 }
 

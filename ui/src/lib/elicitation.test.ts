@@ -13,44 +13,48 @@ import {
   rfc3339,
   validate,
 } from './elicitation';
-import type { ElicitationField } from './ipc-issue19';
+import type { ElicitationField } from './generated/ipc';
+
+/** A field as the engine sends it (`default` is any JSON value; the generated type says an
+ * object). */
+const F = (f: Omit<ElicitationField, 'default'> & { default?: unknown }) => f as ElicitationField;
 
 // One field of every type the schema crate defines, as the engine sends them.
-const name: ElicitationField = {
+const name = F({
   name: 'name',
   title: 'Your name',
   required: true,
   type: 'string',
   minLength: 2,
   maxLength: 5,
-};
-const email: ElicitationField = { name: 'email', required: false, type: 'string', format: 'email' };
-const site: ElicitationField = { name: 'site', required: false, type: 'string', format: 'uri' };
-const day: ElicitationField = { name: 'day', required: false, type: 'string', format: 'date' };
-const at: ElicitationField = { name: 'at', required: false, type: 'string', format: 'date-time' };
-const code: ElicitationField = {
+});
+const email = F({ name: 'email', required: false, type: 'string', format: 'email' });
+const site = F({ name: 'site', required: false, type: 'string', format: 'uri' });
+const day = F({ name: 'day', required: false, type: 'string', format: 'date' });
+const at = F({ name: 'at', required: false, type: 'string', format: 'date-time' });
+const code = F({
   name: 'code',
   required: false,
   type: 'string',
   pattern: '^[A-Z]{3}$',
-};
-const ratio: ElicitationField = {
+});
+const ratio = F({
   name: 'ratio',
   required: false,
   type: 'number',
   minimum: 0,
   maximum: 1,
-};
-const count: ElicitationField = {
+});
+const count = F({
   name: 'count',
   required: true,
   type: 'integer',
   minimum: 1,
   maximum: 10,
   default: 3,
-};
-const agree: ElicitationField = { name: 'agree', required: false, type: 'boolean', default: true };
-const color: ElicitationField = {
+});
+const agree = F({ name: 'agree', required: false, type: 'boolean', default: true });
+const color = F({
   name: 'color',
   required: true,
   type: 'select',
@@ -59,8 +63,8 @@ const color: ElicitationField = {
     { value: 'g', title: 'Green' },
   ],
   default: 'g',
-};
-const tags: ElicitationField = {
+});
+const tags = F({
   name: 'tags',
   required: false,
   type: 'multi-select',
@@ -72,13 +76,13 @@ const tags: ElicitationField = {
     { value: 'c', title: 'Gamma' },
   ],
   default: ['a', 'zzz'],
-};
-const blob: ElicitationField = {
+});
+const blob = F({
   name: 'blob',
   required: false,
   type: 'unsupported',
   note: 'an object: this window cannot ask for it',
-};
+});
 const ALL = [name, email, site, day, at, code, ratio, count, agree, color, tags, blob];
 
 const fieldsOf = (errors: { field: string }[]) => errors.map((e) => e.field);
@@ -100,8 +104,8 @@ describe('the form', () => {
       tags: ['a'],
       blob: '',
     });
-    expect(initialValues([{ ...color, default: 'blue' }])).toEqual({ color: '' });
-    expect(initialValues([{ ...agree, default: undefined }])).toEqual({ agree: false });
+    expect(initialValues([F({ ...color, default: 'blue' })])).toEqual({ color: '' });
+    expect(initialValues([F({ ...agree, default: undefined })])).toEqual({ agree: false });
   });
 
   it('puts each string format in the input made for it', () => {
@@ -146,6 +150,15 @@ describe('the form', () => {
     ]);
   });
 
+  it('sends a required multi-select’s empty list (its minItems decides), not an optional one’s', () => {
+    const required = F({ ...tags, required: true, minItems: null, default: [] });
+    expect(collect([required], { tags: [] })).toEqual({ content: { tags: [] }, errors: [] });
+    expect(collect([{ ...required, minItems: 1 }], { tags: [] }).errors).toEqual([
+      { field: 'tags', message: 'Needs at least 1 choice.' },
+    ]);
+    expect(collect([tags], { tags: [] })).toEqual({ content: {}, errors: [] });
+  });
+
   it('refuses a number that is not one, once (not also as missing)', () => {
     expect(collect([count], { count: '4x' }).errors).toEqual([
       { field: 'count', message: 'Must be a number.' },
@@ -163,7 +176,7 @@ describe('the form', () => {
     expect(sent.slice(0, 19)).toBe('2026-12-02T14:30:00');
     expect(new Date(sent).getTime()).toBe(new Date(2026, 11, 2, 14, 30, 0).getTime());
     expect(collect([at], { at: '2026-02-30T10:00' }).errors).toEqual([
-      { field: 'at', message: 'Not a date and time.' },
+      { field: 'at', message: 'Must be a date and time.' },
     ]);
     expect(rfc3339('yesterday')).toBeNull();
   });
@@ -179,7 +192,7 @@ describe('the form', () => {
     expect(collect([{ ...blob, required: true }], { blob: '' }).errors).toEqual([
       {
         field: 'blob',
-        message: 'Required, but it cannot be answered here: decline or cancel instead.',
+        message: 'Required, but ACP Desk cannot send a value for it: decline or cancel instead.',
       },
     ]);
   });
@@ -217,14 +230,16 @@ describe('validate (the engine’s rules)', () => {
 
   it('refuses strings by length (characters, not bytes), format and pattern', () => {
     expect(validate([name], { name: 'A' })).toEqual([
-      { field: 'name', message: 'At least 2 characters.' },
+      { field: 'name', message: 'Must be at least 2 characters long.' },
     ]);
     expect(validate([name], { name: 'Zoë é' })).toEqual([]);
     expect(validate([name], { name: 'Annabel' })).toEqual([
-      { field: 'name', message: 'At most 5 characters.' },
+      { field: 'name', message: 'Must be at most 5 characters long.' },
     ]);
     expect(validate([name], { name: 3 })).toEqual([{ field: 'name', message: 'Must be text.' }]);
-    expect(fieldsOf(validate([email], { email: 'ann@' }))).toEqual(['email']);
+    expect(validate([email], { email: 'ann@' })).toEqual([
+      { field: 'email', message: 'Must be an email address.' },
+    ]);
     expect(fieldsOf(validate([site], { site: 'example.com' }))).toEqual(['site']);
     expect(fieldsOf(validate([day], { day: '2023-02-29' }))).toEqual(['day']);
     expect(fieldsOf(validate([at], { at: '2026-12-02T14:30' }))).toEqual(['at']);
@@ -236,9 +251,11 @@ describe('validate (the engine’s rules)', () => {
   });
 
   it('refuses numbers out of bounds, and a fraction for an integer', () => {
-    expect(validate([ratio], { ratio: 1.5 })).toEqual([{ field: 'ratio', message: 'At most 1.' }]);
+    expect(validate([ratio], { ratio: 1.5 })).toEqual([
+      { field: 'ratio', message: 'Must be at most 1.' },
+    ]);
     expect(validate([ratio], { ratio: -0.1 })).toEqual([
-      { field: 'ratio', message: 'At least 0.' },
+      { field: 'ratio', message: 'Must be at least 0.' },
     ]);
     expect(validate([count], { count: 2.5 })).toEqual([
       { field: 'count', message: 'Must be a whole number.' },
@@ -256,19 +273,19 @@ describe('validate (the engine’s rules)', () => {
 
   it('refuses choices that are not offered, and item counts out of bounds', () => {
     expect(validate([color], { color: 'Red' })).toEqual([
-      { field: 'color', message: 'Not one of the choices.' },
+      { field: 'color', message: 'Must be one of the choices offered.' },
     ]);
     expect(validate([tags], { tags: [] })).toEqual([
-      { field: 'tags', message: 'Choose at least 1 option.' },
+      { field: 'tags', message: 'Needs at least 1 choice.' },
     ]);
     expect(validate([tags], { tags: ['a', 'b', 'c'] })).toEqual([
-      { field: 'tags', message: 'Choose at most 2 options.' },
+      { field: 'tags', message: 'Allows at most 2 choices.' },
     ]);
     expect(validate([tags], { tags: ['a', 'x'] })).toEqual([
-      { field: 'tags', message: 'Not one of the choices.' },
+      { field: 'tags', message: 'May hold only the choices offered.' },
     ]);
     expect(validate([tags], { tags: ['a', 'a'] })).toEqual([
-      { field: 'tags', message: 'A choice is given twice.' },
+      { field: 'tags', message: 'Lists “Alpha” twice.' },
     ]);
     expect(validate([tags], { tags: 'a' })).toEqual([
       { field: 'tags', message: 'Must be a list of choices.' },
@@ -277,7 +294,13 @@ describe('validate (the engine’s rules)', () => {
 
   it('refuses values no field asked for, and missing required ones', () => {
     expect(validate([agree], { other: 1 })).toEqual([
-      { field: 'other', message: 'Not asked for.' },
+      { field: 'other', message: 'The agent did not ask for `other`.' },
+    ]);
+    // An empty text is no answer, whatever the type; null neither.
+    expect(validate([count], { count: '' })).toEqual([{ field: 'count', message: 'Required.' }]);
+    expect(validate([count], { count: null })).toEqual([{ field: 'count', message: 'Required.' }]);
+    expect(validate([blob], { blob: 1 })).toEqual([
+      { field: 'blob', message: 'ACP Desk cannot send a value for this field.' },
     ]);
     expect(validate(ALL, {})).toEqual([
       { field: 'name', message: 'Required.' },
@@ -289,10 +312,11 @@ describe('validate (the engine’s rules)', () => {
 
 describe('formats', () => {
   it('knows an email address, an address with a scheme, a date and an RFC 3339 date-time', () => {
-    expect(['a@b.co', 'first.last+tag@sub.example.org'].every(isEmail)).toBe(true);
-    expect(['a@b', '@b.co', 'a b@c.de', 'a@b.'].some(isEmail)).toBe(false);
+    // WHATWG's email rule: a dotless domain is one.
+    expect(['a@b.co', 'first.last+tag@sub.example.org', 'a@b'].every(isEmail)).toBe(true);
+    expect(['@b.co', 'a b@c.de', 'a@b.', 'a@-b.co', 'a@b..co'].some(isEmail)).toBe(false);
     expect(['https://x.org', 'mailto:a@b.co', 'urn:isbn:0451450523'].every(isUri)).toBe(true);
-    expect(['x.org', '://x', 'https:// x'].some(isUri)).toBe(false);
+    expect(['x.org', '://x', 'https://ex ample.com', '/relative'].some(isUri)).toBe(false);
     expect(['2024-02-29', '2026-12-31'].every(isDate)).toBe(true);
     expect(['2026-13-01', '2026-04-31', '2026-1-1', '1900-02-29'].some(isDate)).toBe(false);
     expect(['2026-12-02T00:00:00Z', '2026-12-02t23:59:60-05:30'].every(isDateTime)).toBe(true);

@@ -3,16 +3,14 @@
 // DOM.
 //
 // `validate` mirrors the engine's (`crates/acp-desk-core/src/elicitation.rs`: required fields,
-// types, bounds, lengths, pattern, formats, options, item counts), which has the last word: it
-// refuses an accept with `invalid-answer` and the same `{field, message}` list. The window's copy
-// is for live feedback only. Values the user typed are never logged or put in the thread.
-import type {
-  ElicitationAnswerValue,
-  ElicitationField,
-  ElicitationEvent,
-  FieldError,
-  JsonValue,
-} from './ipc-issue19';
+// types, bounds, lengths, pattern, formats, options, item counts, in its words without the
+// field's name, which the form shows beside each message). The engine has the last word: it
+// refuses an accept with `invalid-answer`, whose message lists the problems. The window's copy
+// is for live feedback. Values the user typed are never logged or put in the thread.
+import type { ElicitationEvent, ElicitationField, FieldError } from './generated/ipc';
+
+/** What an answer's content holds per field. */
+export type ElicitationAnswerValue = string | number | boolean | string[];
 
 /** What one control holds: text as typed (numbers, dates too), a checkbox, chosen options. */
 export type RawValue = string | boolean | string[];
@@ -50,7 +48,8 @@ export function initialValues(fields: readonly ElicitationField[]): FormValues {
 }
 
 function initialValue(f: ElicitationField): RawValue {
-  const d: JsonValue | undefined = f.default;
+  // (Generated as an object type: it is any JSON value.)
+  const d: unknown = f.default;
   switch (f.type) {
     case 'boolean':
       return d === true;
@@ -108,11 +107,13 @@ export function rfc3339(local: string): string | null {
   return `${local.slice(0, 16)}:${pad(s as number)}${sign}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`;
 }
 
-/** Whether the control holds nothing: such an optional field is left out of the answer. */
+/** Whether the control holds nothing: such an optional field is left out of the answer (a
+ * required multi-select sends its empty list: the engine counts it as given, and its
+ * `minItems` decides). */
 function blank(f: ElicitationField, raw: RawValue | undefined): boolean {
   if (raw === undefined) return true;
   if (f.type === 'boolean') return false;
-  if (Array.isArray(raw)) return raw.length === 0;
+  if (Array.isArray(raw)) return raw.length === 0 && !f.required;
   return raw === '';
 }
 
@@ -141,7 +142,7 @@ export function collect(
     } else if (f.type === 'string' && f.format === 'date-time' && typeof raw === 'string') {
       const at = rfc3339(raw);
       if (at === null) {
-        unreadable.push({ field: f.name, message: 'Not a date and time.' });
+        unreadable.push({ field: f.name, message: 'Must be a date and time.' });
         continue;
       }
       content[f.name] = at;
@@ -173,7 +174,8 @@ export function validate(
   }
   const known = new Set(fields.map((f) => f.name));
   for (const name of Object.keys(content)) {
-    if (!known.has(name)) errors.push({ field: name, message: 'Not asked for.' });
+    if (!known.has(name))
+      errors.push({ field: name, message: `The agent did not ask for \`${name}\`.` });
   }
   return errors;
 }
@@ -181,52 +183,53 @@ export function validate(
 function missing(f: ElicitationField): string | null {
   if (!f.required) return null;
   if (f.type === 'unsupported')
-    return 'Required, but it cannot be answered here: decline or cancel instead.';
+    return 'Required, but ACP Desk cannot send a value for it: decline or cancel instead.';
   if (f.type === 'select') return 'Required: choose one.';
-  if (f.type === 'multi-select') return 'Required: choose at least one.';
   return 'Required.';
 }
 
 function checkValue(f: ElicitationField, v: unknown): string | null {
+  // An empty text is no answer (the engine's rule), whatever the field's type.
+  if (v === null || v === '') return missing(f);
   switch (f.type) {
     case 'unsupported':
-      return 'This field cannot be answered here.';
+      return 'ACP Desk cannot send a value for this field.';
     case 'boolean':
       return typeof v === 'boolean' ? null : 'Must be yes or no.';
     case 'number':
     case 'integer': {
       if (typeof v !== 'number' || !Number.isFinite(v)) return 'Must be a number.';
       if (f.type === 'integer' && !Number.isInteger(v)) return 'Must be a whole number.';
-      if (typeof f.minimum === 'number' && v < f.minimum) return `At least ${f.minimum}.`;
-      if (typeof f.maximum === 'number' && v > f.maximum) return `At most ${f.maximum}.`;
+      if (typeof f.minimum === 'number' && v < f.minimum) return `Must be at least ${f.minimum}.`;
+      if (typeof f.maximum === 'number' && v > f.maximum) return `Must be at most ${f.maximum}.`;
       return null;
     }
-    case 'select': {
-      if (typeof v !== 'string') return 'Must be one of the choices.';
-      return (f.options ?? []).some((o) => o.value === v) ? null : 'Not one of the choices.';
-    }
+    case 'select':
+      return typeof v === 'string' && (f.options ?? []).some((o) => o.value === v)
+        ? null
+        : 'Must be one of the choices offered.';
     case 'multi-select': {
-      if (!Array.isArray(v) || !v.every((x) => typeof x === 'string'))
-        return 'Must be a list of choices.';
+      if (!Array.isArray(v)) return 'Must be a list of choices.';
       const values = new Set((f.options ?? []).map((o) => o.value));
-      const other = v.find((x) => !values.has(x));
-      if (other !== undefined) return 'Not one of the choices.';
-      if (new Set(v).size !== v.length) return 'A choice is given twice.';
-      if (f.required && v.length === 0) return 'Required: choose at least one.';
+      const seen = new Set<string>();
+      for (const x of v) {
+        if (typeof x !== 'string' || !values.has(x)) return 'May hold only the choices offered.';
+        if (seen.has(x)) return `Lists ${titleOf(f, x)} twice.`;
+        seen.add(x);
+      }
       if (typeof f.minItems === 'number' && v.length < f.minItems)
-        return `Choose at least ${plural(f.minItems, 'option')}.`;
+        return `Needs at least ${plural(f.minItems, 'choice')}.`;
       if (typeof f.maxItems === 'number' && v.length > f.maxItems)
-        return `Choose at most ${plural(f.maxItems, 'option')}.`;
+        return `Allows at most ${plural(f.maxItems, 'choice')}.`;
       return null;
     }
     case 'string': {
       if (typeof v !== 'string') return 'Must be text.';
-      if (f.required && v === '') return 'Required.';
       const length = [...v].length;
       if (typeof f.minLength === 'number' && length < f.minLength)
-        return `At least ${plural(f.minLength, 'character')}.`;
+        return `Must be at least ${f.minLength} characters long.`;
       if (typeof f.maxLength === 'number' && length > f.maxLength)
-        return `At most ${plural(f.maxLength, 'character')}.`;
+        return `Must be at most ${f.maxLength} characters long.`;
       const format = formatError(f.format, v);
       if (format) return format;
       if (f.pattern) {
@@ -238,27 +241,41 @@ function checkValue(f: ElicitationField, v: unknown): string | null {
   }
 }
 
+function titleOf(f: ElicitationField, value: string): string {
+  return `“${(f.options ?? []).find((o) => o.value === value)?.title ?? value}”`;
+}
+
 function formatError(format: ElicitationField['format'], v: string): string | null {
   switch (format) {
     case 'email':
-      return isEmail(v) ? null : 'Not an email address (like name@example.com).';
+      return isEmail(v) ? null : 'Must be an email address.';
     case 'uri':
-      return isUri(v) ? null : 'Not an address with a scheme (like https://example.com).';
+      return isUri(v) ? null : 'Must be an absolute address, such as https://example.com.';
     case 'date':
-      return isDate(v) ? null : 'Not a date (YYYY-MM-DD).';
+      return isDate(v) ? null : 'Must be a date, YYYY-MM-DD.';
     case 'date-time':
-      return isDateTime(v) ? null : 'Not a date and time.';
+      return isDateTime(v) ? null : 'Must be a date and time, such as 2026-12-01T09:30:00Z.';
     default:
       return null;
   }
 }
 
+/** WHATWG's rule for `<input type=email>`, as the engine checks it. */
+const EMAIL =
+  /^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$/;
+
 export function isEmail(v: string): boolean {
-  return /^[^\s@]+@([^\s@.]+\.)+[^\s@.]+$/.test(v);
+  return EMAIL.test(v);
 }
 
+/** An absolute URL by the WHATWG parser (the engine's `url` crate follows the same standard). */
 export function isUri(v: string): boolean {
-  return /^[A-Za-z][A-Za-z0-9+.-]*:\S+$/.test(v);
+  try {
+    new URL(v);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export function isDate(v: string): boolean {

@@ -1,20 +1,20 @@
 // Issue 19 in the store and the controller: the agent's questions parked and settled, background
 // tasks replaced whole, autonomous cycles marked; answering a question and stopping a task.
 import { describe, expect, it } from 'vitest';
-import type { StreamEvent, StreamFrame } from './generated/ipc';
-import type { ElicitationEvent, Issue19Event } from './ipc-issue19';
+import type {
+  BackgroundTaskInfo,
+  ElicitationEvent,
+  StreamEvent,
+  StreamFrame,
+} from './generated/ipc';
 import { SessionStore, type Entry } from './session-store';
 import { sessionStatus, closeNeedsConfirm } from './status';
 import { AppController } from './app-controller';
 import { FakeBackend, appInfo } from '../test/fake-backend';
 
 const sid = 's';
-// The issue's events are not in the generated union until it is regenerated.
-const live = (...events: (StreamEvent | Issue19Event)[]): StreamFrame => ({
-  snapshot: false,
-  events: events as StreamEvent[],
-});
-const ask = (requestId: string, over: Partial<ElicitationEvent> = {}): Issue19Event => ({
+const live = (...events: StreamEvent[]): StreamFrame => ({ snapshot: false, events });
+const ask = (requestId: string, over: Partial<ElicitationEvent> = {}): StreamEvent => ({
   kind: 'elicitation',
   sessionId: sid,
   requestId,
@@ -29,7 +29,7 @@ const settled = (
   action: 'accept' | 'decline' | 'cancel',
   by: 'user' | 'stop' | 'agent' | 'rule' | 'watchdog',
   awaitingCompletion?: boolean,
-): Issue19Event => ({
+): StreamEvent => ({
   kind: 'elicitation-settled',
   sessionId: sid,
   requestId,
@@ -131,8 +131,12 @@ describe('questions (elicitation)', () => {
 describe('background tasks', () => {
   it('are replaced whole by each event (it carries the task merged so far), in start order', () => {
     const store = new SessionStore();
-    const task = (t: Record<string, unknown>): Issue19Event =>
-      ({ kind: 'background-task', sessionId: sid, phase: 'updated', task: t }) as Issue19Event;
+    const task = (t: BackgroundTaskInfo): StreamEvent => ({
+      kind: 'background-task',
+      sessionId: sid,
+      phase: 'updated',
+      task: t,
+    });
     store.applyAll([
       live(
         task({ taskId: 'a', name: 'build', status: 'running', canStop: true }),
@@ -167,6 +171,8 @@ describe('autonomous cycles', () => {
           sessionId: sid,
           toolCallId: 't1',
           toolName: 'Read',
+          arguments: null,
+          isUpdate: false,
           status: 'pending',
         },
         { kind: 'text-delta', sessionId: sid, text: 'Done by myself', messageId: 'm2' },
@@ -177,7 +183,15 @@ describe('autonomous cycles', () => {
     expect(types).toEqual(['user', 'agent', 'turn-end', 'notice', 'autonomous', 'tool', 'agent']);
     // The card after the marker still takes its updates.
     store.applyAll([
-      live({ kind: 'tool-call', sessionId: sid, toolCallId: 't1', status: 'completed' }),
+      live({
+        kind: 'tool-call',
+        sessionId: sid,
+        toolCallId: 't1',
+        toolName: '',
+        arguments: null,
+        isUpdate: true,
+        status: 'completed',
+      }),
     ]);
     const card = store.state.entries.find((e) => e.type === 'tool');
     expect(card).toMatchObject({ toolCallId: 't1', status: 'completed', title: 'Read' });
@@ -223,21 +237,31 @@ describe('the controller', () => {
     expect(backend.called('elicitationAnswer')).toEqual([['s1', 'e1', answer]]);
   });
 
-  it('hands the engine’s field errors back to the dialog, without a banner', async () => {
+  it('hands the engine’s refusal back to the dialog, without a banner', async () => {
     const { backend, app, req } = await opened();
-    const errors = [{ field: 'license', message: 'Required.' }];
-    backend.elicitationError = { code: 'invalid-answer', message: 'invalid', errors };
+    const message = 'the answer was not sent: License is required';
+    backend.elicitationError = { code: 'invalid-answer', message };
     expect(await app.answerQuestion(req, { action: 'accept', content: {} })).toEqual({
       ok: false,
-      errors,
+      refused: message,
     });
+    expect(app.state.error).toBeNull();
+  });
+
+  it('says nothing of a question settled meanwhile', async () => {
+    const { backend, app, req } = await opened();
+    backend.elicitationError = { code: 'elicitation-unknown', message: 'no open question e1' };
+    expect(await app.answerQuestion(req, { action: 'cancel' })).toEqual({ ok: true });
     expect(app.state.error).toBeNull();
   });
 
   it('says other failures in the banner, and the dialog may answer again', async () => {
     const { backend, app, req } = await opened();
     backend.elicitationError = { code: 'session-ended', message: 'the session has ended' };
-    expect(await app.answerQuestion(req, { action: 'decline' })).toEqual({ ok: false, errors: [] });
+    expect(await app.answerQuestion(req, { action: 'decline' })).toEqual({
+      ok: false,
+      refused: null,
+    });
     expect(app.state.error).toEqual({ code: 'session-ended', message: 'the session has ended' });
   });
 

@@ -6,10 +6,12 @@ import type {
   AgentExit,
   AgentIdentity,
   AgentPromptEvent,
+  BackgroundTaskInfo,
   CommandInfo,
   ContentBlock,
   ContinuationOutcome,
   Cost,
+  ElicitationEvent,
   ErrorKind,
   McpServerReport,
   NoticeSeverity,
@@ -30,7 +32,6 @@ import type {
 } from './generated/ipc';
 import { optionWords } from './permission';
 import { questionName } from './elicitation';
-import type { BackgroundTaskInfo, ElicitationEvent, Issue19Event } from './ipc-issue19';
 import { retryable } from './ended';
 
 /** Something attached to a user message, shown as a chip. */
@@ -415,7 +416,7 @@ export class SessionStore {
     for (const [id, at] of this.tools) if (at >= from + output) this.tools.set(id, at + 1);
   }
 
-  private applyOne(v: SessionView, ev: StreamEvent | Issue19Event): void {
+  private applyOne(v: SessionView, ev: StreamEvent): void {
     switch (ev.kind) {
       case 'mcp-servers':
         // Replaced whole: each start or continuation reports every server it considered. (Its
@@ -704,7 +705,7 @@ export class SessionStore {
 
 /** What a settled question says in the thread: who settled it and how, never the answer. */
 function questionSettledText(
-  ev: Extract<Issue19Event, { kind: 'elicitation-settled' }>,
+  ev: Extract<StreamEvent, { kind: 'elicitation-settled' }>,
   req: ElicitationEvent | undefined,
 ): string {
   // (A question this view never saw, in a compacted thread, goes unnamed.)

@@ -1,5 +1,5 @@
 // A session's background tasks in words (the header's chip and its list).
-import type { BackgroundTaskInfo } from './ipc-issue19';
+import type { BackgroundTaskInfo } from './generated/ipc';
 
 /** Running (an agent that says nothing of its state means running). */
 export function isRunning(t: BackgroundTaskInfo): boolean {

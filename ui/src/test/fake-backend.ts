@@ -1,12 +1,12 @@
 // A Backend for tests: records calls, lets the test push frames and app events, and answers
 // commands with what the test set up.
 import type { Backend, ProjectFiles, PromptPart, UiError, Unsubscribe } from '../lib/backend-types';
-import type { ElicitationAnswer } from '../lib/ipc-issue19';
 import type { AgentListing, CheckReport, InstallProgress, RegistryImported } from '../lib/agents';
 import type { LoginBackend } from '../lib/login';
 import type { SignInBackend, SignInTarget } from '../lib/sign-in';
 import type {
   AgentIdentity,
+  ElicitationAnswer,
   AppInfo,
   AuthAction,
   DesktopNotice,
