@@ -6,6 +6,7 @@
 //! one locked writer ([`out::Out`]) that writes whole lines.
 
 mod args;
+mod asks;
 mod auth;
 mod journal;
 mod out;
@@ -281,6 +282,7 @@ impl Agent {
             }
             "session/set_mode" => Reply::Now(self.set_mode(params)),
             "session/set_config_option" => Reply::Now(self.set_config_option(params)),
+            crate::asks::STOP_METHOD => Reply::Now(crate::asks::stop_task(&self.shared, params)),
             "session/prompt" => match self.prompt(id, params) {
                 Ok(()) => Reply::Later,
                 Err(e) => Reply::Now(Err(e)),
@@ -291,6 +293,7 @@ impl Agent {
 
     fn initialize(&mut self, params: &Value) -> Result<Value, RpcError> {
         let request: InitializeRequest = parse_params(params)?;
+        self.shared.asks.note(params.get("clientCapabilities"));
         log!(
             "initialize: client asks for protocol version {}",
             request.protocol_version
@@ -709,7 +712,8 @@ impl Agent {
         let spawned = std::thread::Builder::new()
             .name(format!("turn-{session_key}"))
             .spawn(move || {
-                let result = Turn::new(&shared, session_id, cwd, tx, rx).run(&file.steps);
+                let result =
+                    Turn::new(Arc::clone(&shared), session_id, cwd, tx, rx).run(&file.steps);
                 // Deregister before answering, so a client that sends its next prompt as soon
                 // as it sees this response is not told a turn is still running.
                 lock(&shared.turns).remove(&session_key);

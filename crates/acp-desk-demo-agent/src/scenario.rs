@@ -19,6 +19,11 @@ pub const EMBEDDED: &[(&str, &str)] = &[
     ("plan", include_str!("../scenarios/plan.json")),
     ("edit", include_str!("../scenarios/edit.json")),
     ("permission", include_str!("../scenarios/permission.json")),
+    ("elicit-form", include_str!("../scenarios/elicit-form.json")),
+    ("elicit-url", include_str!("../scenarios/elicit-url.json")),
+    // Before `background`: its keyword is a prefix of this one's.
+    ("background-stop", include_str!("../scenarios/background-stop.json")),
+    ("background", include_str!("../scenarios/background.json")),
     ("usage", include_str!("../scenarios/usage.json")),
     ("unknown", include_str!("../scenarios/unknown.json")),
     ("crash", include_str!("../scenarios/crash.json")),
@@ -104,6 +109,11 @@ pub enum Step {
     WriteFile(WriteFileStep),
     Terminal(TerminalStep),
     WriteDirectly(WriteDirectlyStep),
+    /// `elicitation/create` (asks.rs).
+    Elicit(crate::asks::ElicitStep),
+    /// Raw updates written after a delay, on their own thread: the turn does not wait (a
+    /// background task's later life, an autonomous cycle).
+    Later(crate::asks::LaterStep),
 }
 
 /// Writes a file with `std::fs` itself, not through the client (as real agents' own edit tools

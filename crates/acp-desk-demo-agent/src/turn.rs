@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use agent_client_protocol_schema::v1::{
@@ -61,6 +61,10 @@ pub struct Shared {
     /// Running turns, by session id.
     pub turns: Mutex<HashMap<String, Sender<TurnEvent>>>,
     flood_runs: AtomicU64,
+    /// Background tasks announced (AIR `async_task_spawned`), for `_session/async_task/stop`.
+    pub tasks: Mutex<HashMap<String, crate::asks::Task>>,
+    /// What the client said in `initialize` it lets us ask.
+    pub asks: crate::asks::ClientAsks,
 }
 
 pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -75,6 +79,8 @@ impl Shared {
             pending: Mutex::new(HashMap::new()),
             turns: Mutex::new(HashMap::new()),
             flood_runs: AtomicU64::new(0),
+            tasks: Mutex::new(HashMap::new()),
+            asks: crate::asks::ClientAsks::default(),
         }
     }
 }
@@ -84,19 +90,19 @@ pub enum Flow {
     Stop(StopReason),
 }
 
-pub struct Turn<'a> {
-    shared: &'a Shared,
+pub struct Turn {
+    pub(crate) shared: Arc<Shared>,
     session_id: SessionId,
     /// The session's cwd: relative paths in scenarios are resolved against it.
     cwd: PathBuf,
     tx: Sender<TurnEvent>,
     rx: Receiver<TurnEvent>,
-    cancelled: bool,
+    pub(crate) cancelled: bool,
 }
 
-impl<'a> Turn<'a> {
+impl Turn {
     pub fn new(
-        shared: &'a Shared,
+        shared: Arc<Shared>,
         session_id: SessionId,
         cwd: PathBuf,
         tx: Sender<TurnEvent>,
@@ -124,7 +130,7 @@ impl<'a> Turn<'a> {
         })
     }
 
-    fn play(&mut self, steps: &[Step]) -> anyhow::Result<Flow> {
+    pub(crate) fn play(&mut self, steps: &[Step]) -> anyhow::Result<Flow> {
         for step in steps {
             self.poll();
             if self.cancelled {
@@ -137,7 +143,11 @@ impl<'a> Turn<'a> {
         Ok(Flow::Continue)
     }
 
-    fn out(&self) -> &Out {
+    pub(crate) fn session_id(&self) -> &SessionId {
+        &self.session_id
+    }
+
+    pub(crate) fn out(&self) -> &Out {
         &self.shared.out
     }
 
@@ -163,7 +173,13 @@ impl<'a> Turn<'a> {
             Step::Info(i) => self.update(SessionUpdate::SessionInfoUpdate(
                 SessionInfoUpdate::new().title(i.title.clone()),
             ))?,
-            Step::Update(raw) => self.out().raw_update(&self.session_id, raw)?,
+            Step::Update(raw) => {
+                if crate::asks::note_task(&self.shared, &self.session_id, raw) {
+                    self.out().raw_update(&self.session_id, raw)?;
+                }
+            }
+            Step::Elicit(e) => return self.elicit(e),
+            Step::Later(l) => self.later(l),
             Step::RawLine(line) => self.out().line(line.as_bytes())?,
             Step::LongLine(l) => write_long_line(&mut *self.out().lock(), l.bytes)?,
             Step::Sleep(s) => {
@@ -221,7 +237,7 @@ impl<'a> Turn<'a> {
     }
 
     /// Sleeps up to `duration`, waking early on cancel. Returns whether the turn is cancelled.
-    fn wait(&mut self, duration: Duration) -> bool {
+    pub(crate) fn wait(&mut self, duration: Duration) -> bool {
         let deadline = Instant::now() + duration;
         while !self.cancelled {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -300,7 +316,7 @@ impl<'a> Turn<'a> {
 
     /// Sends a request to the client and waits for the answer message (`None`: none came before
     /// the turn was cancelled). Returns the request's id with it.
-    fn request<P: serde::Serialize>(
+    pub(crate) fn request<P: serde::Serialize>(
         &mut self,
         method: &str,
         params: &P,
@@ -346,7 +362,7 @@ impl<'a> Turn<'a> {
     }
 
     /// One line of streamed text reporting what a client call gave.
-    fn report(&self, line: String) -> io::Result<()> {
+    pub(crate) fn report(&self, line: String) -> io::Result<()> {
         log!("{line}");
         self.update(SessionUpdate::AgentMessageChunk(ContentChunk::new(
             ContentBlock::from(format!("{line}\n")),
