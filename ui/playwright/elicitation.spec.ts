@@ -368,7 +368,7 @@ test('url: the host and the address shown; nothing opens until the user agrees; 
   await expect(dialog).toHaveCount(0);
   const lines = (await collectEntries(page)).filter((e) => e.entry === 'settled');
   expect(lines.map((l) => l.text)).toEqual([
-    'You agreed to open example.com for the agent’s question “open example.com”.',
+    'You agreed to open example.com for the agent.',
     'The agent says the step at example.com is done.',
   ]);
 });

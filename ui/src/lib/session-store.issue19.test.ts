@@ -109,8 +109,17 @@ describe('questions (elicitation)', () => {
     store.applyAll([live({ kind: 'elicitation-complete', sessionId: sid, requestId: 'e1' })]);
     expect(store.state.awaiting).toEqual([]);
     expect(lines(store.state.entries)).toEqual([
-      ['question', 'You agreed to open example.com for the agent’s question “open example.com”.'],
+      ['question', 'You agreed to open example.com for the agent.'],
       ['question', 'The agent says the step at example.com is done.'],
+    ]);
+    // Declined or stopped, it is named by its host.
+    store.applyAll([
+      live({ ...url, requestId: 'e2' }, settled('e2', 'decline', 'user')),
+      live({ ...url, requestId: 'e3' }, settled('e3', 'cancel', 'stop')),
+    ]);
+    expect(lines(store.state.entries).slice(2)).toEqual([
+      ['question', 'You declined the agent’s request to open example.com.'],
+      ['question', 'The agent’s request to open example.com was cancelled: the turn was stopped.'],
     ]);
   });
 

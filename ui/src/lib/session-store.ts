@@ -709,22 +709,24 @@ function questionSettledText(
   req: ElicitationEvent | undefined,
 ): string {
   // (A question this view never saw, in a compacted thread, goes unnamed.)
-  const what = req ? ` “${questionName(req)}”` : '';
+  const what = !req
+    ? 'question'
+    : req.mode === 'url'
+      ? `request to open ${req.host ?? 'a page'}`
+      : `question “${questionName(req)}”`;
   if (ev.by === 'user') {
     if (ev.action === 'accept')
       return req?.mode === 'url'
-        ? `You agreed to open ${req.host ?? 'the page'} for the agent’s question${what}.`
-        : `You answered the agent’s question${what}.`;
-    return ev.action === 'decline'
-      ? `You declined the agent’s question${what}.`
-      : `You cancelled the agent’s question${what}.`;
+        ? `You agreed to open ${req.host ?? 'the page'} for the agent.`
+        : `You answered the agent’s ${what}.`;
+    return `You ${ev.action === 'decline' ? 'declined' : 'cancelled'} the agent’s ${what}.`;
   }
-  if (ev.by === 'agent') return `The agent withdrew its question${what}.`;
+  if (ev.by === 'agent') return `The agent withdrew its ${what}.`;
   const how =
     ev.action === 'accept' ? 'answered' : ev.action === 'decline' ? 'declined' : 'cancelled';
-  if (ev.by === 'rule') return `A rule ${how} the agent’s question${what}.`;
+  if (ev.by === 'rule') return `A rule ${how} the agent’s ${what}.`;
   const why = ev.by === 'stop' ? 'the turn was stopped' : 'the turn timed out';
-  return `The agent’s question${what} was ${how}: ${why}.`;
+  return `The agent’s ${what} was ${how}: ${why}.`;
 }
 
 /**
