@@ -14,7 +14,10 @@ import { FakeBackend, appInfo } from '../test/fake-backend';
 
 const sid = 's';
 const live = (...events: StreamEvent[]): StreamFrame => ({ snapshot: false, events });
-const ask = (requestId: string, over: Partial<ElicitationEvent> = {}): StreamEvent => ({
+const ask = (
+  requestId: string,
+  over: Partial<ElicitationEvent> = {},
+): Extract<StreamEvent, { kind: 'elicitation' }> => ({
   kind: 'elicitation',
   sessionId: sid,
   requestId,
