@@ -6,7 +6,8 @@
 // marked in the thread as not a reply to the user. Screenshots at 800x600 and 1280x800.
 import { expect, test, type Page } from '@playwright/test';
 import { collectEntries, sel, shot } from './hooks';
-import { calls, replay, type StreamEvent } from './mock-ipc.js';
+import { fileURLToPath } from 'node:url';
+import { calls, readTranscript, replay, type StreamEvent } from './mock-ipc.js';
 
 const SID = 's-tasks';
 const start: StreamEvent[] = [
@@ -222,4 +223,25 @@ test('a cycle the agent started on its own is marked, not shown as a reply', asy
   await page.setViewportSize({ width: 800, height: 600 });
   await expect(page.locator(sel.entry('autonomous'))).toBeVisible();
   await shot(page, 'background-tasks-autonomous-800x600');
+});
+
+test('the engine’s own recording: a task the session’s end settled (demo agent, through the CLI)', async ({
+  page,
+}) => {
+  const events = readTranscript(
+    fileURLToPath(new URL('./recorded/demo-background-task.jsonl', import.meta.url)),
+  );
+  await page.setViewportSize({ width: 1280, height: 800 });
+  // The CLI's close stays: it is what settled the task.
+  await replay(page, events, { keepClose: true });
+  await page.goto('/');
+  await expect(chip(page)).toHaveText('1 task');
+  await chip(page).click();
+  const t = item(page, 'demo-build');
+  await expect(t).toContainText('cargo build --release');
+  await expect(t).toContainText('Build the release binary (simulated)');
+  await expect(t.locator('.task-status')).toHaveText('stopped');
+  await expect(t.locator('[data-settled-note]')).toHaveText(
+    'ACP Desk stopped it: the session ended.',
+  );
 });

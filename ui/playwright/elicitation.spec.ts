@@ -5,8 +5,9 @@
 // thread's line says who settled it and how, never what was typed. Screenshots at 800x600 and
 // 1280x800.
 import { expect, test, type Page } from '@playwright/test';
+import { fileURLToPath } from 'node:url';
 import { collectEntries, sel, shot } from './hooks';
-import { calls, replay, type StreamEvent } from './mock-ipc.js';
+import { calls, readTranscript, replay, type StreamEvent } from './mock-ipc.js';
 
 const SID = 's-elicit';
 const DIALOG = '[role="dialog"][data-elicitation]';
@@ -412,4 +413,70 @@ test('two questions: one at a time, the header waits for you', async ({ page }) 
   await dialog.locator('[data-action="cancel"]').click();
   await expect(dialog).toHaveCount(0);
   await expect(page.locator(sel.status)).not.toHaveAttribute('data-status', 'waiting');
+});
+
+// What the engine itself sent for the demo agent's questions (recorded/README.md).
+const recorded = (name: string) =>
+  readTranscript(fileURLToPath(new URL(`./recorded/${name}.jsonl`, import.meta.url)));
+
+test('the demo agent’s recorded form (the engine’s event) is drawn in its order and answered', async ({
+  page,
+}) => {
+  const events = recorded('demo-elicit-form');
+  const ask = events.find((e) => e.kind === 'elicitation') as StreamEvent & {
+    fields: { name: string }[];
+  };
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await replay(page, events);
+  await page.goto('/');
+  const dialog = page.locator(DIALOG);
+  await expect(dialog).toBeVisible();
+  const order = await dialog
+    .locator('[data-field]')
+    .evaluateAll((els) => els.map((e) => e.getAttribute('data-field')));
+  expect(order).toEqual(ask.fields.map((f) => f.name));
+  await expect(field(page, 'name').locator('input')).toHaveValue('demo');
+  await expect(field(page, 'name').locator('input')).toBeFocused();
+  // The required select without a default keeps Submit off until a language is chosen.
+  await expect(dialog.locator('[data-blocked]')).toHaveText(
+    'To submit, first fill in or fix: Language.',
+  );
+  await field(page, 'language')
+    .getByRole('radio', { name: /TypeScript/ })
+    .check();
+  await field(page, 'prefix').locator('input').fill('ABC');
+  await field(page, 'prefix').locator('input').press('Enter');
+  await expect(dialog).toHaveCount(0);
+  const [sent] = await answers(page);
+  expect(sent).toMatchObject({
+    requestId: 'e1',
+    answer: {
+      action: 'accept',
+      content: {
+        name: 'demo',
+        language: 'ts',
+        workers: 4,
+        coverage: 0.8,
+        ci: true,
+        targets: ['linux'],
+        prefix: 'ABC',
+      },
+    },
+  });
+  const content = (sent as { answer: { content: Record<string, unknown> } }).answer.content;
+  expect(Object.keys(content).sort()).toEqual(
+    ['ci', 'coverage', 'language', 'name', 'prefix', 'targets', 'workers'].sort(),
+  );
+});
+
+test('the demo agent’s recorded URL question shows its host', async ({ page }) => {
+  await page.setViewportSize({ width: 800, height: 600 });
+  await replay(page, recorded('demo-elicit-url'));
+  await page.goto('/');
+  const dialog = page.locator(DIALOG);
+  await expect(dialog.locator('[data-host]')).toHaveText('example.com');
+  await expect(dialog.locator('[data-url]')).toHaveText(
+    'https://example.com/demo-agent/authorize?state=demo-sign-in-1',
+  );
+  expect((await calls(page)).some((c) => c.cmd === 'open_url')).toBe(false);
 });
