@@ -88,6 +88,17 @@ async function open(
 const chip = (page: Page) => page.locator('.session-header .tasks .chip-button');
 const item = (page: Page, id: string) => page.locator(`#tasks-popover [data-task="${id}"]`);
 
+// Nothing the page runs may throw (a dialog going away while its queue empties, say).
+const pageErrors = new WeakMap<Page, Error[]>();
+test.beforeEach(({ page }) => {
+  const errors: Error[] = [];
+  pageErrors.set(page, errors);
+  page.on('pageerror', (e) => errors.push(e));
+});
+test.afterEach(({ page }) => {
+  expect(pageErrors.get(page)?.map((e) => e.message) ?? []).toEqual([]);
+});
+
 async function frame(page: Page, events: StreamEvent[]): Promise<void> {
   await page.evaluate(
     (evs) =>

@@ -148,6 +148,17 @@ const field = (page: Page, name: string) => page.locator(`${DIALOG} [data-field=
 const answers = async (page: Page) =>
   (await calls(page)).filter((c) => c.cmd === 'elicitation_answer').map((c) => c.args);
 
+// Nothing the page runs may throw (a dialog going away while its queue empties, say).
+const pageErrors = new WeakMap<Page, Error[]>();
+test.beforeEach(({ page }) => {
+  const errors: Error[] = [];
+  pageErrors.set(page, errors);
+  page.on('pageerror', (e) => errors.push(e));
+});
+test.afterEach(({ page }) => {
+  expect(pageErrors.get(page)?.map((e) => e.message) ?? []).toEqual([]);
+});
+
 async function frame(page: Page, events: StreamEvent[]): Promise<void> {
   await page.evaluate(
     (evs) =>
