@@ -279,7 +279,8 @@ export function isUri(v: string): boolean {
 }
 
 export function isDate(v: string): boolean {
-  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(v);
+  // As the engine's chrono reads `%Y-%m-%d`: a sign may lead, month and day may be one digit.
+  const m = /^\+?(\d{4})-(\d{1,2})-(\d{1,2})$/.exec(v);
   if (!m) return false;
   const [y, mo, d] = m.slice(1).map(Number) as [number, number, number];
   if (mo < 1 || mo > 12 || d < 1) return false;
@@ -288,10 +289,11 @@ export function isDate(v: string): boolean {
   return d <= days;
 }
 
-/** RFC 3339: a date, `T`, hours:minutes:seconds (a fraction), and `Z` or an offset. */
+/** RFC 3339: a date, `T` (or a space, as the engine's chrono allows), hours:minutes:seconds
+ * (a fraction), and `Z` or an offset. */
 export function isDateTime(v: string): boolean {
   const m =
-    /^(\d{4}-\d{2}-\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))$/.exec(v);
+    /^(\d{4}-\d{2}-\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))$/.exec(v);
   if (!m || !isDate(m[1] as string)) return false;
   const [h, mi, s] = [m[2], m[3], m[4]].map(Number) as [number, number, number];
   const oh = m[7] === undefined ? 0 : Number(m[7]);
