@@ -629,7 +629,12 @@ mod tests {
             matches!(&items[4], Inbound::CancelRequest { id: RequestId::Str(s) } if s == "abc")
         );
         assert!(
-            matches!(&items[5], Inbound::CancelRequest { id: RequestId::Number(0) }),
+            matches!(
+                &items[5],
+                Inbound::CancelRequest {
+                    id: RequestId::Number(0)
+                }
+            ),
             "ACP's spelling, as claude-agent-acp sends it"
         );
         assert!(matches!(&items[6], Inbound::Closed { error: None }));

@@ -215,7 +215,11 @@ impl Turn {
                     if self.wait(Duration::from_millis(ms)) {
                         return Ok(Flow::Stop(StopReason::Cancelled));
                     }
-                    let eid = e.request.get("elicitationId").cloned().unwrap_or(Value::Null);
+                    let eid = e
+                        .request
+                        .get("elicitationId")
+                        .cloned()
+                        .unwrap_or(Value::Null);
                     self.out()
                         .notify("elicitation/complete", json!({"elicitationId": eid}))?;
                     self.report("The page told me you are done there.".into())?;

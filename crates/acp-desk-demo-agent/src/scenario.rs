@@ -22,7 +22,10 @@ pub const EMBEDDED: &[(&str, &str)] = &[
     ("elicit-form", include_str!("../scenarios/elicit-form.json")),
     ("elicit-url", include_str!("../scenarios/elicit-url.json")),
     // Before `background`: its keyword is a prefix of this one's.
-    ("background-stop", include_str!("../scenarios/background-stop.json")),
+    (
+        "background-stop",
+        include_str!("../scenarios/background-stop.json"),
+    ),
     ("background", include_str!("../scenarios/background.json")),
     ("usage", include_str!("../scenarios/usage.json")),
     ("unknown", include_str!("../scenarios/unknown.json")),

@@ -94,6 +94,9 @@ pub struct WaitingRequest {
 pub enum RequestKind {
     ReadOnly(acp::ToolKind),
     Sensitive(Option<acp::ToolKind>),
+    /// The agent asks the user (`elicitation`): shown as "asks you a question", never its
+    /// message or fields (either may quote anything); Show only, the answer is the window's.
+    Question,
 }
 
 /// One OS notification. At most one per session on screen: `show` for a session that already

@@ -23,6 +23,16 @@ impl Observer for Attention {
                     session_id: session.id.clone(),
                     request_id: request_id.clone(),
                 }),
+                StreamEvent::Elicitation(e) => self.send(Input::RequestArrived {
+                    session: SessionRef::of(session),
+                    request: text::question(&e.request_id),
+                }),
+                StreamEvent::ElicitationSettled { request_id, .. } => {
+                    self.send(Input::Settled {
+                        session_id: session.id.clone(),
+                        request_id: request_id.clone(),
+                    });
+                }
                 StreamEvent::TurnStart { .. } => {
                     lock(&self.turn_errors).remove(&session.id);
                 }

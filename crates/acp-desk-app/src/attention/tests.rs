@@ -1180,3 +1180,69 @@ fn observer_calls_return_at_once_even_with_a_stuck_desktop() {
     assert_eq!(attention.waiting().total(), 1000);
     attention.finish();
 }
+
+#[test]
+fn a_question_notifies_with_agent_and_folder_and_offers_show_only() {
+    let desktop = Arc::new(Recording::default());
+    let attention = Attention::start_with_delay(desktop.clone(), ON, ms(20)).expect("thread");
+    attention.set_focused(false);
+    let s = info("s1", "claude", "/home/u/proj", LaunchOrigin::Named, "x");
+    let ask = acp_desk_core::events::ElicitationEvent {
+        session_id: "e".into(),
+        request_id: "e1".into(),
+        mode: acp_desk_core::events::ElicitationModeKind::Form,
+        message: "Paste the token sk-live-123 here".into(),
+        tool_call_id: None,
+        title: Some("Deploy key".into()),
+        description: None,
+        fields: Some(Vec::new()),
+        url: None,
+        host: None,
+    };
+    attention.on_batch(&s, &[StreamEvent::Elicitation(Box::new(ask))]);
+    let calls = desktop.wait_for("the question", |c| {
+        c.iter().any(|c| matches!(c, Call::Show(_)))
+    });
+    let shown: Vec<&Notification> = calls
+        .iter()
+        .filter_map(|c| match c {
+            Call::Show(n) => Some(n),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        *shown[0],
+        Notification {
+            session_id: "s1".into(),
+            summary: "claude in proj".into(),
+            body: "asks you a question in proj".into(),
+            actions: vec![NotificationAction::Show],
+            about: NotificationAbout::Permission {
+                request_id: "e1".into()
+            },
+        }
+    );
+    let waiting = attention.waiting();
+    assert_eq!(waiting.total(), 1);
+    let text = format!("{waiting:?}{calls:?}");
+    assert!(
+        !text.contains("sk-live") && !text.contains("Deploy key"),
+        "{text}"
+    );
+    attention.on_batch(
+        &s,
+        &[StreamEvent::ElicitationSettled {
+            session_id: "e".into(),
+            request_id: "e1".into(),
+            action: acp_desk_core::elicitation::ElicitationAction::Cancel,
+            by: acp_desk_core::events::SettledBy::Stop,
+            awaiting_completion: None,
+        }],
+    );
+    desktop.wait_for("the withdrawal", |c| {
+        c.iter()
+            .any(|c| matches!(c, Call::Withdraw(id) if id == "s1"))
+    });
+    assert_eq!(attention.waiting().total(), 0);
+    attention.finish();
+}

@@ -28,7 +28,7 @@ pub fn request(p: &AgentPromptEvent) -> WaitingRequest {
     // the engine words even for a call without a title).
     let title = match kind {
         RequestKind::ReadOnly(_) => p.tool_name.as_deref().and_then(title_line),
-        RequestKind::Sensitive(_) => None,
+        RequestKind::Sensitive(_) | RequestKind::Question => None,
     };
     // Allow only where the line names the whole call: a read-only call without a title is shown
     // by its kind, and a title cut to one line or to its cap may hide what is being allowed
@@ -43,6 +43,18 @@ pub fn request(p: &AgentPromptEvent) -> WaitingRequest {
         line: title.map_or_else(|| kind_line(kind).to_owned(), |t| t.shown),
         allow_option_id,
         reject_option_id: reject_option(&p.options),
+    }
+}
+
+/// An agent's question (`elicitation`), reduced to what the desktop may show: that it asks,
+/// nothing of what; no action but Show.
+pub fn question(request_id: &str) -> WaitingRequest {
+    WaitingRequest {
+        request_id: request_id.to_owned(),
+        kind: RequestKind::Question,
+        line: kind_line(RequestKind::Question).to_owned(),
+        allow_option_id: None,
+        reject_option_id: None,
     }
 }
 
@@ -72,6 +84,7 @@ pub fn kind_line(kind: RequestKind) -> &'static str {
         RequestKind::Sensitive(Some(acp::ToolKind::Delete)) => "wants to delete a file",
         RequestKind::Sensitive(Some(acp::ToolKind::Move)) => "wants to move a file",
         RequestKind::Sensitive(Some(acp::ToolKind::SwitchMode)) => "wants to switch mode",
+        RequestKind::Question => "asks you a question",
         _ => "wants to use a tool",
     }
 }

@@ -16,7 +16,9 @@ use super::owner::Owner;
 use super::permissions::MAX_PARKED;
 use super::{ElicitationPolicy, EngineError};
 use crate::elicitation::{self, ElicitationAction, ElicitationAnswer, ElicitationField};
-use crate::events::{ElicitationEvent, ElicitationModeKind, NoticeSeverity, SettledBy, StreamEvent};
+use crate::events::{
+    ElicitationEvent, ElicitationModeKind, NoticeSeverity, SettledBy, StreamEvent,
+};
 use crate::jsonrpc::codes;
 
 /// URL-mode requests accepted and waiting for `elicitation/complete`, at most: an agent that
@@ -70,7 +72,7 @@ fn invalid(message: impl Into<String>) -> acp::Error {
 impl Owner {
     /// `elicitation/create`: checked, shown as an `elicitation` event and parked (or answered
     /// at once by a stop, the policy, or because too many wait).
-    pub(super) async fn on_elicitation(&mut self, id: RequestId, params: Option<Box<RawValue>>) {
+    pub(super) fn on_elicitation(&mut self, id: RequestId, params: Option<Box<RawValue>>) {
         let raw = params.as_deref().map(RawValue::get).unwrap_or("null");
         let req = match serde_json::from_str::<acp::CreateElicitationRequest>(raw) {
             Ok(req) => req,
@@ -99,7 +101,9 @@ impl Owner {
             _ => {
                 return self.reply::<()>(
                     &id,
-                    Err(invalid("the elicitation's scope is neither a session nor a request")),
+                    Err(invalid(
+                        "the elicitation's scope is neither a session nor a request",
+                    )),
                 );
             }
         };
@@ -125,7 +129,8 @@ impl Owner {
                     &elicitation::property_order(raw),
                 );
                 ev.title.clone_from(&form.requested_schema.title);
-                ev.description.clone_from(&form.requested_schema.description);
+                ev.description
+                    .clone_from(&form.requested_schema.description);
                 ev.fields = Some(fields.clone());
                 Asked::Form { fields }
             }
@@ -158,12 +163,7 @@ impl Owner {
                 );
             }
         };
-        let names: Vec<String> = ev
-            .fields
-            .iter()
-            .flatten()
-            .map(|f| f.name.clone())
-            .collect();
+        let names: Vec<String> = ev.fields.iter().flatten().map(|f| f.name.clone()).collect();
         self.audit
             .elicitation_asked(&request_id, ev.mode, &names, ev.host.as_deref());
         self.emit(StreamEvent::Elicitation(Box::new(ev)));
@@ -176,9 +176,8 @@ impl Owner {
             },
         );
         if self.turn_stopping() {
-            let _ = self
-                .settle_elicitation(&request_id, ElicitationAnswer::Cancel, SettledBy::Stop)
-                .await;
+            let _ =
+                self.settle_elicitation(&request_id, ElicitationAnswer::Cancel, SettledBy::Stop);
         } else if self.asks.parked.len() > MAX_PARKED {
             self.notice(
                 NoticeSeverity::Warning,
@@ -187,9 +186,8 @@ impl Owner {
                 ),
                 None,
             );
-            let _ = self
-                .settle_elicitation(&request_id, ElicitationAnswer::Cancel, SettledBy::Rule)
-                .await;
+            let _ =
+                self.settle_elicitation(&request_id, ElicitationAnswer::Cancel, SettledBy::Rule);
         } else {
             let by_policy = match self.opts.elicitation_policy {
                 ElicitationPolicy::Ask => None,
@@ -197,29 +195,25 @@ impl Owner {
                 ElicitationPolicy::Cancel => Some(ElicitationAnswer::Cancel),
             };
             if let Some(answer) = by_policy {
-                let _ = self
-                    .settle_elicitation(&request_id, answer, SettledBy::Rule)
-                    .await;
+                let _ = self.settle_elicitation(&request_id, answer, SettledBy::Rule);
             }
         }
     }
 
     /// The user's answer (a front end's `answer_elicitation`). An accept is checked against the
     /// fields first; a refused one leaves the question open.
-    pub(super) async fn answer_elicitation(
+    pub(super) fn answer_elicitation(
         &mut self,
         request_id: &str,
         answer: ElicitationAnswer,
     ) -> Result<(), EngineError> {
-        let r = self
-            .settle_elicitation(request_id, answer, SettledBy::User)
-            .await;
+        let r = self.settle_elicitation(request_id, answer, SettledBy::User);
         self.touch_turn();
         r
     }
 
     /// Answers an open elicitation and emits `elicitation-settled`.
-    pub(super) async fn settle_elicitation(
+    pub(super) fn settle_elicitation(
         &mut self,
         request_id: &str,
         answer: ElicitationAnswer,
@@ -265,7 +259,10 @@ impl Owner {
             return Err(unknown());
         };
         if let Some(conn) = &self.conn {
-            let r = conn.respond(&parked.rpc_id, Ok(acp::CreateElicitationResponse::new(action)));
+            let r = conn.respond(
+                &parked.rpc_id,
+                Ok(acp::CreateElicitationResponse::new(action)),
+            );
             self.sent("an answer to a question", r);
         }
         let kind = answer.action();
@@ -292,7 +289,7 @@ impl Owner {
     }
 
     /// Cancels the open elicitations of the turn that asked (`prompt`), or every one (`None`).
-    pub(super) async fn settle_elicitations(&mut self, prompt: Option<&RequestId>, by: SettledBy) {
+    pub(super) fn settle_elicitations(&mut self, prompt: Option<&RequestId>, by: SettledBy) {
         let ids: Vec<u64> = self
             .asks
             .parked
@@ -301,27 +298,27 @@ impl Owner {
             .map(|(n, _)| *n)
             .collect();
         for n in ids {
-            let _ = self
-                .settle_elicitation(&format!("e{n}"), ElicitationAnswer::Cancel, by)
-                .await;
+            let _ = self.settle_elicitation(&format!("e{n}"), ElicitationAnswer::Cancel, by);
         }
     }
 
     /// `$/cancel_request` for one of our open questions: settled `by: agent`; `false` when the
     /// request is not one.
-    pub(super) async fn withdraw_elicitation(&mut self, id: &RequestId) -> bool {
+    pub(super) fn withdraw_elicitation(&mut self, id: &RequestId) -> bool {
         let Some(n) = self.asks.by_rpc_id(id) else {
             return false;
         };
-        let _ = self
-            .settle_elicitation(&format!("e{n}"), ElicitationAnswer::Cancel, SettledBy::Agent)
-            .await;
+        let _ = self.settle_elicitation(
+            &format!("e{n}"),
+            ElicitationAnswer::Cancel,
+            SettledBy::Agent,
+        );
         true
     }
 
     /// `elicitation/complete`: the page of a url-mode request is done. A request still open
     /// (the user never answered) is settled first, `by: agent`.
-    pub(super) async fn on_elicitation_complete(&mut self, params: Option<Box<RawValue>>) {
+    pub(super) fn on_elicitation_complete(&mut self, params: Option<Box<RawValue>>) {
         let raw = params.as_deref().map(RawValue::get).unwrap_or("null");
         let n = match serde_json::from_str::<acp::CompleteElicitationNotification>(raw) {
             Ok(n) => n,
@@ -337,9 +334,8 @@ impl Owner {
         });
         let request_id = if let Some(k) = open {
             let request_id = format!("e{k}");
-            let _ = self
-                .settle_elicitation(&request_id, ElicitationAnswer::Cancel, SettledBy::Agent)
-                .await;
+            let _ =
+                self.settle_elicitation(&request_id, ElicitationAnswer::Cancel, SettledBy::Agent);
             Some(request_id)
         } else {
             let at = self.asks.awaiting.iter().position(|(e, _)| *e == wanted);

@@ -88,7 +88,7 @@ impl Owner {
         let turn_reason = turn_reason.unwrap_or_else(|| self.stopped_reason());
         self.end_turn(turn_reason, None).await;
         self.settle_all(SettledBy::Stop).await;
-        self.settle_elicitations(None, SettledBy::Stop).await;
+        self.settle_elicitations(None, SettledBy::Stop);
         self.settle_tasks_at_end();
         // 5. The agent's input closes (once queued lines are written), its terminals end with
         // it (nobody can use them any more), then the agent ends.

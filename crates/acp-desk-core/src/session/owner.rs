@@ -527,7 +527,7 @@ impl Owner {
                 if method == "session/update" {
                     self.on_update(params);
                 } else if method == "elicitation/complete" {
-                    self.on_elicitation_complete(params).await;
+                    self.on_elicitation_complete(params);
                 } else {
                     // Unknown notifications (including `_`-prefixed extensions) are ignored, as
                     // JSON-RPC and ACP say.
@@ -618,7 +618,7 @@ impl Owner {
                     ),
                 }
             }
-            "elicitation/create" => self.on_elicitation(id, params).await,
+            "elicitation/create" => self.on_elicitation(id, params),
             m if self.on_client_request(&id, m, params.as_deref()) => {}
             _ => self.reply::<()>(
                 &id,
@@ -687,7 +687,7 @@ impl Owner {
                 answer,
                 reply,
             } => {
-                let r = self.answer_elicitation(&request_id, answer).await;
+                let r = self.answer_elicitation(&request_id, answer);
                 let _ = reply.send(r);
             }
             Command::StopTask { task_id, reply } => self.stop_task(task_id, reply),

@@ -389,7 +389,7 @@ impl Owner {
 
     /// `$/cancel_request`: the agent withdrew a request; a parked one is settled `by: agent`.
     pub(super) async fn on_cancel_request(&mut self, id: RequestId) {
-        if self.withdraw_elicitation(&id).await {
+        if self.withdraw_elicitation(&id) {
             return;
         }
         match self.perms.by_rpc_id(&id) {

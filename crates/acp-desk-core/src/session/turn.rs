@@ -142,7 +142,7 @@ impl Owner {
         // Whatever the agent left parked is moot once its turn is over.
         self.settle_all(SettledBy::Stop).await;
         if let Some(prompt) = turn.request.clone() {
-            self.settle_elicitations(Some(&prompt), SettledBy::Stop).await;
+            self.settle_elicitations(Some(&prompt), SettledBy::Stop);
         }
         self.client.approved.clear();
         self.turn_ended_at = Some(Instant::now());
@@ -190,7 +190,7 @@ impl Owner {
         self.settle_all(by).await;
         // The turn's questions too: nobody will answer them for a stopped turn.
         if let Some(prompt) = prompt {
-            self.settle_elicitations(Some(&prompt), by).await;
+            self.settle_elicitations(Some(&prompt), by);
         }
     }
 
