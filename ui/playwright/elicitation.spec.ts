@@ -193,7 +193,7 @@ test('form: a control per field, in order, with defaults, required marked and th
   await expect(field(page, 'license')).toContainText('Permissive, with a patent grant.');
   await expect(field(page, 'targets').getByRole('checkbox', { name: 'Linux' })).toBeChecked();
   await expect(field(page, 'targets').getByRole('checkbox', { name: 'macOS' })).not.toBeChecked();
-  await expect(field(page, 'targets')).toContainText('Choose 1 to 2 options');
+  await expect(field(page, 'targets')).toContainText('1 to 2 choices');
   // Defaults prefilled; bounds in words; required marked; the note of what cannot be asked.
   await expect(field(page, 'coverage').locator('input')).toHaveValue('0.8');
   await expect(field(page, 'workers')).toContainText('A whole number from 1 to 16');

@@ -203,8 +203,8 @@ describe('the form', () => {
     expect(hintOf(code)).toBe('Matching ^[A-Z]{3}$');
     expect(hintOf(ratio)).toBe('A number from 0 to 1');
     expect(hintOf({ ...count, maximum: null })).toBe('A whole number, at least 1');
-    expect(hintOf(tags)).toBe('Choose 1 to 2 options');
-    expect(hintOf({ ...tags, minItems: 1, maxItems: 1 })).toBe('Choose 1 option');
+    expect(hintOf(tags)).toBe('1 to 2 choices');
+    expect(hintOf({ ...tags, minItems: 1, maxItems: 1 })).toBe('1 choice');
     expect(hintOf(agree)).toBeNull();
   });
 });

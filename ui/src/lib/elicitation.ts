@@ -346,8 +346,8 @@ export function hintOf(f: ElicitationField): string | null {
       return f.type === 'integer' ? what : null;
     }
     case 'multi-select': {
-      const r = range(f.minItems, f.maxItems, 'option');
-      return r ? `Choose ${r}` : null;
+      const r = range(f.minItems, f.maxItems, 'choice');
+      return r ? r.charAt(0).toUpperCase() + r.slice(1) : null;
     }
     default:
       return null;
