@@ -15,7 +15,16 @@ import type { StreamEvent } from './mock-ipc.js';
 export const repo = fileURLToPath(new URL('../..', import.meta.url));
 
 export type EntryType =
-  'user' | 'agent' | 'thought' | 'tool' | 'turn-end' | 'error' | 'notice' | 'settled' | 'file';
+  | 'user'
+  | 'agent'
+  | 'thought'
+  | 'tool'
+  | 'turn-end'
+  | 'error'
+  | 'notice'
+  | 'settled'
+  | 'file'
+  | 'autonomous';
 
 export const sel = {
   entry: (type: EntryType): string => `[data-entry="${type}"]`,

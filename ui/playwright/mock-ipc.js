@@ -77,6 +77,8 @@ import { readFileSync } from 'node:fs';
  * @property {MockLogin} [login] What the terminal-login commands run (`login_start`,
  *   `login_input`, `login_resize`, `login_cancel`): a scripted program like the demo agent's
  *   `login`; without it, the defaults of MockLogin.
+ * @property {MockQuestions} [questions] How `elicitation_answer` answers (by default: each
+ *   answer settles the question `by: user`; a URL question agreed to is `awaitingCompletion`).
  * @property {boolean} [keepClose] Keep the CLI's closing `session-status: dead` ("Session
  *   closed.", the CLI ending the session as it exits) at the end of a recording. By default it
  *   is dropped: in the app the session stays open after its turns.
@@ -150,6 +152,18 @@ import { readFileSync } from 'node:fs';
  *   `agentMs`): the agent's reason.
  * @property {boolean} [resends] The shell keeps a prompt that hit the login (a refused turn's):
  *   the answer says it is sent again.
+ */
+
+/**
+ * The agent's questions (`elicitation`) and background tasks, as the mock answers for them.
+ * `cancel` settles every open question `by: stop` (action cancel), as the engine does.
+ * `background_task_stop` refuses a task whose last event did not say `canStop` with
+ * `task-not-stoppable`, and otherwise sends it settled (`stopped`, `settledBy: agent`).
+ * @typedef {object} MockQuestions
+ * @property {string} [refuseOnce] The first accept is refused with `invalid-answer` and this
+ *   message (as the engine's checks would: its message lists each field's problem).
+ * @property {number} [completeMs] After a URL question is agreed to, `elicitation-complete`
+ *   follows this many ms later; without it, never (a test sends it with `frame`).
  */
 
 /**
@@ -241,8 +255,20 @@ export function installMockIpc(setup) {
   };
   w.__acpMock = state;
 
+  /** Questions asked and not settled, and each task as last sent, by id. */
+  /** @type {Map<string, StreamEvent>} */
+  const questions = new Map();
+  /** @type {Map<string, Record<string, unknown>>} */
+  const tasks = new Map();
+  let refusedOnce = false;
+
   /** @param {unknown} message */
   function send(message) {
+    for (const e of /** @type {any} */ (message)?.events ?? []) {
+      if (e.kind === 'elicitation') questions.set(String(e.requestId), e);
+      if (e.kind === 'elicitation-settled') questions.delete(String(e.requestId));
+      if (e.kind === 'background-task') tasks.set(String(e.task?.taskId), e.task);
+    }
     if (!channel) return;
     const cb = callbacks.get(channel.id);
     const index = channel.index++;
@@ -538,6 +564,15 @@ export function installMockIpc(setup) {
             by: 'stop',
           });
         }
+        for (const q of [...questions.values()]) {
+          stop.push({
+            kind: 'elicitation-settled',
+            sessionId,
+            requestId: q.requestId,
+            action: 'cancel',
+            by: 'stop',
+          });
+        }
         if (turnDone || stop.length > 0) {
           stop.push({ kind: 'turn-end', sessionId, reason: 'cancelled', stopReason: 'cancelled' });
           void deliver(stop);
@@ -559,6 +594,57 @@ export function installMockIpc(setup) {
           held = null;
           h.resume(true);
         }
+        return null;
+      }
+      case 'elicitation_answer': {
+        const q = questions.get(String(args.requestId));
+        if (!q)
+          throw {
+            code: 'invalid-input',
+            message: `no question \`${args.requestId}\` is waiting (settled meanwhile?)`,
+          };
+        const action = String(args.answer?.action);
+        const refuse = options.questions?.refuseOnce;
+        if (action === 'accept' && refuse && !refusedOnce) {
+          refusedOnce = true;
+          throw { code: 'invalid-answer', message: refuse };
+        }
+        const url = q.mode === 'url' && action === 'accept';
+        void deliver([
+          {
+            kind: 'elicitation-settled',
+            sessionId,
+            requestId: q.requestId,
+            action,
+            by: 'user',
+            ...(url ? { awaitingCompletion: true } : {}),
+          },
+        ]);
+        const ms = options.questions?.completeMs;
+        if (url && ms !== undefined) {
+          setTimeout(() => {
+            void deliver([{ kind: 'elicitation-complete', sessionId, requestId: q.requestId }]);
+          }, ms);
+        }
+        return null;
+      }
+      case 'background_task_stop': {
+        const task = tasks.get(String(args.taskId));
+        if (!task)
+          throw { code: 'invalid-input', message: `no background task \`${args.taskId}\`` };
+        if (!task.canStop)
+          throw {
+            code: 'task-not-stoppable',
+            message: `the background task \`${args.taskId}\` cannot be stopped: the agent does not offer to stop it`,
+          };
+        void deliver([
+          {
+            kind: 'background-task',
+            sessionId,
+            phase: 'settled',
+            task: { ...task, status: 'stopped', settledBy: 'agent' },
+          },
+        ]);
         return null;
       }
       case 'set_mode':

@@ -17,6 +17,8 @@ import { toUiError } from './backend-types';
 import { AgentsController, type AgentListing } from './agents';
 import type {
   AgentPromptEvent,
+  ElicitationAnswer,
+  ElicitationEvent,
   PermissionResolution,
   SessionInfo,
   StreamEvent,
@@ -24,7 +26,7 @@ import type {
 } from './generated/ipc';
 import { baseName, isInside, relativePath } from './paths';
 import { SessionStore } from './session-store';
-import { closeNeedsConfirm, sentence } from './status';
+import { closeNeedsConfirm, sentence, waitingCount } from './status';
 
 export interface AppView {
   ready: boolean;
@@ -93,7 +95,7 @@ interface Held {
   giveBack(note: string | null): void;
 }
 
-/** The window's title: the shown session's folder and how many permission requests wait in
+/** The window's title: the shown session's folder and how many permission requests and questions wait in
  * every session, e.g. `(1) proj — ACP Desk`. */
 export function windowTitle(folder: string | null, waiting: number): string {
   const name = folder === null ? null : baseName(folder);
@@ -204,7 +206,7 @@ export class AppController {
   /** Sets the window's title when what it says changed (the shown session, requests waiting). */
   private showTitle(): void {
     let waiting = 0;
-    for (const s of this.stores.values()) waiting += s.state.pending.length;
+    for (const s of this.stores.values()) waiting += waitingCount(s.state);
     const title = windowTitle(this.activeSession?.folder ?? null, waiting);
     if (title === this.title) return;
     this.title = title;
@@ -962,6 +964,45 @@ export class AppController {
   }
 
   /**
+   * Answers the agent's question (`elicitation`) of the session that asks it. A question
+   * settled meanwhile (Stop, the agent withdrew it) leaves the dialog with its settlement.
+   */
+  async answerQuestion(
+    req: ElicitationEvent,
+    answer: ElicitationAnswer,
+  ): Promise<QuestionAnswered> {
+    const session = this.view.sessions.find((s) =>
+      this.stores.get(s.id)?.state.elicitations.some((q) => q.requestId === req.requestId),
+    );
+    const id = session?.id ?? this.view.active;
+    if (!id) return { ok: false, refused: null };
+    try {
+      await this.backend.elicitationAnswer(id, req.requestId, answer);
+      return { ok: true };
+    } catch (e) {
+      const err = toUiError(e);
+      if (err.code === 'invalid-answer') return { ok: false, refused: err.message };
+      // Settled elsewhere in the meantime (Stop, the agent withdrew it): its settlement says so.
+      if (err.code === 'elicitation-unknown') return { ok: true };
+      this.set({ error: err });
+      return { ok: false, refused: null };
+    }
+  }
+
+  /** Asks the agent to stop one of the shown session's background tasks; the answer is the
+   * error to show beside the task (its `settled` event comes on the stream). */
+  async stopTask(taskId: string): Promise<TaskStopped> {
+    const id = this.view.active;
+    if (!id) return null;
+    try {
+      await this.backend.backgroundTaskStop(id, taskId);
+      return null;
+    } catch (e) {
+      return toUiError(e);
+    }
+  }
+
+  /**
    * Answers a permission request of the session that holds it. Resolves true when the answer
    * went out (or the request was settled elsewhere meanwhile), false when nothing was sent or the
    * command failed: the dialog then lets the user answer again.
@@ -1005,6 +1046,14 @@ function newSessionNotice(): StreamEvent {
       'The conversation above is from the last run, kept by ACP Desk; the agent does not have it.',
   };
 }
+
+/** How an answer to the agent's question went: sent (or the question was settled meanwhile),
+ * refused by the engine's checks (`invalid-answer`: its message, shown in the dialog, which
+ * stays), or failed otherwise (the banner says why; the dialog lets the user answer again). */
+export type QuestionAnswered = { ok: true } | { ok: false; refused: string | null };
+
+/** How stopping a background task went: null when the agent was asked, else why not. */
+export type TaskStopped = UiError | null;
 
 function answeredKey(session: string, requestId: string): string {
   return `${session}\n${requestId}`;

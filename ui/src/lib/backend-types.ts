@@ -2,6 +2,7 @@
 // only module that imports @tauri-apps/*); tests hand in their own.
 import type {
   AppInfo,
+  ElicitationAnswer,
   ConfigValue,
   DesktopNotice,
   DragHover,
@@ -86,6 +87,11 @@ export interface Backend extends AgentsBackend {
   onDesktopNotice(cb: (e: DesktopNotice) => void): Promise<Unsubscribe>;
   /** The sidebar as the last run left it: sessions with their stored transcripts and drafts. */
   restoredSessions(): Promise<RestoredSidebar>;
+  /** Answers the agent's question (`elicitation`); an accept the engine finds invalid is
+   * refused with `invalid-answer` and its fields' errors. */
+  elicitationAnswer(sessionId: string, requestId: string, answer: ElicitationAnswer): Promise<void>;
+  /** Asks the agent to stop a background task (`task-not-stoppable` when it said it cannot). */
+  backgroundTaskStop(sessionId: string, taskId: string): Promise<void>;
   /** Saves the sidebar (its sessions in order, the index of the one shown) for the next start. */
   setOpenSessions(sessions: OpenSessionEntry[], shown: number | null): Promise<void>;
   /** Starts a restored session's agent again, continuing its stored conversation (resume,
@@ -116,9 +122,11 @@ const IPC_CODES: Record<IpcError['code'], true> = {
   'keychain-unavailable': true,
   'project-config-changed': true,
   'consent-needed': true,
+  'invalid-answer': true,
+  'elicitation-unknown': true,
+  'task-not-stoppable': true,
   internal: true,
 };
-
 /** Whatever a command rejected with, as a UiError. */
 export function toUiError(e: unknown): UiError {
   if (typeof e === 'object' && e !== null && 'code' in e && 'message' in e) {

@@ -113,6 +113,7 @@ describe('status and usage words', () => {
       status: 'ready',
       statusDetail: null,
       pending: [],
+      elicitations: [],
       turnRunning: false,
       ...over,
     }) as SessionView;

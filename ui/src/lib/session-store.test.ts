@@ -290,7 +290,8 @@ describe('SessionStore', () => {
           kind: 'background-task',
           sessionId: sid,
           phase: 'settled',
-          task: { taskId: 'bg', status: 'completed', description: null },
+          // Each event carries the task merged so far (the engine's), replacing the copy.
+          task: { taskId: 'bg', status: 'completed', description: 'Build', summary: 'ok' },
         },
         {
           kind: 'plan',
@@ -309,7 +310,9 @@ describe('SessionStore', () => {
     expect(v.commands.map((c) => c.name)).toEqual(['help']);
     expect(v.modes?.current).toBe('code');
     expect(v.configOptions[0]?.id).toBe('model');
-    expect(v.tasks).toEqual([{ taskId: 'bg', description: 'Build', status: 'completed' }]);
+    expect(v.tasks).toEqual([
+      { taskId: 'bg', description: 'Build', status: 'completed', summary: 'ok' },
+    ]);
     // Replaced whole, not merged.
     expect(v.plan).toEqual([{ content: 'two', priority: 'low', status: 'completed' }]);
   });

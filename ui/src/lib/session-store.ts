@@ -11,6 +11,7 @@ import type {
   ContentBlock,
   ContinuationOutcome,
   Cost,
+  ElicitationEvent,
   ErrorKind,
   McpServerReport,
   NoticeSeverity,
@@ -30,6 +31,7 @@ import type {
   TurnEndReason,
 } from './generated/ipc';
 import { optionWords } from './permission';
+import { questionName } from './elicitation';
 import { retryable } from './ended';
 
 /** Something attached to a user message, shown as a chip. */
@@ -101,7 +103,11 @@ export type Entry =
       title: string;
       description: string | null;
     }
-  | { type: 'settled'; key: number; text: string }
+  /** A permission request or a question (`what`), answered or withdrawn: who did, and how. */
+  | { type: 'settled'; key: number; text: string; what?: 'permission' | 'question' }
+  /** The agent went on by itself (a cycle after a background task ended, `usage_update` with
+   * origin `task-notification`): what follows it, up to the next turn, is not a reply to you. */
+  | { type: 'autonomous'; key: number; quiet: boolean }
   | { type: 'file'; key: number; path: string; created: boolean };
 
 export interface SessionView {
@@ -133,6 +139,11 @@ export interface SessionView {
   title: string | null;
   /** Permission requests waiting for the user, oldest first. */
   pending: AgentPromptEvent[];
+  /** The agent's questions (`elicitation`) waiting for the user, oldest first. */
+  elicitations: ElicitationEvent[];
+  /** URL questions the user agreed to: the agent is to say when the page is done
+   * (`elicitation-complete`). */
+  awaiting: ElicitationEvent[];
   turnRunning: boolean;
   /** The latest plan, replaced whole on each update; kept after the turn ends. */
   plan: PlanEntry[];
@@ -173,6 +184,8 @@ export function emptyView(): SessionView {
     starts: 0,
     title: null,
     pending: [],
+    elicitations: [],
+    awaiting: [],
     turnRunning: false,
     plan: [],
     planTitle: null,
@@ -256,6 +269,9 @@ export class SessionStore {
   private rejected = new Set<string>();
   /** The session's transcript from the history, shown before what its agent says now. */
   private stored: StreamEvent[] = [];
+  /** Every question seen (by request id), so that its settlement can name it after it left
+   * the queue. */
+  private questions = new Map<string, ElicitationEvent>();
 
   get state(): SessionView {
     return this.view;
@@ -294,6 +310,8 @@ export class SessionStore {
         ...v,
         entries: [...v.entries],
         pending: [...v.pending],
+        elicitations: [...v.elicitations],
+        awaiting: [...v.awaiting],
         terminals: { ...v.terminals },
       };
       for (const ev of frame.events) this.applyOne(v, ev);
@@ -356,6 +374,8 @@ export class SessionStore {
       commands: [],
       turnRunning: false,
       pending: [],
+      elicitations: [],
+      awaiting: [],
     };
   }
 
@@ -369,6 +389,31 @@ export class SessionStore {
 
   private push(v: SessionView, e: Entry): void {
     v.entries.push(e);
+  }
+
+  /**
+   * A cycle the agent started on its own ended (its `usage_update` says `task-notification`):
+   * a marker goes above what the agent said and did since the last turn ended (or the last
+   * such cycle), so it does not read as a reply to the user. A cycle with nothing to show gets
+   * a marker of its own, at the end.
+   */
+  private markAutonomous(v: SessionView): void {
+    let from = v.entries.length;
+    for (let i = v.entries.length - 1; i >= 0; i--) {
+      const t = (v.entries[i] as Entry).type;
+      if (t === 'turn-end' || t === 'user' || t === 'autonomous') break;
+      from = i;
+    }
+    const output = v.entries
+      .slice(from)
+      .findIndex((e) => e.type === 'agent' || e.type === 'thought' || e.type === 'tool');
+    if (output < 0) {
+      this.push(v, { type: 'autonomous', key: this.nextKey++, quiet: true });
+      return;
+    }
+    v.entries.splice(from + output, 0, { type: 'autonomous', key: this.nextKey++, quiet: false });
+    // The cards after it moved down one.
+    for (const [id, at] of this.tools) if (at >= from + output) this.tools.set(id, at + 1);
   }
 
   private applyOne(v: SessionView, ev: StreamEvent): void {
@@ -550,6 +595,8 @@ export class SessionStore {
         if (ev.status === 'dead') {
           v.turnRunning = false;
           v.pending = [];
+          v.elicitations = [];
+          v.awaiting = [];
           // Compaction keeps only the latest status, so "never ready" is also read from the
           // agent's identity: a session it started has its id.
           v.startFailed = !this.sawReady && !v.agent?.acpSessionId;
@@ -571,6 +618,7 @@ export class SessionStore {
         v.planFresh = true;
         break;
       case 'usage_update':
+        if (ev.origin === 'task-notification') this.markAutonomous(v);
         v.usage = {
           used: ev.used,
           size: ev.size,
@@ -593,11 +641,47 @@ export class SessionStore {
         v.configOptions = ev.configOptions;
         break;
       case 'background-task': {
+        // Each event carries the task as merged so far: it replaces the copy.
         const i = v.tasks.findIndex((t) => t.taskId === ev.task.taskId);
         const tasks = [...v.tasks];
         if (i < 0) tasks.push(ev.task);
-        else tasks[i] = { ...(tasks[i] as BackgroundTaskInfo), ...definedOnly(ev.task) };
+        else tasks[i] = ev.task;
         v.tasks = tasks;
+        break;
+      }
+      case 'elicitation': {
+        const req: ElicitationEvent = { ...ev };
+        delete (req as Partial<typeof ev>).kind;
+        this.questions.set(req.requestId, req);
+        if (!v.elicitations.some((q) => q.requestId === req.requestId)) v.elicitations.push(req);
+        break;
+      }
+      case 'elicitation-settled': {
+        const req =
+          v.elicitations.find((q) => q.requestId === ev.requestId) ??
+          this.questions.get(ev.requestId);
+        v.elicitations = v.elicitations.filter((q) => q.requestId !== ev.requestId);
+        if (ev.awaitingCompletion && req && !v.awaiting.some((q) => q.requestId === ev.requestId))
+          v.awaiting.push(req);
+        this.push(v, {
+          type: 'settled',
+          key: this.nextKey++,
+          what: 'question',
+          text: questionSettledText(ev, req),
+        });
+        break;
+      }
+      case 'elicitation-complete': {
+        const req =
+          v.awaiting.find((q) => q.requestId === ev.requestId) ?? this.questions.get(ev.requestId);
+        v.awaiting = v.awaiting.filter((q) => q.requestId !== ev.requestId);
+        const where = req?.host ? ` at ${req.host}` : '';
+        this.push(v, {
+          type: 'settled',
+          key: this.nextKey++,
+          what: 'question',
+          text: `The agent says the step${where} is done.`,
+        });
         break;
       }
       case 'file-changed': {
@@ -617,6 +701,32 @@ export class SessionStore {
         break;
     }
   }
+}
+
+/** What a settled question says in the thread: who settled it and how, never the answer. */
+function questionSettledText(
+  ev: Extract<StreamEvent, { kind: 'elicitation-settled' }>,
+  req: ElicitationEvent | undefined,
+): string {
+  // (A question this view never saw, in a compacted thread, goes unnamed.)
+  const what = !req
+    ? 'question'
+    : req.mode === 'url'
+      ? `request to open ${req.host ?? 'a page'}`
+      : `question “${questionName(req)}”`;
+  if (ev.by === 'user') {
+    if (ev.action === 'accept')
+      return req?.mode === 'url'
+        ? `You agreed to open ${req.host ?? 'the page'} for the agent.`
+        : `You answered the agent’s ${what}.`;
+    return `You ${ev.action === 'decline' ? 'declined' : 'cancelled'} the agent’s ${what}.`;
+  }
+  if (ev.by === 'agent') return `The agent withdrew its ${what}.`;
+  const how =
+    ev.action === 'accept' ? 'answered' : ev.action === 'decline' ? 'declined' : 'cancelled';
+  if (ev.by === 'rule') return `A rule ${how} the agent’s ${what}.`;
+  const why = ev.by === 'stop' ? 'the turn was stopped' : 'the turn timed out';
+  return `The agent’s ${what} was ${how}: ${why}.`;
 }
 
 /**
@@ -652,13 +762,6 @@ function carriesInput(v: unknown): boolean {
   if (v === null || v === undefined) return false;
   if (typeof v === 'object' && !Array.isArray(v)) return Object.keys(v).length > 0;
   return true;
-}
-
-/** The fields of an update that it sets (absent and null leave the old value). */
-function definedOnly<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(
-    Object.entries(o).filter(([, val]) => val !== undefined && val !== null),
-  ) as Partial<T>;
 }
 
 /** The request was answered with one of its reject options (by the user or a rule). */

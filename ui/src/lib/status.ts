@@ -18,12 +18,11 @@ export function sessionStatus(v: SessionView): SessionStatus {
     const reason = (v.statusDetail ?? '').split('\n')[0] || null;
     return { key: 'dead', label: 'Ended', detail: reason };
   }
-  if (v.pending.length > 0) {
-    const n = v.pending.length;
+  if (waitingCount(v) > 0) {
     return {
       key: 'waiting',
       label: 'Waiting for you',
-      detail: `${n} permission request${n === 1 ? '' : 's'} waiting for your answer`,
+      detail: `${waitingWords(v)} waiting for your answer`,
     };
   }
   if (v.status === 'stored')
@@ -42,7 +41,21 @@ export function sessionStatus(v: SessionView): SessionStatus {
 /** Closing would stop something under way (a turn, the agent's start, a question to the user):
  * ask first. */
 export function closeNeedsConfirm(v: SessionView): boolean {
-  return v.turnRunning || v.status === 'starting' || v.pending.length > 0;
+  return v.turnRunning || v.status === 'starting' || waitingCount(v) > 0;
+}
+
+/** What waits for the user's answer: permission requests and the agent's questions. */
+export function waitingCount(v: Pick<SessionView, 'pending' | 'elicitations'>): number {
+  return v.pending.length + v.elicitations.length;
+}
+
+/** "2 permission requests", "1 question", "1 permission request and 1 question". */
+export function waitingWords(v: Pick<SessionView, 'pending' | 'elicitations'>): string {
+  const n = (k: number, one: string) => `${k} ${one}${k === 1 ? '' : 's'}`;
+  const parts: string[] = [];
+  if (v.pending.length > 0) parts.push(n(v.pending.length, 'permission request'));
+  if (v.elicitations.length > 0) parts.push(n(v.elicitations.length, 'question'));
+  return parts.join(' and ');
 }
 
 /** A sentence as we show it: a capital first, a full stop last (engine errors are lower case,

@@ -1,11 +1,12 @@
 // A Backend for tests: records calls, lets the test push frames and app events, and answers
 // commands with what the test set up.
-import type { Backend, ProjectFiles, PromptPart, Unsubscribe } from '../lib/backend-types';
+import type { Backend, ProjectFiles, PromptPart, UiError, Unsubscribe } from '../lib/backend-types';
 import type { AgentListing, CheckReport, InstallProgress, RegistryImported } from '../lib/agents';
 import type { LoginBackend } from '../lib/login';
 import type { SignInBackend, SignInTarget } from '../lib/sign-in';
 import type {
   AgentIdentity,
+  ElicitationAnswer,
   AppInfo,
   AuthAction,
   DesktopNotice,
@@ -257,6 +258,21 @@ export class FakeBackend implements Backend {
   ): Promise<void> {
     this.calls.push(['respondPermission', session, requestId, resolution]);
     if (this.respondError) throw this.respondError;
+  }
+  /** What elicitationAnswer / backgroundTaskStop reject with, if anything. */
+  elicitationError: UiError | null = null;
+  stopError: UiError | null = null;
+  async elicitationAnswer(
+    sessionId: string,
+    requestId: string,
+    answer: ElicitationAnswer,
+  ): Promise<void> {
+    this.calls.push(['elicitationAnswer', sessionId, requestId, answer]);
+    if (this.elicitationError) throw this.elicitationError;
+  }
+  async backgroundTaskStop(sessionId: string, taskId: string): Promise<void> {
+    this.calls.push(['backgroundTaskStop', sessionId, taskId]);
+    if (this.stopError) throw this.stopError;
   }
   async closeSession(session: string): Promise<void> {
     this.calls.push(['closeSession', session]);

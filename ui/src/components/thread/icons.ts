@@ -29,6 +29,9 @@ export const icons = {
   shield: 'M8 2.2l5 1.8v3.6c0 3-2.2 5.2-5 6.2-2.8-1-5-3.2-5-6.2V4z',
   stop: 'M4.5 4.5h7v7h-7z',
   arrowDown: 'M8 3v10M4 9l4 4 4-4',
+  question:
+    'M8 2.5a5.5 5.5 0 1 1 0 11 5.5 5.5 0 0 1 0-11zM6.3 6.4a1.8 1.8 0 1 1 2.5 1.6c-.5.2-.8.6-.8 1.1v.3M8 11.1v.3',
+  wake: 'M12.8 8a4.8 4.8 0 1 1-1.4-3.4M12 2.6v2.6H9.4M8 5.5V8l1.6 1',
 } as const;
 
 export type IconName = keyof typeof icons;
