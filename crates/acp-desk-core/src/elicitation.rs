@@ -99,13 +99,27 @@ pub struct ElicitationField {
     /// Select and multi-select: the choices, in the agent's order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub options: Option<Vec<FieldOption>>,
-    /// The agent's default, to prefill.
+    /// The agent's default, to prefill: text, a number, a boolean or a list of choices.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Option<Value>")]
+    #[schemars(schema_with = "default_schema")]
     pub default: Option<Value>,
     /// Why part of the field cannot be asked or checked, for the user.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+}
+
+/// What a default can be, spelt out: a bare JSON value's schema reads as an object in the
+/// generated TypeScript.
+fn default_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "anyOf": [
+            {"type": "string"},
+            {"type": "number"},
+            {"type": "boolean"},
+            {"type": "array", "items": {"type": "string"}},
+            {"type": "null"}
+        ]
+    })
 }
 
 impl ElicitationField {

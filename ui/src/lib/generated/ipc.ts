@@ -1934,11 +1934,9 @@ export interface ElicitationField {
    */
   options?: FieldOption[] | null;
   /**
-   * The agent's default, to prefill.
+   * The agent's default, to prefill: text, a number, a boolean or a list of choices.
    */
-  default?: {
-    [k: string]: unknown;
-  };
+  default?: string | number | boolean | string[] | null;
   /**
    * Why part of the field cannot be asked or checked, for the user.
    */
