@@ -188,6 +188,40 @@ check_route() {
   esac
 }
 
+# pty_run LOG STEPS CMD...: CMD in a pty (util-linux script), its output in LOG; STEPS holds lines
+# `TEXT<TAB>KEYS`: once LOG holds TEXT, KEYS (printf escapes) are typed. Sets PTY_RC.
+pty_run() {
+  local log=$1 steps=$2 fd want keys sp n
+  shift 2
+  local cmdline
+  printf -v cmdline '%q ' "$@"
+  : >"$log"
+  rm -f "$log.in" && mkfifo "$log.in"
+  # `exec env`: script runs "$SHELL -c"; dash (CI's /bin/sh) forks instead of exec'ing, and then
+  # timeout's own process group is a background one: the CLI's read of the tty stops it (SIGTTIN).
+  script -qfec "exec env $cmdline" "$log" <"$log.in" >/dev/null 2>&1 &
+  sp=$!
+  exec {fd}>"$log.in"
+  while IFS=$'\t' read -r want keys; do
+    for n in $(seq 900); do
+      grep -qaF -- "$want" "$log" && break
+      kill -0 "$sp" 2>/dev/null || break
+      sleep 0.1
+    done
+    if ! grep -qaF -- "$want" "$log"; then
+      echo "# pty: never saw «$want»; last output:" && tail -c 600 "$log" | tr -cd '[:print:]\n' | tail -n 5 | sed 's/^/#   /'
+      kill "$sp" 2>/dev/null
+      break
+    fi
+    sleep 0.7
+    # shellcheck disable=SC2059 # the keys are printf escapes on purpose
+    [[ -n $keys ]] && printf "$keys" >&"$fd"
+  done <"$steps"
+  wait "$sp"
+  PTY_RC=$?
+  exec {fd}>&-
+  rm -f "$log.in"
+}
 record() { # record OUT NAME
   [[ $RECORD = 1 ]] || return 0
   mkdir -p "$HERE/transcripts"
@@ -516,6 +550,48 @@ if [[ ${RUN_AIR:-1} = 1 && -f $AIR_JS ]]; then
   check "air/bg-long: no running task left: every started task (at least one) settled" \
     evq 'e.filter((x) => x.kind === "background-task" && x.phase === "started").every((s) => e.some((x) => x.kind === "background-task" && x.phase === "settled" && x.task.taskId === s.task.taskId)) && e.some((x) => x.kind === "background-task")'
 
+  # AskUserQuestion with no terminal: the CLI declines; the agent tells the model so.
+  run_air ask-decline "ask me a question"
+  EL='e.find((x) => x.kind === "elicitation")'
+  check "air/ask-decline: an elicitation (form) with the question as its message, tied to the tool call" \
+    evq "$EL?.mode === 'form' && $EL?.message === 'Which colour should the header be?' && !!$EL?.toolCallId"
+  check "air/ask-decline: its fields in the schema's order: question_0, question_0_custom [$(evq "$EL?.fields?.map((f) => f.name).join(' ')")]" \
+    evq "$EL?.fields?.map((f) => f.name).join(' ') === 'question_0 question_0_custom'"
+  check "air/ask-decline: question_0 is a select of Blue, Green, not required [$(evq "JSON.stringify($EL?.fields?.[0])" | head -c 300)]" \
+    evq "$EL?.fields?.[0]?.type === 'select' && $EL.fields[0].options.map((o) => o.value).join() === 'Blue,Green' && $EL.fields[0].required === false"
+  check "air/ask-decline: settled decline (no terminal)" \
+    evq 'e.some((x) => x.kind === "elicitation-settled" && x.action === "decline")'
+  check "air/ask-decline: on the wire ACP Desk answered {action: decline}" \
+    q holds "$AIR_WIRE" 'e.some((l) => l.sent?.result?.action === "decline")'
+  check "air/ask-decline: the model was told the user did not answer" contains "$(text_of "$OUT")" "The user did not answer the questions."
+
+  # AskUserQuestion on a terminal (a pty): two questions, one multi-select, answered field by
+  # field as the CLI asks them (its prompts on stderr, the --json events to a file).
+  ASK=$WORK/air-ask-pty
+  mkdir -p "$ASK"
+  new_project "$ASK/proj"
+  AIR_WIRE=$ASK/wire.jsonl OUT=$ASK/out.jsonl
+  printf '%s\t%s\n' 'Answer it (4 fields)?' '\r' 'Colour (optional)' '2\r' \
+    'Other (optional) - Type your own answer, or add a note' '\r' 'Checks (optional)' '1, 3\r' \
+    'Other (optional) - Type your own answer to add' 'Benchmarks\r' >"$ASK/steps"
+  pty_run "$ASK/ask.pty" "$ASK/steps" "${agent_env[@]}" "TERM=xterm-256color" timeout -k 5 "$TIMEOUT" \
+    bash -c 'out=$1; shift; exec "$@" >"$out"' run-json "$OUT" \
+    "$CLI" run --cwd "$ASK/proj" --permission allow --json --turn-idle-timeout 60 \
+    --agent-command "node '$HERE/wire-tap.mjs' '$AIR_WIRE' -- node '$AIR_JS'" "ask me two questions"
+  echo "# air/ask-pty: exit $PTY_RC"
+  check "air/ask-pty: CLI exit 0 and the turn ended end_turn" test "$PTY_RC:$(stop_reason "$OUT")" = "0:end_turn"
+  check "air/ask-pty: the pty showed the question and both questions' choices" \
+    eval 'grep -qaF "The agent asks: Please answer the following questions." "$ASK/ask.pty" && grep -qaF "2) Green - Fresh" "$ASK/ask.pty" && grep -qaF "3) End to end - Playwright" "$ASK/ask.pty"'
+  check "air/ask-pty: fields question_0, question_0_custom, question_1 (multi-select), question_1_custom [$(evq 'e.find((x) => x.kind === "elicitation")?.fields?.map((f) => f.name + ":" + f.type).join(" ")')]" \
+    evq 'e.find((x) => x.kind === "elicitation")?.fields?.map((f) => f.name + ":" + f.type).join(" ") === "question_0:select question_0_custom:string question_1:multi-select question_1_custom:string"'
+  check "air/ask-pty: settled accept by the user" \
+    evq 'e.some((x) => x.kind === "elicitation-settled" && x.action === "accept" && x.by === "user")'
+  check "air/ask-pty: on the wire: accept {question_0: Green, question_1: [Unit tests, End to end], question_1_custom: Benchmarks}" \
+    q holds "$AIR_WIRE" 'e.some((l) => { const r = l.sent?.result, c = r?.content || {};
+      return r?.action === "accept" && c.question_0 === "Green" && JSON.stringify(c.question_1) === JSON.stringify(["Unit tests", "End to end"]) && c.question_1_custom === "Benchmarks" && Object.keys(c).length === 3; })'
+  check "air/ask-pty: the model got the answers (quoted in its reply)" \
+    contains "$(text_of "$OUT")" '"Which colour should the header be?"="Green", "Which checks should run before a release?"="Unit tests, End to end, Benchmarks"'
+  check "air/ask-pty: no agent process outlived the CLI" no_leftovers
 fi
 
 # --- sign-in: ~/.claude.json.backup and no ~/.claude.json (issue 18) -----------------------------
@@ -523,40 +599,6 @@ fi
 # newSession); its one auth method, claude-login, carries `_meta["terminal-auth"]` (node …/cli.js)
 # because ACP Desk advertises it, and its `authenticate` throws. Every agent start here goes
 # through wire-tap.mjs, so what ACP Desk sent is read from the wire.
-# pty_run LOG STEPS CMD...: CMD in a pty (util-linux script), its output in LOG; STEPS holds lines
-# `TEXT<TAB>KEYS`: once LOG holds TEXT, KEYS (printf escapes) are typed. Sets PTY_RC.
-pty_run() {
-  local log=$1 steps=$2 fd want keys sp n
-  shift 2
-  local cmdline
-  printf -v cmdline '%q ' "$@"
-  : >"$log"
-  rm -f "$log.in" && mkfifo "$log.in"
-  # `exec env`: script runs "$SHELL -c"; dash (CI's /bin/sh) forks instead of exec'ing, and then
-  # timeout's own process group is a background one: the CLI's read of the tty stops it (SIGTTIN).
-  script -qfec "exec env $cmdline" "$log" <"$log.in" >/dev/null 2>&1 &
-  sp=$!
-  exec {fd}>"$log.in"
-  while IFS=$'\t' read -r want keys; do
-    for n in $(seq 900); do
-      grep -qaF -- "$want" "$log" && break
-      kill -0 "$sp" 2>/dev/null || break
-      sleep 0.1
-    done
-    if ! grep -qaF -- "$want" "$log"; then
-      echo "# pty: never saw «$want»; last output:" && tail -c 600 "$log" | tr -cd '[:print:]\n' | tail -n 5 | sed 's/^/#   /'
-      kill "$sp" 2>/dev/null
-      break
-    fi
-    sleep 0.7
-    # shellcheck disable=SC2059 # the keys are printf escapes on purpose
-    [[ -n $keys ]] && printf "$keys" >&"$fd"
-  done <"$steps"
-  wait "$sp"
-  PTY_RC=$?
-  exec {fd}>&-
-  rm -f "$log.in"
-}
 SIGN=$WORK/sign-in
 mkdir -p "$SIGN/home" "$SIGN/home-offline"
 printf '{}\n' >"$SIGN/home/.claude.json.backup"
