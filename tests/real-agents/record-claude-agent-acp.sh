@@ -24,23 +24,11 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/acp-desk-record.XXXXXX")
 MARK="ACP_DESK_REAL_AGENTS_RUN=$WORK"
 SERVER_PID=
 
-marked_pids() {
-  local f pid
-  for f in $(grep -lzxF "$MARK" /proc/[0-9]*/environ 2>/dev/null); do
-    pid=${f#/proc/}
-    echo "${pid%/environ}"
-  done
-}
+# shellcheck source=tests/real-agents/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 cleanup() {
-  local pids
   [[ -n $SERVER_PID ]] && kill "$SERVER_PID" 2>/dev/null
-  pids=$(marked_pids)
-  if [[ -n $pids ]]; then
-    kill -TERM $pids 2>/dev/null
-    sleep 1
-    pids=$(marked_pids)
-    [[ -n $pids ]] && kill -KILL $pids 2>/dev/null
-  fi
+  end_marked
   [[ -n $SERVER_PID ]] && wait "$SERVER_PID" 2>/dev/null
   if [[ ${KEEP_WORK:-0} = 1 ]]; then echo "# kept $WORK" >&2; else rm -rf "$WORK"; fi
 }

@@ -5,7 +5,7 @@
 // and a cycle the agent started on its own (`usage_update` origin `task-notification`) is
 // marked in the thread as not a reply to the user. Screenshots at 800x600 and 1280x800.
 import { expect, test, type Page } from '@playwright/test';
-import { collectEntries, sel, shot } from './hooks';
+import { collectEntries, failOnPageErrors, frame, sel, shot } from './hooks';
 import { fileURLToPath } from 'node:url';
 import { calls, readTranscript, replay, type StreamEvent } from './mock-ipc.js';
 
@@ -89,23 +89,7 @@ const chip = (page: Page) => page.locator('.session-header .tasks .chip-button')
 const item = (page: Page, id: string) => page.locator(`#tasks-popover [data-task="${id}"]`);
 
 // Nothing the page runs may throw (a dialog going away while its queue empties, say).
-const pageErrors = new WeakMap<Page, Error[]>();
-test.beforeEach(({ page }) => {
-  const errors: Error[] = [];
-  pageErrors.set(page, errors);
-  page.on('pageerror', (e) => errors.push(e));
-});
-test.afterEach(({ page }) => {
-  expect(pageErrors.get(page)?.map((e) => e.message) ?? []).toEqual([]);
-});
-
-async function frame(page: Page, events: StreamEvent[]): Promise<void> {
-  await page.evaluate(
-    (evs) =>
-      (window as unknown as { __acpMock: { frame(e: unknown[]): void } }).__acpMock.frame(evs),
-    events,
-  );
-}
+failOnPageErrors(test);
 
 for (const size of [
   { width: 1280, height: 800 },

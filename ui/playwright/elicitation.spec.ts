@@ -6,7 +6,7 @@
 // 1280x800.
 import { expect, test, type Page } from '@playwright/test';
 import { fileURLToPath } from 'node:url';
-import { collectEntries, sel, shot } from './hooks';
+import { collectEntries, failOnPageErrors, frame, sel, shot } from './hooks';
 import { calls, readTranscript, replay, type StreamEvent } from './mock-ipc.js';
 
 const SID = 's-elicit';
@@ -149,23 +149,7 @@ const answers = async (page: Page) =>
   (await calls(page)).filter((c) => c.cmd === 'elicitation_answer').map((c) => c.args);
 
 // Nothing the page runs may throw (a dialog going away while its queue empties, say).
-const pageErrors = new WeakMap<Page, Error[]>();
-test.beforeEach(({ page }) => {
-  const errors: Error[] = [];
-  pageErrors.set(page, errors);
-  page.on('pageerror', (e) => errors.push(e));
-});
-test.afterEach(({ page }) => {
-  expect(pageErrors.get(page)?.map((e) => e.message) ?? []).toEqual([]);
-});
-
-async function frame(page: Page, events: StreamEvent[]): Promise<void> {
-  await page.evaluate(
-    (evs) =>
-      (window as unknown as { __acpMock: { frame(e: unknown[]): void } }).__acpMock.frame(evs),
-    events,
-  );
-}
+failOnPageErrors(test);
 
 test('form: a control per field, in order, with defaults, required marked and the first focused', async ({
   page,

@@ -6,7 +6,7 @@
 // the scrolling `.thread-view > .scroller`. Counting `[data-entry]` over the page therefore says
 // nothing about the thread: `collectEntries` scrolls the thread from top to bottom and notes
 // every entry it sees (by its index), and `revealEntry` scrolls one into the DOM.
-import type { Locator, Page } from '@playwright/test';
+import { expect, type Locator, type Page, type TestType } from '@playwright/test';
 import { mkdirSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -324,4 +324,27 @@ export async function shot(target: Page | Locator, name: string): Promise<string
 
 export function nameOf(path: string): string {
   return basename(path, '.jsonl');
+}
+
+/** Makes every test of the file fail when the page threw (a `pageerror`), whatever it checked. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export function failOnPageErrors(test: TestType<any, any>): void {
+  const pageErrors = new WeakMap<Page, Error[]>();
+  test.beforeEach(({ page }: { page: Page }) => {
+    const errors: Error[] = [];
+    pageErrors.set(page, errors);
+    page.on('pageerror', (e) => errors.push(e));
+  });
+  test.afterEach(({ page }: { page: Page }) => {
+    expect(pageErrors.get(page)?.map((e) => e.message) ?? []).toEqual([]);
+  });
+}
+
+/** Pushes more events into the mocked session (`window.__acpMock.frame`). */
+export async function frame(page: Page, events: StreamEvent[]): Promise<void> {
+  await page.evaluate(
+    (evs) =>
+      (window as unknown as { __acpMock: { frame(e: unknown[]): void } }).__acpMock.frame(evs),
+    events,
+  );
 }
