@@ -542,11 +542,7 @@ mod process_trees {
 /// The kinds no demo-agent session can cause, each with the reason. Everything else in
 /// `StreamEvent::KINDS` must arrive in the test below, so a new kind fails it until a scenario
 /// causes it or it is listed here with its reason.
-const KINDS_THE_DEMO_AGENT_CANNOT_CAUSE: &[(&str, &str)] = &[(
-    "background-task",
-    "the engine produces none yet: it is mapped only once verified against Claude's adapter \
-     (ARCHITECTURE.md, Decisions)",
-)];
+const KINDS_THE_DEMO_AGENT_CANNOT_CAUSE: &[(&str, &str)] = &[];
 
 #[tokio::test]
 async fn every_event_kind_the_demo_agent_can_cause_arrives() {
@@ -581,6 +577,35 @@ async fn every_event_kind_the_demo_agent_can_cause_arrives() {
     )
     .await;
     evs.extend(run(&[], PermissionPolicy::Ask, &["crash"]).await);
+    // `background-task` (its start, and its settling when the session closes), and a question
+    // (`elicitation`, settled, and a page's `elicitation-complete`), answered as a user would.
+    {
+        let (h, mut rx, _dir) = session(&[]).await;
+        let mut seen = Vec::new();
+        // Read while it runs: a full event channel would hold the turn.
+        let turn = spawn_prompt(&h, "background task to stop");
+        rx.until(&mut seen, |e| matches!(e, StreamEvent::TurnEnd { .. }))
+            .await;
+        finish(turn).await;
+        let turn = spawn_prompt(&h, "elicit url");
+        let q = rx
+            .until(&mut seen, |e| matches!(e, StreamEvent::Elicitation(_)))
+            .await;
+        let StreamEvent::Elicitation(q) = q else {
+            unreachable!()
+        };
+        h.answer_elicitation(
+            &q.request_id,
+            acp_desk_core::elicitation::ElicitationAnswer::Accept { content: None },
+        )
+        .await
+        .expect("accepted");
+        finish(turn).await;
+        h.close().await;
+        drop(h);
+        seen.extend(rx.all().await);
+        evs.extend(seen);
+    }
     // `session-continued`: a stored session continued (this one with no agent id: a new one);
     // `mcp-servers`: it has an MCP server configured (a program: every agent takes those).
     {

@@ -43,7 +43,13 @@ fn terminal_keep(output_byte_limit: Option<u64>) -> usize {
 fn latest_only(ev: &StreamEvent) -> Option<&'static str> {
     Some(match ev {
         StreamEvent::Plan { .. } => "plan",
-        StreamEvent::UsageUpdate { .. } => "usage_update",
+        // One that closes a cycle the agent started on its own marks where that cycle's work
+        // ends in the thread: kept in its place, as the live window showed it.
+        StreamEvent::UsageUpdate { origin, .. }
+            if origin.as_deref() != Some("task-notification") =>
+        {
+            "usage_update"
+        }
         StreamEvent::AvailableCommands { .. } => "available-commands",
         StreamEvent::SessionStatus { .. } => "session-status",
         StreamEvent::Modes { .. } => "modes",

@@ -302,6 +302,20 @@ impl Owner {
         }
     }
 
+    /// Cancels the open questions asked while no turn of ours ran (an autonomous cycle).
+    pub(super) fn settle_elicitations_outside_turns(&mut self, by: SettledBy) {
+        let ids: Vec<u64> = self
+            .asks
+            .parked
+            .iter()
+            .filter(|(_, p)| p.turn.is_none())
+            .map(|(n, _)| *n)
+            .collect();
+        for n in ids {
+            let _ = self.settle_elicitation(&format!("e{n}"), ElicitationAnswer::Cancel, by);
+        }
+    }
+
     /// `$/cancel_request` for one of our open questions: settled `by: agent`; `false` when the
     /// request is not one.
     pub(super) fn withdraw_elicitation(&mut self, id: &RequestId) -> bool {

@@ -56,7 +56,15 @@ impl Tasks {
                     .order
                     .iter()
                     .position(|id| self.by_id.get(id).is_none_or(|t| !t.is_open()));
-                let at = oldest_settled.unwrap_or(0);
+                // Every one still runs: the new one is not kept (a running task forgotten
+                // would never be settled at the session's end).
+                let Some(at) = oldest_settled else {
+                    tracing::warn!(
+                        "more than {MAX_TASKS} background tasks run at once; task {} not tracked",
+                        task.task_id
+                    );
+                    return;
+                };
                 let gone = self.order.remove(at);
                 self.by_id.remove(&gone);
             }
@@ -153,6 +161,8 @@ impl Owner {
         if settled_now {
             task.settled_by = Some(TaskSettledBy::Agent);
         }
+        // The end of a cycle the agent ran on its own: what it asked then is moot.
+        let cycle_ended = settled_now && task.task_kind.as_deref() == Some("turn");
         let phase = if settled_now {
             BackgroundTaskPhase::Settled
         } else if known.is_none() {
@@ -167,6 +177,9 @@ impl Owner {
             phase,
             task,
         });
+        if cycle_ended {
+            self.settle_elicitations_outside_turns(crate::events::SettledBy::Agent);
+        }
     }
 
     /// A front end's Stop on a task: refused unless the agent said it can be stopped and it
@@ -276,6 +289,23 @@ mod tests {
         assert!(t.get("t5").is_none(), "the settled one went");
         assert!(t.get("t0").is_some() && t.get("new").is_some());
         assert_eq!(t.order.len(), MAX_TASKS);
+    }
+
+    #[test]
+    fn a_full_list_of_running_tasks_keeps_them_all_and_not_the_new_one() {
+        let mut t = Tasks::default();
+        for i in 0..MAX_TASKS {
+            let mut task = BackgroundTaskInfo::new(format!("t{i}"));
+            task.status = Some(BackgroundTaskStatus::Running);
+            t.insert(task);
+        }
+        t.insert(BackgroundTaskInfo::new("new"));
+        assert!(t.get("new").is_none());
+        assert_eq!(
+            t.open_ids().len(),
+            MAX_TASKS,
+            "every running one is still settled at the end"
+        );
     }
 
     #[test]

@@ -141,8 +141,15 @@ impl Owner {
         };
         // Whatever the agent left parked is moot once its turn is over.
         self.settle_all(SettledBy::Stop).await;
+        // The agent moved on without the answer (it ended the turn); a stopped turn's were
+        // settled by the stop already.
         if let Some(prompt) = turn.request.clone() {
-            self.settle_elicitations(Some(&prompt), SettledBy::Stop);
+            let by = if reason == TurnEndReason::Completed {
+                SettledBy::Agent
+            } else {
+                SettledBy::Stop
+            };
+            self.settle_elicitations(Some(&prompt), by);
         }
         self.client.approved.clear();
         self.turn_ended_at = Some(Instant::now());
@@ -165,8 +172,12 @@ impl Owner {
         }
     }
 
-    /// Stop (Esc, Ctrl-C).
+    /// Stop (Esc, Ctrl-C). Between turns it cancels the questions the agent asked on its own
+    /// (an autonomous cycle): nobody else would.
     pub(super) async fn cancel_turn(&mut self) {
+        if self.turn.is_none() {
+            self.settle_elicitations_outside_turns(SettledBy::Stop);
+        }
         self.stop_turn(SettledBy::Stop).await;
     }
 
