@@ -489,7 +489,7 @@ fn check(args: &RunArgs) -> anyhow::Result<Checked> {
         Permission::Cancel => PermissionPolicy::Cancel,
     };
     // The contract: ask on a terminal, decline otherwise (nobody could answer).
-    opts.elicitation_policy = if interactive {
+    opts.elicitation_policy = if interactive && std::io::stderr().is_terminal() {
         acp_desk_core::ElicitationPolicy::Ask
     } else {
         acp_desk_core::ElicitationPolicy::Decline
@@ -511,7 +511,8 @@ fn check(args: &RunArgs) -> anyhow::Result<Checked> {
         spec,
         opts,
         ask: permission == Permission::Ask,
-        questions: interactive,
+        // Asked on stderr, answered on stdin: both must be the terminal.
+        questions: interactive && std::io::stderr().is_terminal(),
         agent,
         origin,
         manifest,

@@ -684,6 +684,9 @@ impl Waiting {
 pub async fn ask_loop(mut rx: mpsc::UnboundedReceiver<AskMsg>, handle: SessionHandle) {
     let lines = terminal_lines();
     let mut queue: VecDeque<Waiting> = VecDeque::new();
+    // Input ended (Ctrl-D): nobody can answer any more, and a question left open would hold the
+    // turn (the watchdog waits for the user): what comes is answered at once.
+    let mut input_ended = false;
     let add = |queue: &mut VecDeque<Waiting>, msg: AskMsg| match msg {
         AskMsg::Prompt(p) => queue.push_back(Waiting::Permission(p)),
         AskMsg::Question(q) => queue.push_back(Waiting::Question(q)),
@@ -698,6 +701,27 @@ pub async fn ask_loop(mut rx: mpsc::UnboundedReceiver<AskMsg>, handle: SessionHa
             continue;
         };
         let id = current.id().to_owned();
+        if input_ended {
+            let r = match current {
+                Waiting::Permission(_) => {
+                    handle
+                        .respond_permission(&id, PermissionResolution::cancelled())
+                        .await
+                }
+                Waiting::Question(_) => {
+                    handle
+                        .answer_elicitation(
+                            &id,
+                            acp_desk_core::elicitation::ElicitationAnswer::Cancel,
+                        )
+                        .await
+                }
+            };
+            if let Err(e) = r {
+                tracing::debug!("answering {id} after the end of input: {e}");
+            }
+            continue;
+        }
         let mut asking = match current {
             Waiting::Permission(p) => {
                 show_options(&p);
@@ -722,7 +746,13 @@ pub async fn ask_loop(mut rx: mpsc::UnboundedReceiver<AskMsg>, handle: SessionHa
                 line = lines.next() => {
                     match &mut asking {
                         Err(p) => {
-                            let Some(line) = line else { return };
+                            let Some(line) = line else {
+                                input_ended = true;
+                                if let Err(e) = handle.respond_permission(&id, PermissionResolution::cancelled()).await {
+                                    eprintln!("acp-desk-cli: {e}");
+                                }
+                                break;
+                            };
                             match parse_answer(p, &line) {
                                 Some(resolution) => {
                                     if let Err(e) = handle.respond_permission(&id, resolution).await {
@@ -739,9 +769,7 @@ pub async fn ask_loop(mut rx: mpsc::UnboundedReceiver<AskMsg>, handle: SessionHa
                                 if let Err(e) = handle.answer_elicitation(&id, answer).await {
                                     eprintln!("acp-desk-cli: {e}");
                                 }
-                                if line.is_none() {
-                                    return;
-                                }
+                                input_ended |= line.is_none();
                                 break;
                             }
                         },
