@@ -971,8 +971,10 @@ export class AppController {
     req: ElicitationEvent,
     answer: ElicitationAnswer,
   ): Promise<QuestionAnswered> {
+    // The question itself, not its id: ids are numbered per session (`e1` in two sessions),
+    // and an answer to the wrong one would reach another agent.
     const session = this.view.sessions.find((s) =>
-      this.stores.get(s.id)?.state.elicitations.some((q) => q.requestId === req.requestId),
+      this.stores.get(s.id)?.state.elicitations.includes(req),
     );
     const id = session?.id ?? this.view.active;
     if (!id) return { ok: false, refused: null };

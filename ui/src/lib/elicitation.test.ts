@@ -246,8 +246,15 @@ describe('validate (the engine’s rules)', () => {
     expect(validate([code], { code: 'abc' })).toEqual([
       { field: 'code', message: 'Must match the pattern ^[A-Z]{3}$.' },
     ]);
-    // A pattern JavaScript cannot read is not checked here (the engine's note says so).
-    expect(validate([{ ...code, pattern: '(?P<x>a)' }], { code: 'zzz' })).toEqual([]);
+    // Patterns are read as RE2 reads them, like the engine's Rust regex: a look-ahead neither
+    // can read is not checked here (the engine's note says so); RE2's named groups are.
+    expect(validate([{ ...code, pattern: '(?=z)z' }], { code: 'zzz' })).toEqual([]);
+    expect(fieldsOf(validate([{ ...code, pattern: '(?P<x>a)' }], { code: 'zzz' }))).toEqual([
+      'code',
+    ]);
+    // A pattern that would keep a backtracking RegExp busy for minutes is checked at once.
+    const slow = { ...code, pattern: '^(a+)+$' };
+    expect(fieldsOf(validate([slow], { code: `${'a'.repeat(5000)}b` }))).toEqual(['code']);
   });
 
   it('refuses numbers out of bounds, and a fraction for an integer', () => {

@@ -7,6 +7,7 @@
 // field's name, which the form shows beside each message). The engine has the last word: it
 // refuses an accept with `invalid-answer`, whose message lists the problems. The window's copy
 // is for live feedback. Values the user typed are never logged or put in the thread.
+import { RE2JS } from 're2js';
 import type { ElicitationEvent, ElicitationField, FieldError } from './generated/ipc';
 
 /** What an answer's content holds per field. */
@@ -234,7 +235,7 @@ function checkValue(f: ElicitationField, v: unknown): string | null {
       if (format) return format;
       if (f.pattern) {
         const re = compile(f.pattern);
-        if (re && !re.test(v)) return `Must match the pattern ${f.pattern}.`;
+        if (re && !re.matcher(v).find()) return `Must match the pattern ${f.pattern}.`;
       }
       return null;
     }
@@ -301,17 +302,23 @@ export function isDateTime(v: string): boolean {
   return h <= 23 && mi <= 59 && s <= 60 && oh <= 23 && om <= 59;
 }
 
-const compiled = new Map<string, RegExp | null>();
-/** The schema's pattern as a JavaScript RegExp (null when it is not one: the engine's note then
- * says it cannot be checked). */
-function compile(pattern: string): RegExp | null {
+// The agent's pattern runs on every keystroke: with RE2's linear-time matching (re2js), as the
+// engine's Rust `regex` does, never JavaScript's backtracking RegExp, which a pattern such as
+// `^(a+)+$` can keep busy for minutes. RE2 refuses look-around and back references, as the
+// engine does (its note then says the pattern cannot be checked here).
+const compiled = new Map<string, RE2JS | null>();
+const MAX_COMPILED = 64;
+function compile(pattern: string): RE2JS | null {
   if (!compiled.has(pattern)) {
-    let re: RegExp | null;
+    let re: RE2JS | null;
     try {
-      re = new RegExp(pattern, 'u');
+      re = RE2JS.compile(pattern);
     } catch {
       re = null;
     }
+    // The patterns of the questions on screen; an agent sending endless new ones must not grow
+    // this.
+    if (compiled.size >= MAX_COMPILED) compiled.clear();
     compiled.set(pattern, re);
   }
   return compiled.get(pattern) ?? null;

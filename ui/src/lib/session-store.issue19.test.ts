@@ -249,6 +249,16 @@ describe('the controller', () => {
     expect(backend.called('elicitationAnswer')).toEqual([['s1', 'e1', answer]]);
   });
 
+  it('answers the question asked, when two sessions each have an e1 open', async () => {
+    const { backend, app } = await opened();
+    await app.openFolder('/other');
+    backend.frame('s2', live(ask('e1')));
+    // The second session's question, answered while it is the one shown or not.
+    const theirs = app.store('s2').state.elicitations[0] as ElicitationEvent;
+    await app.answerQuestion(theirs, { action: 'decline' });
+    expect(backend.called('elicitationAnswer')).toEqual([['s2', 'e1', { action: 'decline' }]]);
+  });
+
   it('hands the engine’s refusal back to the dialog, without a banner', async () => {
     const { backend, app, req } = await opened();
     const message = 'the answer was not sent: License is required';
