@@ -475,3 +475,53 @@ test('the demo agent’s recorded URL question shows its host', async ({ page })
   );
   expect((await calls(page)).some((c) => c.cmd === 'open_url')).toBe(false);
 });
+
+test('the real adapter’s AskUserQuestion (claude-agent-acp 0.101.0) is drawn and answered', async ({
+  page,
+}) => {
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await replay(page, recorded('claude-agent-acp-ask-user-question'));
+  await page.goto('/');
+  const dialog = page.locator(DIALOG);
+  await expect(dialog).toBeVisible();
+  await expect(dialog).toContainText('Please answer the following questions.');
+  const order = await dialog
+    .locator('[data-field]')
+    .evaluateAll((els) =>
+      els.map((e) => [e.getAttribute('data-field'), e.getAttribute('data-type')]),
+    );
+  expect(order).toEqual([
+    ['question_0', 'select'],
+    ['question_0_custom', 'string'],
+    ['question_1', 'multi-select'],
+    ['question_1_custom', 'string'],
+  ]);
+  // Each question is its field's description; the options carry the adapter's descriptions.
+  await expect(field(page, 'question_0')).toContainText('Which colour should the header be?');
+  await expect(field(page, 'question_0')).toContainText('Calm and readable');
+  await field(page, 'question_0').getByRole('radio', { name: /Green/ }).check();
+  await field(page, 'question_1')
+    .getByRole('checkbox', { name: /Unit tests/ })
+    .check();
+  await field(page, 'question_1')
+    .getByRole('checkbox', { name: /End to end/ })
+    .check();
+  await field(page, 'question_1_custom').locator('input, textarea').first().fill('Benchmarks');
+  await shot(dialog, 'elicitation-claude-agent-acp-ask-user-question');
+  await dialog.locator('[data-action="accept"]').click();
+  await expect(dialog).toHaveCount(0);
+  const [sent] = await answers(page);
+  // Nothing is required: the fields left empty are not sent (an empty box is no answer).
+  expect(sent).toMatchObject({
+    answer: {
+      action: 'accept',
+      content: {
+        question_0: 'Green',
+        question_1: ['Unit tests', 'End to end'],
+        question_1_custom: 'Benchmarks',
+      },
+    },
+  });
+  const content = (sent as { answer: { content: Record<string, unknown> } }).answer.content;
+  expect(Object.keys(content).sort()).toEqual(['question_0', 'question_1', 'question_1_custom']);
+});
