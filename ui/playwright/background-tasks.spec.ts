@@ -132,7 +132,7 @@ test('Stop asks the agent, and the task settles as stopped', async ({ page }) =>
     .poll(async () =>
       (await calls(page)).filter((c) => c.cmd === 'background_task_stop').map((c) => c.args),
     )
-    .toEqual([{ sessionId: SID, taskId: 'task-1' }]);
+    .toEqual([{ session: SID, taskId: 'task-1' }]);
   await expect(item(page, 'task-1').locator('.task-status')).toHaveText('stopped');
   await expect(item(page, 'task-1').getByRole('button')).toHaveCount(0);
   await expect(chip(page)).toHaveText('1 running');

@@ -241,7 +241,7 @@ test('form: invalid input is shown on its field and refused; fixed, Enter sends 
   await expect(dialog).toHaveCount(0);
   const [sent] = await answers(page);
   const content = (sent as { answer: { content: Record<string, unknown> } }).answer.content;
-  expect(sent).toMatchObject({ sessionId: SID, requestId: 'e1', answer: { action: 'accept' } });
+  expect(sent).toMatchObject({ session: SID, requestId: 'e1', answer: { action: 'accept' } });
   expect({ ...content, meeting: undefined }).toEqual({
     name: 'Orbit',
     email: 'ann@example.com',
@@ -298,7 +298,7 @@ test('form: Decline sends a decline, and the thread says so', async ({ page }) =
   await dialog.locator('[data-action="decline"]').click();
   await expect(dialog).toHaveCount(0);
   expect(await answers(page)).toEqual([
-    { sessionId: SID, requestId: 'e1', answer: { action: 'decline' } },
+    { session: SID, requestId: 'e1', answer: { action: 'decline' } },
   ]);
   const line = (await collectEntries(page)).find((e) => e.entry === 'settled');
   expect(line?.text).toBe('You declined the agent’s question “New project”.');
@@ -310,7 +310,7 @@ test('form: Esc cancels', async ({ page }) => {
   await page.keyboard.press('Escape');
   await expect(dialog).toHaveCount(0);
   expect(await answers(page)).toEqual([
-    { sessionId: SID, requestId: 'e1', answer: { action: 'cancel' } },
+    { session: SID, requestId: 'e1', answer: { action: 'cancel' } },
   ]);
   const line = (await collectEntries(page)).find((e) => e.entry === 'settled');
   expect(line?.text).toBe('You cancelled the agent’s question “New project”.');
@@ -350,7 +350,7 @@ test('url: the host and the address shown; nothing opens until the user agrees; 
   await dialog.getByRole('button', { name: 'Agree and open in browser' }).click();
   await expect(dialog).toHaveAttribute('data-waiting', 'true');
   expect(await answers(page)).toEqual([
-    { sessionId: SID, requestId: 'e2', answer: { action: 'accept' } },
+    { session: SID, requestId: 'e2', answer: { action: 'accept' } },
   ]);
   await expect
     .poll(async () => (await calls(page)).filter((c) => c.cmd === 'open_url').map((c) => c.args))

@@ -497,6 +497,20 @@ export function installMockIpc(setup) {
   async function handle(cmd, args) {
     const failure = options.errors?.[cmd];
     if (failure) throw failure;
+    /**
+     * Tauri's answer to a command called without an argument it names.
+     * @param {string} cmd
+     * @param {Record<string, unknown> | undefined} args
+     * @param {string[]} names
+     */
+    function requireArgs(cmd, args, names) {
+      for (const n of names)
+        if (args?.[n] === undefined)
+          throw {
+            code: 'internal',
+            message: `invalid args \`${n}\` for command \`${cmd}\`: command ${cmd} missing required key ${n}`,
+          };
+    }
     switch (cmd) {
       case 'app_info':
         return {
@@ -597,6 +611,8 @@ export function installMockIpc(setup) {
         return null;
       }
       case 'elicitation_answer': {
+        // As Tauri refuses a command whose arguments lack one it names (the shell's `session`).
+        requireArgs(cmd, args, ['session', 'requestId', 'answer']);
         const q = questions.get(String(args.requestId));
         if (!q)
           throw {
@@ -629,6 +645,7 @@ export function installMockIpc(setup) {
         return null;
       }
       case 'background_task_stop': {
+        requireArgs(cmd, args, ['session', 'taskId']);
         const task = tasks.get(String(args.taskId));
         if (!task)
           throw { code: 'invalid-input', message: `no background task \`${args.taskId}\`` };

@@ -89,9 +89,9 @@ export interface Backend extends AgentsBackend {
   restoredSessions(): Promise<RestoredSidebar>;
   /** Answers the agent's question (`elicitation`); an accept the engine finds invalid is
    * refused with `invalid-answer` and its fields' errors. */
-  elicitationAnswer(sessionId: string, requestId: string, answer: ElicitationAnswer): Promise<void>;
+  elicitationAnswer(session: string, requestId: string, answer: ElicitationAnswer): Promise<void>;
   /** Asks the agent to stop a background task (`task-not-stoppable` when it said it cannot). */
-  backgroundTaskStop(sessionId: string, taskId: string): Promise<void>;
+  backgroundTaskStop(session: string, taskId: string): Promise<void>;
   /** Saves the sidebar (its sessions in order, the index of the one shown) for the next start. */
   setOpenSessions(sessions: OpenSessionEntry[], shown: number | null): Promise<void>;
   /** Starts a restored session's agent again, continuing its stored conversation (resume,

@@ -63,4 +63,16 @@ describe('tauriBackend', () => {
       ['respond_permission', { session: 's1', requestId: 't1#1', resolution: { cancelled: true } }],
     ]);
   });
+
+  // The shell's commands take `session` (src-tauri/src/commands.rs); a misnamed argument fails
+  // only in the real app (the e2e test found one).
+  it('names the session `session` for a question’s answer and a task’s stop', async () => {
+    invoke.mockClear();
+    await tauriBackend().elicitationAnswer('s1', 'e1', { action: 'decline' });
+    await tauriBackend().backgroundTaskStop('s1', 'task-1');
+    expect(invoke.mock.calls).toEqual([
+      ['elicitation_answer', { session: 's1', requestId: 'e1', answer: { action: 'decline' } }],
+      ['background_task_stop', { session: 's1', taskId: 'task-1' }],
+    ]);
+  });
 });

@@ -64,9 +64,9 @@ export function tauriBackend(): Backend {
     cancel: (session) => run('cancel', { session }),
     respondPermission: (session, requestId, resolution) =>
       run('respond_permission', { session, requestId, resolution }),
-    elicitationAnswer: (sessionId, requestId, answer) =>
-      run('elicitation_answer', { sessionId, requestId, answer }),
-    backgroundTaskStop: (sessionId, taskId) => run('background_task_stop', { sessionId, taskId }),
+    elicitationAnswer: (session, requestId, answer) =>
+      run('elicitation_answer', { session, requestId, answer }),
+    backgroundTaskStop: (session, taskId) => run('background_task_stop', { session, taskId }),
     closeSession: (session) => run('close_session', { session }),
     reconnectSession: (session) => call<SessionInfo>('reconnect_session', { session }),
     setMode: (session, modeId) => run('set_mode', { session, modeId }),
