@@ -473,7 +473,8 @@ describe('ACP Desk, the agent’s questions and background tasks, end to end', (
     await browser.saveScreenshot(
       join(shots, `e2e-background-tasks-stopped-${size.width}x${size.height}.png`),
     );
-    await browser.keys('Escape');
+    // (Esc would not close it: the focus left with the Stop button, which went.)
+    await chip.click();
     await (await $('#tasks-popover')).waitForExist({ reverse: true, timeout: 5000 });
   });
 
