@@ -46,7 +46,6 @@ let browser;
 let size;
 
 const $ = (selector) => browser.$(selector);
-const field = (name) => $(`${DIALOG} [data-field="${name}"]`);
 const input = (name) => $(`${DIALOG} [data-field="${name}"] input`);
 const errorOf = (name) => $(`${DIALOG} [data-field="${name}"] [data-error]`);
 
@@ -190,19 +189,27 @@ async function resize(w, h) {
     },
     { timeout: 5000, timeoutMsg: `the window did not become ${w}x${h}` },
   );
-  // Two frames: the layout after the resize is painted.
+}
+
+/** Saves a screenshot of the window as it is now. WebKitWebDriver's screenshot is the last
+ * frame the compositor finished, which lags the DOM (a scroll, a resize: a stale or half-black
+ * picture), and no page event says a frame reached the screen: two animation frames, then a
+ * short settle. */
+async function shot(file) {
   await browser.execute(
     () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))),
   );
+  await browser.pause(300);
+  await browser.saveScreenshot(join(shots, file));
 }
 
 /** Screenshots the window at its default size and at 800x600, then back to the default. */
 async function shotsOf(name, check = async () => {}) {
-  await browser.saveScreenshot(join(shots, `${name}-${size.width}x${size.height}.png`));
+  await shot(`${name}-${size.width}x${size.height}.png`);
   await check();
   await resize(800, 600);
   await check();
-  await browser.saveScreenshot(join(shots, `${name}-800x600.png`));
+  await shot(`${name}-800x600.png`);
   await resize(size.width, size.height);
 }
 
@@ -307,7 +314,10 @@ describe('ACP Desk, the agent’s questions and background tasks, end to end', (
       await (await $(`${DIALOG} [data-action="decline"]`)).isEnabled(),
       'nothing is being sent',
     );
-    await (await field('name')).scrollIntoView({ block: 'start' });
+    // The first errors in view (the dialog's body scrolls).
+    await browser.execute((d) => {
+      document.querySelector(`${d} .elicit-body`).scrollTop = 0;
+    }, DIALOG);
     await shotsOf('e2e-elicitation-invalid');
 
     // Fixed (and an email, the kind of value a thread line must not repeat): sent.
@@ -410,13 +420,12 @@ describe('ACP Desk, the agent’s questions and background tasks, end to end', (
       'the dialog did not wait for the agent',
     );
     assert.equal((await text(`${DIALOG} h2`)).trim(), 'Waiting for ACP Desk demo agent');
-    await browser.saveScreenshot(
-      join(shots, `e2e-elicitation-url-waiting-${size.width}x${size.height}.png`),
-    );
     assert.match(
       await text(`${DIALOG} [role="status"]`),
       /You agreed to open it in your browser\. ACP Desk demo agent will say when you are done there\./,
     );
+    // (The agent says it is done 1.5 s after the answer: the picture may miss the wait.)
+    await shot(`e2e-elicitation-url-waiting-${size.width}x${size.height}.png`);
     // The agent's elicitation/complete (1.5 s after the answer) ends the wait.
     await dialogGone('elicitation/complete');
     const seen = await turnEnded(before, '“elicit url”');
@@ -470,9 +479,7 @@ describe('ACP Desk, the agent’s questions and background tasks, end to end', (
     assert.equal((await text(`${server} .task-status`)).trim(), 'stopped');
     assert.equal(await $$count(`${server} button`), 0, 'a stopped task has no Stop');
     assert.equal((await chip.getProperty('textContent')).trim(), '1 running');
-    await browser.saveScreenshot(
-      join(shots, `e2e-background-tasks-stopped-${size.width}x${size.height}.png`),
-    );
+    await shot(`e2e-background-tasks-stopped-${size.width}x${size.height}.png`);
     // (Esc would not close it: the focus left with the Stop button, which went.)
     await chip.click();
     await (await $('#tasks-popover')).waitForExist({ reverse: true, timeout: 5000 });
