@@ -72,6 +72,9 @@ xdpyinfo -display "$display" >/dev/null 2>&1 || { echo "e2e: Xvfb on $display do
 
 # Settings and data of this run only: a user's agent_servers must not change the default agent.
 export DISPLAY="$display" ACP_DESK_CONFIG_DIR="$work/config" ACP_DESK_DATA_DIR="$work/data"
+# A page the app opens (an agent's URL question, a link) goes to xdg-open, which honours
+# $BROWSER: `true` opens nothing, so no real browser starts on the test display and outlives it.
+export BROWSER=true
 bus=${DBUS_SESSION_BUS_ADDRESS:-disabled:}
 
 # Starts a tauri-driver on $1 (+1 for WebKitWebDriver) with the session bus $2.
