@@ -35,3 +35,11 @@ export function tasksSummary(tasks: readonly BackgroundTaskInfo[]): string {
   }
   return [...counts].map(([k, n]) => `${n} ${k}`).join(', ') || 'none';
 }
+
+/** The kind as the list tags it: claude-agent-acp reports the model's own cycles (after a task
+ * ended) as tasks of kind `turn`; they are the agent working on its own, not a job it runs. */
+export function taskKindWords(t: BackgroundTaskInfo): string | null {
+  const kind = t.taskKind?.trim();
+  if (!kind) return null;
+  return kind === 'turn' ? 'working on its own' : kind;
+}
