@@ -157,11 +157,20 @@ describe('the sidebar across a restart of the app', () => {
     );
     await browser.saveScreenshot(join(shots, 'restored-1100x735.png'));
     execFileSync('xdotool', ['windowsize', windowId(), '800', '600']);
-    await (await browser.$('nav.sidebar')).waitForExist({ reverse: true, timeout: 10000 });
+    // Asked in the page, not through an element handle: the sidebar leaving while WebDriver
+    // makes a handle for it fails with "stale element" (seen once in a fresh-clone CI run).
+    const sidebarShown = () => browser.execute(() => !!document.querySelector('nav.sidebar'));
+    await browser.waitUntil(async () => !(await sidebarShown()), {
+      timeout: 10000,
+      timeoutMsg: 'the sidebar did not fold at 800x600',
+    });
     await browser.saveScreenshot(join(shots, 'restored-800x600.png'));
     // Widened again, the session list comes back by itself.
     execFileSync('xdotool', ['windowsize', windowId(), '1100', '735']);
-    await (await browser.$('nav.sidebar')).waitForExist({ timeout: 10000 });
+    await browser.waitUntil(sidebarShown, {
+      timeout: 10000,
+      timeoutMsg: 'the sidebar did not come back at 1100x735',
+    });
 
     // Returning to the first: its stored transcript at once, then its agent starts.
     await (await browser.$$('[data-session-list] .session-select'))[0].click();
