@@ -27,7 +27,7 @@ struct View {
 /// is exercised; any limit up to `TERMINAL_KEEP_BYTES` must fold the same.
 const VIEW_TERMINAL_LIMIT: usize = 150;
 
-/// A tool card as the contract describes it (events.rs, "The merge rule"), stated as a query
+/// A tool card as the contract describes it (events/tool_call.rs, "The merge rule"), stated as a query
 /// over the call's events rather than as an incremental merge: each field shows the value of the
 /// last event that carried one. Independent of `ToolCallEvent::merge`, which the compactor uses.
 fn card(events: &[Value]) -> Value {

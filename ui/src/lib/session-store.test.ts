@@ -419,7 +419,7 @@ describe('SessionStore', () => {
 });
 
 describe('the mcp-servers event', () => {
-  // The event is an addition of issue 17 (ADDITIONS in events.rs), as the engine sends it.
+  // The event is an addition of issue 17 (ADDITIONS in events/mod.rs), as the engine sends it.
   const servers = [
     {
       name: 'files',

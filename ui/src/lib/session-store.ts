@@ -731,7 +731,7 @@ function questionSettledText(
 
 /**
  * A later event of a tool call merged into its card: the engine's one merge rule
- * (`ToolCallEvent::merge`, crates/acp-desk-core/src/events.rs), field for field (a card keeps no
+ * (`ToolCallEvent::merge`, crates/acp-desk-core/src/events/tool_call.rs), field for field (a card keeps no
  * `_meta`). A field replaces the card's when the event carries it; `session-store.merge.test.ts`
  * holds the two to it with a snapshot the engine's compactor made.
  */

@@ -44,7 +44,7 @@ export interface UsageText {
 export function usageText(u: UsageInfo): UsageText {
   const percent = u.size > 0 ? Math.min(100, Math.round((u.used / u.size) * 100)) : null;
   const cost = u.cost ? formatCost(u.cost.amount, u.cost.currency) : null;
-  // The engine produces no token counts yet (ACP's usage_update carries none; events.rs says
+  // The engine produces no token counts yet (ACP's usage_update carries none; events/mod.rs says
   // why): `tokens` stays null until it does, and the header shows nothing for it.
   const tokens =
     u.tokensIn !== null || u.tokensOut !== null

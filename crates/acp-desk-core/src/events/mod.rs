@@ -16,6 +16,14 @@ use serde_json::Value;
 
 pub use crate::error_kind::ErrorKind;
 
+mod tasks;
+mod tool_call;
+pub use tasks::{
+    BackgroundTaskInfo, BackgroundTaskPhase, BackgroundTaskStatus, ElicitationEvent,
+    ElicitationModeKind, TaskSettledBy,
+};
+pub use tool_call::ToolCallEvent;
+
 /// What ACP Desk adds to the seed's taxonomy: new kinds, and new optional fields on seed kinds.
 /// A test checks that every kind serialized by [`StreamEvent`] is either a seed kind or listed
 /// here, so an addition cannot slip in unlisted.
@@ -518,100 +526,6 @@ impl StreamEvent {
     }
 }
 
-/// One `tool-call` event: the call's announcement or an update of it (`isUpdate`).
-///
-/// # The merge rule
-///
-/// A tool call is shown as its events merged in order, by [`ToolCallEvent::merge`]. The engine's
-/// thread, the compactor (a snapshot holds each call once, merged) and the UI's session store
-/// (`ui/src/lib/session-store.ts`, which applies the same rule and is tested against snapshots
-/// this compactor made) all merge this way, so a view that attaches late shows each card as a
-/// live one does. A later event's field replaces the merged one when it carries something:
-///
-/// - `toolName`: when not `""` (an update without a title keeps the title);
-/// - `arguments`: when it carries input: not `null` and not `{}` (claude-code-acp announces a
-///   call with `rawInput: {}` before its input streams; an empty object never hides an input
-///   already shown);
-/// - `toolKind`, `status`, `rawOutput`, `_meta`: when present (and not `null`);
-/// - `content`, `locations`: when present, the whole list (ACP sends them whole, not as deltas);
-/// - `sessionId`, `toolCallId` and the first event's `isUpdate` stay.
-///
-/// `tool-result` is not part of the merge: it repeats, once, what the call's `tool-call` events
-/// carried when it finished (for consumers that want only results); a view takes nothing from it.
-/// A consumer that does not keep `_meta` (the UI's cards) merges every other field alike.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ToolCallEvent {
-    pub session_id: String,
-    pub tool_call_id: String,
-    /// The title; `""` when the update carried none.
-    pub tool_name: String,
-    /// The raw input; `null` when the update carried none. Any JSON value (an object for every
-    /// agent we know). See [`ToolCallEvent::input`].
-    #[schemars(extend("tsType" = "unknown"))]
-    pub arguments: Value,
-    pub is_update: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_kind: Option<acp::ToolKind>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<acp::ToolCallStatus>,
-    /// Replaces the previous list when present.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub content: Option<Vec<acp::ToolCallContent>>,
-    /// Replaces the previous list when present.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub locations: Option<Vec<acp::ToolCallLocation>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub raw_output: Option<Value>,
-    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
-    pub meta: Option<acp::Meta>,
-}
-
-impl ToolCallEvent {
-    /// The call's input, when this event carries one (see the merge rule: `null` and `{}` do
-    /// not).
-    pub fn input(&self) -> Option<&Value> {
-        carries_input(&self.arguments).then_some(&self.arguments)
-    }
-
-    /// Merges a later event of the same call into this one, by the rule above.
-    pub fn merge(&mut self, later: &ToolCallEvent) {
-        if !later.tool_name.is_empty() {
-            self.tool_name.clone_from(&later.tool_name);
-        }
-        if carries_input(&later.arguments) {
-            self.arguments.clone_from(&later.arguments);
-        }
-        if later.tool_kind.is_some() {
-            self.tool_kind = later.tool_kind;
-        }
-        if later.status.is_some() {
-            self.status = later.status;
-        }
-        if later.content.is_some() {
-            self.content.clone_from(&later.content);
-        }
-        if later.locations.is_some() {
-            self.locations.clone_from(&later.locations);
-        }
-        if later.raw_output.as_ref().is_some_and(|v| !v.is_null()) {
-            self.raw_output.clone_from(&later.raw_output);
-        }
-        if later.meta.is_some() {
-            self.meta.clone_from(&later.meta);
-        }
-    }
-}
-
-/// Whether a tool call's `arguments` carry input: `null` and `{}` do not.
-fn carries_input(v: &Value) -> bool {
-    match v {
-        Value::Null => false,
-        Value::Object(o) => !o.is_empty(),
-        _ => true,
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentPromptEvent {
@@ -819,124 +733,6 @@ pub struct AgentExit {
     /// each cut at `process::STDERR_LINE_MAX` bytes).
     #[serde(default)]
     pub stderr_tail: Vec<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum BackgroundTaskPhase {
-    Started,
-    Updated,
-    Settled,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct BackgroundTaskInfo {
-    pub task_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub task_kind: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub output_file: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<BackgroundTaskStatus>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub summary: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_call_id: Option<String>,
-    /// A short name for the task, when the agent gives one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// The agent says the task can be stopped (`SessionHandle::stop_background_task`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub can_stop: Option<bool>,
-    /// Who settled it: absent until it is settled.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub settled_by: Option<TaskSettledBy>,
-}
-
-impl BackgroundTaskInfo {
-    pub fn new(task_id: impl Into<String>) -> Self {
-        Self {
-            task_id: task_id.into(),
-            task_kind: None,
-            description: None,
-            output_file: None,
-            status: None,
-            summary: None,
-            tool_call_id: None,
-            name: None,
-            can_stop: None,
-            settled_by: None,
-        }
-    }
-
-    /// Still running (or paused): not settled.
-    pub fn is_open(&self) -> bool {
-        self.settled_by.is_none()
-            && !matches!(
-                self.status,
-                Some(
-                    BackgroundTaskStatus::Completed
-                        | BackgroundTaskStatus::Failed
-                        | BackgroundTaskStatus::Stopped
-                )
-            )
-    }
-}
-
-/// Who settled a background task.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum TaskSettledBy {
-    /// The agent's own update said it ended.
-    Agent,
-    /// The session ended while it ran; ACP Desk marked it stopped.
-    SessionEnd,
-}
-
-/// An `elicitation` event: what the agent asks, as front ends draw it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ElicitationEvent {
-    pub session_id: String,
-    /// Ours (`e1`, `e2`, ...): what `SessionHandle::answer_elicitation` takes.
-    pub request_id: String,
-    pub mode: ElicitationModeKind,
-    pub message: String,
-    /// The tool call the agent tied the question to, when it did.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_call_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// Form mode: the fields, in the order the agent wrote them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fields: Option<Vec<crate::elicitation::ElicitationField>>,
-    /// URL mode: the page the agent wants opened, and its host (shown before it is opened).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub url: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub host: Option<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum ElicitationModeKind {
-    Form,
-    Url,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum BackgroundTaskStatus {
-    Running,
-    Paused,
-    Completed,
-    Failed,
-    Stopped,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
