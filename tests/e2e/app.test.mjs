@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { execFileSync } from 'node:child_process';
 import { basename, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { app, launchApp, processesIn } from './lib.mjs';
+import { app, lastEntry as lastEntryIn, launchApp, processesIn } from './lib.mjs';
 
 const shots = process.env.E2E_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), 'acp-desk-shots-'));
 const project = realpathSync(mkdtempSync(join(tmpdir(), 'acp-desk-e2e-')));
@@ -46,28 +46,7 @@ async function prompt(words) {
   await (await browser.$('#send')).click();
 }
 
-/** The thread's entry count and its last entry as shown (the list is virtualized: the last
- * entry is in the page while the view follows the stream). */
-async function lastEntry() {
-  return browser.execute(async () => {
-    const scroller = document.querySelector('.thread-view .scroller');
-    const items = scroller?.querySelector('.items');
-    const count = Number(items?.getAttribute('data-count') ?? 0);
-    const find = () => items?.querySelector(`.item[data-index="${count - 1}"] [data-entry]`);
-    if (scroller && count > 0 && !find()) {
-      // Scrolled up earlier (a screenshot of a card): back to the latest, as a reader would.
-      scroller.scrollTop = scroller.scrollHeight;
-      await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
-    }
-    const last = find();
-    return {
-      count,
-      type: last?.getAttribute('data-entry') ?? null,
-      reason: last?.getAttribute('data-reason') ?? null,
-      text: last?.textContent ?? '',
-    };
-  });
-}
+const lastEntry = () => lastEntryIn(browser);
 
 /** Sends a prompt and waits for its turn to end; resolves with the turn-end entry. */
 async function turn(words) {

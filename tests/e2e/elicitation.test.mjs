@@ -18,7 +18,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { launchApp } from './lib.mjs';
+import { lastEntry as lastEntryIn, launchApp } from './lib.mjs';
 
 const shots = process.env.E2E_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), 'acp-desk-shots-'));
 mkdirSync(shots, { recursive: true });
@@ -54,26 +54,7 @@ async function text(selector) {
   return (await $(selector)).getProperty('textContent');
 }
 
-/** The thread's entry count and its last entry (scrolled to the latest, as a reader would). */
-function lastEntry() {
-  return browser.execute(async () => {
-    const scroller = document.querySelector('.thread-view .scroller');
-    const items = scroller?.querySelector('.items');
-    const count = Number(items?.getAttribute('data-count') ?? 0);
-    const find = () => items?.querySelector(`.item[data-index="${count - 1}"] [data-entry]`);
-    if (scroller && count > 0 && !find()) {
-      scroller.scrollTop = scroller.scrollHeight;
-      await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
-    }
-    const last = find();
-    return {
-      count,
-      type: last?.getAttribute('data-entry') ?? null,
-      reason: last?.getAttribute('data-reason') ?? null,
-      text: last?.textContent ?? '',
-    };
-  });
-}
+const lastEntry = () => lastEntryIn(browser);
 
 /** Every entry of the thread from index `from` on, scrolling it (only some are in the page). */
 function entriesFrom(from = 0) {

@@ -46,6 +46,28 @@ export function entries(browser) {
   );
 }
 
+/** The thread's entry count and its last entry as shown. The list is virtualized: a thread
+ * scrolled up earlier (a screenshot of a card) is taken back to the latest, as a reader would. */
+export function lastEntry(browser) {
+  return browser.execute(async () => {
+    const scroller = document.querySelector('.thread-view .scroller');
+    const items = scroller?.querySelector('.items');
+    const count = Number(items?.getAttribute('data-count') ?? 0);
+    const find = () => items?.querySelector(`.item[data-index="${count - 1}"] [data-entry]`);
+    if (scroller && count > 0 && !find()) {
+      scroller.scrollTop = scroller.scrollHeight;
+      await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    }
+    const last = find();
+    return {
+      count,
+      type: last?.getAttribute('data-entry') ?? null,
+      reason: last?.getAttribute('data-reason') ?? null,
+      text: last?.textContent ?? '',
+    };
+  });
+}
+
 /** Sends `words` from the composer and waits for that turn to end. */
 export async function turn(browser, words) {
   await (await browser.$('#composer')).waitForEnabled({ timeout: 20000 });
