@@ -394,8 +394,9 @@ fn field(name: &str, prop: &acp::ElicitationPropertySchema, required: bool) -> E
     }
 }
 
-/// The pattern as a regex anchored the way JSON Schema reads it (unanchored search, like
-/// ECMA-262's `test`); `None` when Rust's regex cannot compile it.
+/// The pattern as JSON Schema reads it: a search anywhere in the value, like ECMA-262's
+/// `test` (unanchored unless the pattern anchors itself); `None` when Rust's regex cannot
+/// compile it.
 fn compile(pattern: &str) -> Option<regex::Regex> {
     regex::RegexBuilder::new(pattern)
         .size_limit(1 << 20)
@@ -406,9 +407,13 @@ fn compile(pattern: &str) -> Option<regex::Regex> {
 /// WHATWG's rule for `<input type=email>`, which the window's input applies too.
 const EMAIL: &str = r"^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$";
 
+/// [`EMAIL`], compiled once.
+static EMAIL_RE: std::sync::LazyLock<Result<regex::Regex, regex::Error>> =
+    std::sync::LazyLock::new(|| regex::Regex::new(EMAIL));
+
 fn format_error(format: FieldFormat, value: &str) -> Option<&'static str> {
     let ok = match format {
-        FieldFormat::Email => regex::Regex::new(EMAIL).is_ok_and(|r| r.is_match(value)),
+        FieldFormat::Email => EMAIL_RE.as_ref().is_ok_and(|r| r.is_match(value)),
         FieldFormat::Uri => url::Url::parse(value).is_ok(),
         FieldFormat::Date => chrono::NaiveDate::parse_from_str(value, "%Y-%m-%d").is_ok(),
         FieldFormat::DateTime => chrono::DateTime::parse_from_rfc3339(value).is_ok(),
