@@ -77,7 +77,7 @@ fn create_temp(dir: &Path, name: &std::ffi::OsStr) -> io::Result<(std::fs::File,
 
 /// 64 bits from the clock, the pid and a per-process counter, mixed (splitmix64's finaliser)
 /// so that close inputs give unrelated names.
-fn unique_suffix() -> u64 {
+pub(crate) fn unique_suffix() -> u64 {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)

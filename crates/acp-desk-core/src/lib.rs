@@ -6,6 +6,7 @@ pub mod agents;
 pub mod atomic_file;
 pub mod audit;
 pub mod auth;
+pub mod checkpoint;
 pub mod compact;
 pub mod elicitation;
 pub mod error_kind;

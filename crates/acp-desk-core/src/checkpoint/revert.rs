@@ -1,0 +1,383 @@
+//! Undoing: a step's files put back as they were before it ("undo turn N"), or the whole folder
+//! as it was before a step ("restore to before turn N"). A file is only written while it is
+//! still as the step (or the session) left it, unless forced; every revert is a step of its own
+//! (checkpointed before and after), and the writes go in all or none.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::repo::Checkpoints;
+use super::review::{RawChange, latest};
+use super::snapshot::{MODE_EXEC, MODE_GITLINK, MODE_LINK, default_bits};
+use super::{CheckpointError, ConflictReason, RevertConflict, RevertOutcome, StepKind};
+
+/// What one path becomes: `Some((git mode, blob, permission bits))`, or deleted.
+struct Target {
+    rel: String,
+    to: Option<(u32, String, u32)>,
+}
+
+impl Checkpoints {
+    /// Undoes step `turn` (only `file` of it, when given): each file it changed goes back to
+    /// its content before the step, if nothing changed it since (else a conflict, unless
+    /// `force`). Refused while a turn runs in the folder.
+    pub fn revert(
+        &self,
+        session: &str,
+        turn: u32,
+        file: Option<&str>,
+        force: bool,
+    ) -> Result<RevertOutcome, CheckpointError> {
+        let _turns = self.no_turn_running()?;
+        let _lock = self.lock()?;
+        let step = self.find_step(session, turn)?;
+        let after = step
+            .after
+            .clone()
+            .ok_or(CheckpointError::Incomplete { turn })?;
+        let only: Vec<String> = match file {
+            Some(f) => vec![self.relative(Path::new(f))?],
+            None => Vec::new(),
+        };
+        let changed = self.raw_diff(&step.before, &after, false, &only)?;
+        if changed.is_empty() {
+            return match file {
+                Some(f) => Err(CheckpointError::NotChanged(f.to_owned(), turn)),
+                None => Ok(RevertOutcome::Unchanged),
+            };
+        }
+        let paths: Vec<String> = changed.iter().map(|c| c.path.clone()).collect();
+        let now = self.begin_locked(session, StepKind::Revert, Some(turn))?;
+        let now_commit = self.find_step(session, now.turn)?.before;
+        // What changed since the step left it: conflicts, unless already as wanted.
+        let since: BTreeMap<String, RawChange> = self
+            .raw_diff(&after, &now_commit, false, &paths)?
+            .into_iter()
+            .map(|c| (c.path.clone(), c))
+            .collect();
+        let modes = self.modes(&step.before)?;
+        let mut conflicts = Vec::new();
+        let mut targets = Vec::new();
+        for c in &changed {
+            let want = c.old.clone();
+            if let Some(s) = since.get(&c.path) {
+                if s.new == want {
+                    continue;
+                }
+                if !force {
+                    conflicts.push(RevertConflict {
+                        path: c.path.clone(),
+                        reason: reason(s),
+                    });
+                    continue;
+                }
+            }
+            targets.push(target(&c.path, want, &modes));
+        }
+        self.finish_revert(session, now.turn, conflicts, targets)
+    }
+
+    /// Puts the whole folder back as it was before step `turn`. Files someone changed after
+    /// the session's last checkpoint are conflicts, unless `force`. Refused while a turn runs.
+    pub fn restore(
+        &self,
+        session: &str,
+        turn: u32,
+        force: bool,
+    ) -> Result<RevertOutcome, CheckpointError> {
+        let _turns = self.no_turn_running()?;
+        let _lock = self.lock()?;
+        let steps = self.load_steps(session)?;
+        let step = steps
+            .iter()
+            .find(|s| s.turn == turn)
+            .cloned()
+            .ok_or(CheckpointError::UnknownStep { turn })?;
+        let expected = steps.last().map(latest).unwrap_or_default();
+        let now = self.begin_locked(session, StepKind::Restore, Some(turn))?;
+        let now_commit = self.find_step(session, now.turn)?.before;
+        let changed = self.raw_diff(&now_commit, &step.before, false, &[])?;
+        if changed.is_empty() {
+            self.drop_step(session, now.turn)?;
+            return Ok(RevertOutcome::Unchanged);
+        }
+        let paths: Vec<String> = changed.iter().map(|c| c.path.clone()).collect();
+        let outside: BTreeMap<String, RawChange> = self
+            .raw_diff(&expected, &now_commit, false, &paths)?
+            .into_iter()
+            .map(|c| (c.path.clone(), c))
+            .collect();
+        let modes = self.modes(&step.before)?;
+        let mut conflicts = Vec::new();
+        let mut targets = Vec::new();
+        for c in &changed {
+            if let Some(s) = outside.get(&c.path)
+                && !force
+            {
+                conflicts.push(RevertConflict {
+                    path: c.path.clone(),
+                    reason: reason(s),
+                });
+                continue;
+            }
+            targets.push(target(&c.path, c.new.clone(), &modes));
+        }
+        self.finish_revert(session, now.turn, conflicts, targets)
+    }
+
+    fn finish_revert(
+        &self,
+        session: &str,
+        step: u32,
+        conflicts: Vec<RevertConflict>,
+        targets: Vec<Target>,
+    ) -> Result<RevertOutcome, CheckpointError> {
+        if !conflicts.is_empty() {
+            self.drop_step(session, step)?;
+            return Ok(RevertOutcome::Conflicts { conflicts });
+        }
+        let (skipped, targets): (Vec<Target>, Vec<Target>) = targets
+            .into_iter()
+            .partition(|t| t.to.as_ref().is_some_and(|e| e.0 == MODE_GITLINK));
+        if targets.is_empty() {
+            self.drop_step(session, step)?;
+            return Ok(RevertOutcome::Unchanged);
+        }
+        if let Err(e) = self.apply(&targets) {
+            self.drop_step(session, step)?;
+            return Err(e);
+        }
+        let written: Vec<PathBuf> = targets.iter().map(|t| self.root.join(&t.rel)).collect();
+        self.finish_locked(session, step, &written, &[])?;
+        Ok(RevertOutcome::Done {
+            step,
+            files: targets.into_iter().map(|t| t.rel).collect(),
+            skipped: skipped.into_iter().map(|t| t.rel).collect(),
+        })
+    }
+
+    /// Removes a step that did nothing (a revert refused or failed).
+    pub(super) fn drop_step(&self, session: &str, turn: u32) -> Result<(), CheckpointError> {
+        for phase in ["before", "after"] {
+            let name = Self::step_ref(session, turn, phase);
+            let out = self.git.output(["update-ref", "-d", &name], None, &[])?;
+            if !out.status.success() {
+                tracing::debug!("{name}: {}", super::git::failure(&out));
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes every target, or none: new contents go to temp files first; then each file is
+    /// moved aside and its new version moved in; a failure moves everything back.
+    fn apply(&self, targets: &[Target]) -> Result<(), CheckpointError> {
+        let ids: Vec<String> = targets
+            .iter()
+            .filter_map(|t| t.to.as_ref().map(|e| e.1.clone()))
+            .collect();
+        let blobs = self.git.blobs(&ids)?;
+        let mut contents = ids.into_iter().zip(blobs).collect::<BTreeMap<_, _>>();
+        let mut staged: Vec<Staged> = Vec::new();
+        let mut made_dirs: Vec<PathBuf> = Vec::new();
+        let prepared = (|| {
+            for t in targets {
+                let path = self.root.join(&t.rel);
+                let temp = match &t.to {
+                    Some((mode, id, bits)) => {
+                        let bytes = contents.remove(id).flatten().ok_or_else(|| {
+                            CheckpointError::Apply(format!("the checkpoint lacks `{}`", t.rel))
+                        })?;
+                        let dir = path.parent().unwrap_or(&self.root).to_path_buf();
+                        make_dirs(&dir, &self.root, &mut made_dirs)?;
+                        let temp = temp_beside(&path);
+                        write_temp(&temp, &bytes, *mode, *bits)
+                            .map_err(|e| apply_error(&t.rel, &e))?;
+                        Some(temp)
+                    }
+                    None => None,
+                };
+                staged.push(Staged {
+                    path,
+                    temp,
+                    aside: None,
+                    moved_in: false,
+                });
+            }
+            Ok::<(), CheckpointError>(())
+        })();
+        if let Err(e) = prepared {
+            cleanup(&staged, &made_dirs);
+            return Err(e);
+        }
+        for i in 0..staged.len() {
+            if let Err(e) = swap(&mut staged[i]) {
+                let rel = targets[i].rel.clone();
+                roll_back(&mut staged);
+                cleanup(&staged, &made_dirs);
+                return Err(apply_error(&rel, &e));
+            }
+        }
+        for s in &staged {
+            if let Some(aside) = &s.aside
+                && let Err(e) = remove_any(aside)
+            {
+                tracing::warn!(path = %aside.display(), "could not remove a file set aside: {e}");
+            }
+            if s.temp.is_none() {
+                remove_empty_parents(&s.path, &self.root);
+            }
+        }
+        Ok(())
+    }
+}
+
+struct Staged {
+    path: PathBuf,
+    /// The new version, ready beside the file; `None`: the file is deleted.
+    temp: Option<PathBuf>,
+    /// Where the old file was moved.
+    aside: Option<PathBuf>,
+    moved_in: bool,
+}
+
+fn swap(s: &mut Staged) -> std::io::Result<()> {
+    if s.path.symlink_metadata().is_ok() {
+        if s.path.symlink_metadata()?.is_dir() {
+            return Err(std::io::Error::other("a folder is where the file was"));
+        }
+        let aside = temp_beside(&s.path);
+        std::fs::rename(&s.path, &aside)?;
+        s.aside = Some(aside);
+    }
+    if let Some(temp) = &s.temp {
+        std::fs::rename(temp, &s.path)?;
+        s.moved_in = true;
+    }
+    Ok(())
+}
+
+fn roll_back(staged: &mut [Staged]) {
+    for s in staged.iter_mut().rev() {
+        if s.moved_in
+            && let Some(temp) = &s.temp
+            && let Err(e) = std::fs::rename(&s.path, temp)
+        {
+            tracing::warn!(path = %s.path.display(), "roll back: {e}");
+        }
+        if let Some(aside) = s.aside.take()
+            && let Err(e) = std::fs::rename(&aside, &s.path)
+        {
+            tracing::error!(path = %s.path.display(), aside = %aside.display(), "roll back: could not put the file back: {e}");
+        }
+    }
+}
+
+fn cleanup(staged: &[Staged], made_dirs: &[PathBuf]) {
+    for s in staged {
+        if let Some(temp) = &s.temp {
+            let _ = std::fs::remove_file(temp);
+        }
+    }
+    for d in made_dirs.iter().rev() {
+        let _ = std::fs::remove_dir(d);
+    }
+}
+
+fn target(rel: &str, want: Option<(u32, String)>, modes: &BTreeMap<String, u32>) -> Target {
+    Target {
+        rel: rel.to_owned(),
+        to: want.map(|(mode, id)| {
+            let bits = modes
+                .get(rel)
+                .copied()
+                .unwrap_or(default_bits(mode == MODE_EXEC));
+            (mode, id, bits)
+        }),
+    }
+}
+
+fn reason(since: &RawChange) -> ConflictReason {
+    match (&since.old, &since.new) {
+        (Some(_), None) => ConflictReason::Deleted,
+        (None, Some(_)) => ConflictReason::Created,
+        _ => ConflictReason::Changed,
+    }
+}
+
+fn apply_error(rel: &str, e: &std::io::Error) -> CheckpointError {
+    CheckpointError::Apply(format!("`{rel}`: {e}"))
+}
+
+fn temp_beside(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    path.with_file_name(format!(
+        ".{name}{}{:016x}",
+        crate::fs::TEMP_MARKER,
+        crate::atomic_file::unique_suffix()
+    ))
+}
+
+fn make_dirs(dir: &Path, root: &Path, made: &mut Vec<PathBuf>) -> Result<(), CheckpointError> {
+    let mut missing = Vec::new();
+    let mut d = dir;
+    while d.starts_with(root) && d.symlink_metadata().is_err() {
+        missing.push(d.to_path_buf());
+        match d.parent() {
+            Some(p) => d = p,
+            None => break,
+        }
+    }
+    for m in missing.into_iter().rev() {
+        std::fs::create_dir(&m).map_err(|e| apply_error(&m.display().to_string(), &e))?;
+        made.push(m);
+    }
+    Ok(())
+}
+
+fn write_temp(temp: &Path, bytes: &[u8], mode: u32, bits: u32) -> std::io::Result<()> {
+    if mode == MODE_LINK {
+        #[cfg(unix)]
+        {
+            use std::os::unix::ffi::OsStrExt;
+            return std::os::unix::fs::symlink(std::ffi::OsStr::from_bytes(bytes), temp);
+        }
+        #[cfg(not(unix))]
+        {
+            // Links come back as small files holding their target where links need rights.
+            return std::fs::write(temp, bytes);
+        }
+    }
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(temp)?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(temp, std::fs::Permissions::from_mode(bits))?;
+    }
+    #[cfg(not(unix))]
+    let _ = bits;
+    Ok(())
+}
+
+fn remove_any(path: &Path) -> std::io::Result<()> {
+    std::fs::remove_file(path)
+}
+
+/// Folders emptied by deleting `path`, removed up to (not including) the root, as git does.
+fn remove_empty_parents(path: &Path, root: &Path) {
+    let mut d = path.parent();
+    while let Some(dir) = d {
+        if dir == root || !dir.starts_with(root) || std::fs::remove_dir(dir).is_err() {
+            break;
+        }
+        d = dir.parent();
+    }
+}
