@@ -29,7 +29,7 @@ pub mod watch;
 pub use agent_client_protocol_schema as schema;
 pub use events::StreamEvent;
 pub use session::{
-    ContinueVia, ElicitationPolicy, EngineError, EventBatch, ListedSessions, Opening,
-    PermissionPolicy, SessionHandle, SessionOptions, StartTrace, TurnOutcome, start, start_traced,
-    text_block,
+    CheckpointOptions, ContinueVia, ElicitationPolicy, EngineError, EventBatch, ListedSessions,
+    Opening, PermissionPolicy, SessionHandle, SessionOptions, StartTrace, TurnOutcome, start,
+    start_traced, text_block,
 };

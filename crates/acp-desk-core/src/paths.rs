@@ -29,6 +29,11 @@ pub fn data_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(".acp-desk").join("data"))
 }
 
+/// The shadow repositories of checkpoints, one per project folder ([`crate::checkpoint`]).
+pub fn checkpoints_dir() -> PathBuf {
+    data_dir().join("checkpoints")
+}
+
 /// The one JSON settings file.
 pub fn settings_file() -> PathBuf {
     config_dir().join("settings.json")

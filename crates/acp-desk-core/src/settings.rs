@@ -70,6 +70,10 @@ pub struct Settings {
     /// has a tray (a StatusNotifierItem host); false: closing quits. Read by the desktop shell
     /// (issue 15). Default true.
     pub close_to_tray: bool,
+    /// `checkpoints`: `enabled`, `max_file_mb`, `budget_mb`, `max_age_days`, `max_wait_secs`.
+    /// Read by the app layer and the CLI for each session (issue 20). Default: on, 10 MB,
+    /// 2048 MB, 30 days, 30 s.
+    pub checkpoints: crate::checkpoint::CheckpointSettings,
     /// Top-level keys ACP Desk does not read (a file shared with Zed has many).
     pub ignored: Vec<String>,
 }
@@ -84,6 +88,7 @@ impl Default for Settings {
             mcp_servers: Vec::new(),
             restored_sessions_start: RestoredStart::default(),
             close_to_tray: true,
+            checkpoints: crate::checkpoint::CheckpointSettings::default(),
             ignored: Vec::new(),
         }
     }
@@ -549,6 +554,7 @@ impl Reader<'_> {
                         s.close_to_tray = b;
                     }
                 }
+                "checkpoints" => self.checkpoints(v, &mut s.checkpoints),
                 "restored_sessions_start" => {
                     if let Some(text) = self.string(v, key) {
                         match text.as_str() {
@@ -853,6 +859,55 @@ impl Reader<'_> {
             return false;
         }
         true
+    }
+
+    fn checkpoints(&mut self, v: &Value, c: &mut crate::checkpoint::CheckpointSettings) {
+        const MB: u64 = 1024 * 1024;
+        let Some(o) = self.object(v, "checkpoints") else {
+            return;
+        };
+        for p in &o.properties {
+            let key = p.name.as_str();
+            let field = format!("checkpoints.{key}");
+            match key {
+                "enabled" => {
+                    if let Some(b) = self.boolean(&p.value, &field) {
+                        c.enabled = b;
+                    }
+                }
+                "max_file_mb" | "budget_mb" | "max_age_days" | "max_wait_secs" => {
+                    let Some(n) = self.count(&p.value, &field) else {
+                        continue;
+                    };
+                    match key {
+                        "max_file_mb" => c.max_file_bytes = n.saturating_mul(MB),
+                        "budget_mb" => c.budget_bytes = n.saturating_mul(MB),
+                        "max_age_days" => c.max_age_days = u32::try_from(n).unwrap_or(u32::MAX),
+                        _ => c.max_wait_secs = u32::try_from(n).unwrap_or(u32::MAX),
+                    }
+                }
+                _ => self.ignored(&p.name, &field),
+            }
+        }
+    }
+
+    /// A whole number of at least 1.
+    fn count(&mut self, v: &Value, field: &str) -> Option<u64> {
+        if let Value::NumberLit(n) = v
+            && let Ok(n) = n.value.parse::<u64>()
+            && n >= 1
+        {
+            return Some(n);
+        }
+        self.error(
+            v,
+            Some(field),
+            format!(
+                "expected a whole number of at least 1, found {}; the default is used",
+                kind(v)
+            ),
+        );
+        None
     }
 
     fn boolean(&mut self, v: &Value, field: &str) -> Option<bool> {

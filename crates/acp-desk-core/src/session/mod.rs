@@ -152,6 +152,20 @@ pub struct SessionOptions {
     /// their key is sent on every start when the keychain holds one
     /// ([`crate::auth::api_key_ref`]).
     pub authenticate: Option<String>,
+    /// Checkpoints of the session's folder (cwd) before and after every turn, and of each
+    /// file just before we write it ([`crate::checkpoint`]). `None`: none taken. Default: none
+    /// (front ends set it from the `checkpoints` settings).
+    pub checkpoints: Option<CheckpointOptions>,
+}
+
+/// Where and how a session's checkpoints are taken.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointOptions {
+    /// The folder of shadow repositories (`<data>/checkpoints`).
+    pub base: PathBuf,
+    pub settings: crate::checkpoint::CheckpointSettings,
+    /// The `git` program; `None`: found on PATH when the session starts.
+    pub git: Option<PathBuf>,
 }
 
 /// How a session begins with the agent, after `initialize`.
@@ -228,6 +242,7 @@ impl SessionOptions {
             mcp_servers: Vec::new(),
             keychain: None,
             authenticate: None,
+            checkpoints: None,
         }
     }
 }
