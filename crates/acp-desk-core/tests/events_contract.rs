@@ -124,6 +124,19 @@ fn all_events() -> Vec<StreamEvent> {
             origin: Some("task-notification".into()),
             meta: Some(meta()),
         },
+        StreamEvent::Checkpoint {
+            session_id: sid(),
+            phase: acp_desk_core::events::CheckpointPhase::After,
+            turn: Some(2),
+            summary: Some(acp_desk_core::checkpoint::ChangeSummary {
+                files: 3,
+                added: 10,
+                removed: 2,
+            }),
+            notes: vec!["1 file(s) over 10 MB are not in the checkpoint".into()],
+            error: None,
+            waited_ms: Some(12),
+        },
         StreamEvent::BackgroundTask {
             session_id: sid(),
             phase: BackgroundTaskPhase::Settled,
@@ -456,6 +469,7 @@ fn every_variant_has_an_instance(e: &StreamEvent) {
         | StreamEvent::Plan { .. }
         | StreamEvent::UsageUpdate { .. }
         | StreamEvent::BackgroundTask { .. }
+        | StreamEvent::Checkpoint { .. }
         | StreamEvent::Elicitation(_)
         | StreamEvent::ElicitationSettled { .. }
         | StreamEvent::ElicitationComplete { .. }

@@ -24,6 +24,14 @@ pub use tasks::{
 };
 pub use tool_call::ToolCallEvent;
 
+/// Which side of a turn a checkpoint was taken on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CheckpointPhase {
+    Before,
+    After,
+}
+
 /// What ACP Desk adds to the seed's taxonomy: new kinds, and new optional fields on seed kinds.
 /// A test checks that every kind serialized by [`StreamEvent`] is either a seed kind or listed
 /// here, so an addition cannot slip in unlisted.
@@ -50,6 +58,14 @@ pub const ADDITIONS: &[(&str, &str)] = &[
          agent's exit code or signal and its last stderr lines, when it died)",
     ),
     ("usage_update", "_meta"),
+    (
+        "checkpoint",
+        "new kind: a checkpoint of the session's folder was taken before (phase before) or \
+         after (phase after, with the step's summary of files, lines added and removed) a \
+         turn, numbered `turn` as the CLI's `--turn` and the review take it; `error` when none \
+         could be taken (the turn still ran), `notes` for what it left out, `waitedMs`: how \
+         long the prompt waited for it",
+    ),
     (
         "background-task",
         "task.name, task.canStop (the agent says it can be stopped), task.settledBy (agent, or \
@@ -261,6 +277,25 @@ pub enum StreamEvent {
         origin: Option<String>,
         #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
         meta: Option<acp::Meta>,
+    },
+    /// A checkpoint of the session's folder, before or after a turn (`crate::checkpoint`).
+    #[serde(rename = "checkpoint")]
+    Checkpoint {
+        session_id: String,
+        phase: CheckpointPhase,
+        /// The step's number; absent when no checkpoint could be taken.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        turn: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        summary: Option<crate::checkpoint::ChangeSummary>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        notes: Vec<String>,
+        /// Why there is no checkpoint (the turn ran anyway and cannot be undone here).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
+        /// How long the prompt waited for the `before` checkpoint.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        waited_ms: Option<u64>,
     },
     /// A background task's edge, from the AIR `asyncTasks` extension (claude-agent-acp's
     /// `async_task_*` session updates, `session/tasks.rs`), or from the session's end, which
@@ -505,6 +540,7 @@ impl StreamEvent {
             Self::Error { .. } => "error",
             Self::Plan { .. } => "plan",
             Self::UsageUpdate { .. } => "usage_update",
+            Self::Checkpoint { .. } => "checkpoint",
             Self::BackgroundTask { .. } => "background-task",
             Self::Elicitation(_) => "elicitation",
             Self::ElicitationSettled { .. } => "elicitation-settled",

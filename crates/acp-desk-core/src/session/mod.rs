@@ -21,6 +21,7 @@
 //!   stored API key);
 //! - [`requests`]: the front end's requests to the agent between or during turns (modes,
 //!   config options);
+//! - [`checkpoints`]: the folder's checkpoints before and after each turn;
 //! - [`client`]: what the agent asks of us (`fs/*`, `terminal/*`, access outside the roots);
 //! - [`watching`]: the folder watcher and the audit log;
 //! - [`trace`]: the record of the start ([`StartTrace`]: the steps' times, the `initialize`
@@ -29,6 +30,7 @@
 //! The owner runs over any byte stream ([`start_over`]): unit tests drive it over an in-memory
 //! pipe with a scripted peer (`tests.rs`), no process needed.
 
+mod checkpoints;
 mod client;
 mod elicitation;
 mod ending;

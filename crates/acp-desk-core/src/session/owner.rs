@@ -233,6 +233,7 @@ pub(super) struct Owner {
     pub(super) tasks: Tasks,
     pub(super) client: Client,
     pub(super) watch: Watching,
+    pub(super) checkpoints: super::checkpoints::CheckpointState,
     pub(super) audit: AuditLog,
     pub(super) handshake: Handshake,
     /// The record of the start, until `start()`'s caller gets it.
@@ -289,6 +290,7 @@ impl Owner {
             tasks: Tasks::default(),
             client: Client::new(prepared.roots, prepared.compat, reads),
             watch: prepared.watching,
+            checkpoints: Default::default(),
             audit: prepared.audit,
             handshake: Handshake::new(&opts.opening, prepared.mcp),
             opts,

@@ -7,6 +7,7 @@ use serde_json::value::RawValue;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
+use super::checkpoints::TurnCheckpoint;
 use super::handshake::AUTH_REQUIRED;
 use super::owner::{Owner, Pending};
 use super::{EngineError, TurnOutcome};
@@ -25,6 +26,12 @@ pub(super) struct Turn {
     pub(super) last_activity: Instant,
     /// The watchdog stopped this turn: it ends `watchdog-timeout`, not `cancelled`.
     watchdog: bool,
+    /// The prompt waits for the turn's `before` checkpoint (`session/checkpoints.rs`).
+    pub(super) waiting_checkpoint: bool,
+    /// The prompt, until it is sent.
+    prompt: Option<acp::PromptRequest>,
+    /// The turn's checkpoint, once taken.
+    pub(super) checkpoint: Option<TurnCheckpoint>,
 }
 
 impl Owner {
@@ -66,7 +73,30 @@ impl Owner {
             cancel_deadline: None,
             last_activity: Instant::now(),
             watchdog: false,
+            waiting_checkpoint: false,
+            prompt: Some(req),
+            checkpoint: None,
         });
+        // The prompt waits for the checkpoint: the agent must not change a file before the
+        // folder as it was is kept.
+        if self.checkpoint_before_turn() {
+            if let Some(t) = self.turn.as_mut() {
+                t.waiting_checkpoint = true;
+            }
+            return;
+        }
+        self.send_prompt().await;
+    }
+
+    /// The running turn's prompt goes to the agent.
+    pub(super) async fn send_prompt(&mut self) {
+        let Some(req) = self.turn.as_mut().and_then(|t| {
+            t.waiting_checkpoint = false;
+            t.last_activity = Instant::now();
+            t.prompt.take()
+        }) else {
+            return;
+        };
         if let Some(id) = self.request("session/prompt", &req, Pending::Prompt) {
             if let Some(t) = self.turn.as_mut() {
                 t.request = Some(id);
@@ -139,6 +169,9 @@ impl Owner {
         let Some(mut turn) = self.turn.take() else {
             return;
         };
+        if let Some(cp) = turn.checkpoint.take() {
+            self.checkpoint_after_turn(cp);
+        }
         // Whatever the agent left parked is moot once its turn is over.
         self.settle_all(SettledBy::Stop).await;
         // The agent moved on without the answer (it ended the turn); a stopped turn's were
@@ -187,6 +220,12 @@ impl Owner {
         let Some(turn) = self.turn.as_mut() else {
             return;
         };
+        if turn.waiting_checkpoint {
+            // Nothing went to the agent yet: the turn ends here.
+            let reason = self.stopped_reason();
+            self.end_turn(reason, None).await;
+            return;
+        }
         if turn.cancel_deadline.is_some() {
             return;
         }
@@ -235,6 +274,7 @@ impl Owner {
         let turn = self.turn.as_ref()?;
         // A running terminal is work, not silence: agents wait for builds and tests.
         if turn.cancel_deadline.is_some()
+            || turn.waiting_checkpoint
             || !self.perms.is_empty()
             || !self.asks.is_empty()
             || self.terminal_running()

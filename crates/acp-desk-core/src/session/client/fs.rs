@@ -85,6 +85,7 @@ impl Owner {
         self.check_in_flight()?;
         let rid = id.clone();
         let reads = self.client.reads.clone();
+        let checkpoint = self.checkpoint_for_write();
         self.spawn_io(id, move || {
             let path = resolved.path();
             // Checked right before the write, on the same thread: the agent must not
@@ -93,6 +94,9 @@ impl Owner {
             if let Some(conflict) = conflict {
                 return Done::Conflict { id: rid, conflict };
             }
+            // An ignored file (a `.env`) is in no checkpoint: kept as it is now, so that the
+            // turn can be undone.
+            crate::session::checkpoints::save_before_write(checkpoint.as_ref(), path);
             let result = fs::write_text_file(&resolved, &content);
             if result.is_ok()
                 && let Ok(mut r) = reads.lock()

@@ -80,6 +80,10 @@ pub(super) enum Done {
         decision: Decision,
         result: Result<Rule, String>,
     },
+    /// Not an agent request: a turn's `before` checkpoint, taken or not.
+    CheckpointBefore(Box<crate::session::checkpoints::Before>),
+    /// Not an agent request: a turn's `after` checkpoint.
+    CheckpointAfter(crate::session::checkpoints::After),
     /// Not an agent request: files the watcher reported, fingerprinted, and whether it saw
     /// each created.
     Watched {
@@ -251,6 +255,8 @@ impl Owner {
                 result,
             } => return self.on_rule_saved(tool, decision, result),
             Done::Watched { files } => return self.on_watched(files),
+            Done::CheckpointBefore(b) => return self.on_checkpoint_before(b).await,
+            Done::CheckpointAfter(a) => return self.on_checkpoint_after(a),
             other => other,
         };
         if !matches!(done, Done::Exit { .. }) {
@@ -280,7 +286,10 @@ impl Owner {
                 self.reply::<()>(&id, Err(acp::Error::new(codes::INTERNAL_ERROR, message)));
             }
             Done::Conflict { id, conflict } => self.write_conflict(&id, conflict),
-            Done::RuleSaved { .. } | Done::Watched { .. } => {}
+            Done::RuleSaved { .. }
+            | Done::Watched { .. }
+            | Done::CheckpointBefore(_)
+            | Done::CheckpointAfter(_) => {}
         }
         // The agent got an answer: its clock starts again.
         self.touch_turn();
