@@ -248,6 +248,71 @@ pub async fn background_task_stop(
         .await
 }
 
+/// The session's checkpointed steps (turns, reverts, restores) and the space they take.
+#[tauri::command]
+pub async fn checkpoint_list(
+    state: State<'_, AppState>,
+    session: String,
+) -> Result<acp_desk_app::checkpoints::CheckpointListing, IpcError> {
+    state.sessions.checkpoint_list(&session).await
+}
+
+/// What step `turn` changed, file by file; without `turn`, the session since it started.
+#[tauri::command]
+pub async fn checkpoint_changes(
+    state: State<'_, AppState>,
+    session: String,
+    turn: Option<u32>,
+) -> Result<acp_desk_core::checkpoint::Changes, IpcError> {
+    state.sessions.checkpoint_changes(&session, turn).await
+}
+
+/// One file before the step, after it and now (the review's diff, the conflict's three
+/// versions).
+#[tauri::command]
+pub async fn checkpoint_file(
+    state: State<'_, AppState>,
+    session: String,
+    turn: Option<u32>,
+    path: String,
+    old_path: Option<String>,
+) -> Result<acp_desk_core::checkpoint::FileVersions, IpcError> {
+    state
+        .sessions
+        .checkpoint_file(&session, turn, path, old_path)
+        .await
+}
+
+/// Undo step `turn` (only `file` of it, when given). Files changed since the step are
+/// conflicts (nothing written) unless `force`. Refused while a turn runs in the folder.
+#[tauri::command]
+pub async fn checkpoint_revert(
+    state: State<'_, AppState>,
+    session: String,
+    turn: u32,
+    file: Option<String>,
+    force: bool,
+) -> Result<acp_desk_core::checkpoint::RevertOutcome, IpcError> {
+    state
+        .sessions
+        .checkpoint_revert(&session, turn, file, force)
+        .await
+}
+
+/// The whole folder back to before step `turn`; conflicts as for a revert.
+#[tauri::command]
+pub async fn checkpoint_restore(
+    state: State<'_, AppState>,
+    session: String,
+    turn: u32,
+    force: bool,
+) -> Result<acp_desk_core::checkpoint::RevertOutcome, IpcError> {
+    state
+        .sessions
+        .checkpoint_restore(&session, turn, force)
+        .await
+}
+
 /// Reconnect: a new agent process for a session whose agent ended, continuing it in place (the
 /// window keeps its thread; see `Registry::reconnect`).
 #[tauri::command]

@@ -80,6 +80,20 @@ pub enum IpcError {
     /// run; ask, then call again with `consent: true`.
     #[error("{0}")]
     ConsentNeeded(String),
+    /// Checkpoints are off (no `git` found, or turned off in the settings): the message says
+    /// which and what to do.
+    #[error("{0}")]
+    CheckpointsOff(String),
+    /// A revert or restore was refused: a turn runs in that folder (this session's or
+    /// another's, in this app or another process). Nothing was written.
+    #[error("{0}")]
+    FolderBusy(String),
+    /// No such step, a step still running, or a file it did not change.
+    #[error("{0}")]
+    StepUnknown(String),
+    /// A checkpoint could not be read, taken or applied (git, the disk); nothing was changed.
+    #[error("{0}")]
+    CheckpointFailed(String),
     /// ACP Desk itself failed (a task of ours panicked or was cancelled, the UI sent what it
     /// never should): neither the user's input nor the agent. The UI says so and asks for a
     /// report.
@@ -140,6 +154,10 @@ impl From<AppError> for IpcError {
             AppError::InvalidInput(m) => Self::InvalidInput(m),
             AppError::Keychain(m) => Self::KeychainUnavailable(m),
             AppError::ProjectConfigChanged(m) => Self::ProjectConfigChanged(m),
+            AppError::CheckpointsOff(m) => Self::CheckpointsOff(m),
+            AppError::FolderBusy(m) => Self::FolderBusy(m),
+            AppError::StepUnknown(m) => Self::StepUnknown(m),
+            AppError::Checkpoint(m) => Self::CheckpointFailed(m),
             AppError::Internal(m) => Self::Internal(m),
         }
     }
@@ -447,6 +465,10 @@ pub struct IpcTypes {
     login_target: crate::login::LoginTarget,
     login_started: crate::login::LoginStarted,
     login_frame: crate::login::LoginFrame,
+    checkpoint_listing: acp_desk_app::checkpoints::CheckpointListing,
+    checkpoint_changes: acp_desk_core::checkpoint::Changes,
+    file_versions: acp_desk_core::checkpoint::FileVersions,
+    revert_outcome: acp_desk_core::checkpoint::RevertOutcome,
 }
 
 /// The JSON Schema the TypeScript types are generated from, as committed in

@@ -98,6 +98,9 @@ impl AppState {
         keychain: Arc<dyn acp_desk_core::secrets::Keychain>,
     ) -> Self {
         let sessions = Sessions::default();
+        sessions
+            .registry()
+            .take_checkpoints(Some(acp_desk_core::paths::checkpoints_dir()));
         let recorder = match StateRecorder::start(StateFile::default_path()) {
             Ok(r) => {
                 let r = Arc::new(r);

@@ -170,6 +170,56 @@ impl Sessions {
         Ok(self.registry.stop_background_task(id, task_id).await?)
     }
 
+    pub async fn checkpoint_list(
+        &self,
+        id: &str,
+    ) -> Result<acp_desk_app::checkpoints::CheckpointListing, IpcError> {
+        Ok(self.registry.checkpoint_list(id).await?)
+    }
+
+    pub async fn checkpoint_changes(
+        &self,
+        id: &str,
+        turn: Option<u32>,
+    ) -> Result<acp_desk_core::checkpoint::Changes, IpcError> {
+        Ok(self.registry.checkpoint_changes(id, turn).await?)
+    }
+
+    pub async fn checkpoint_file(
+        &self,
+        id: &str,
+        turn: Option<u32>,
+        path: String,
+        old_path: Option<String>,
+    ) -> Result<acp_desk_core::checkpoint::FileVersions, IpcError> {
+        Ok(self
+            .registry
+            .checkpoint_file(id, turn, path, old_path)
+            .await?)
+    }
+
+    pub async fn checkpoint_revert(
+        &self,
+        id: &str,
+        turn: u32,
+        file: Option<String>,
+        force: bool,
+    ) -> Result<acp_desk_core::checkpoint::RevertOutcome, IpcError> {
+        Ok(self
+            .registry
+            .checkpoint_revert(id, turn, file, force)
+            .await?)
+    }
+
+    pub async fn checkpoint_restore(
+        &self,
+        id: &str,
+        turn: u32,
+        force: bool,
+    ) -> Result<acp_desk_core::checkpoint::RevertOutcome, IpcError> {
+        Ok(self.registry.checkpoint_restore(id, turn, force).await?)
+    }
+
     /// Closes a session: its agent is asked to end, then made to.
     pub async fn close(&self, id: &str) -> Result<(), IpcError> {
         Ok(self.registry.close(id).await?)

@@ -41,6 +41,19 @@ pub enum AppError {
     /// changed, or is gone): nothing was recorded; show it again.
     #[error("{0}")]
     ProjectConfigChanged(String),
+    /// Checkpoints are off for the folder (no `git`, or turned off in the settings): nothing
+    /// can be reviewed or undone.
+    #[error("{0}")]
+    CheckpointsOff(String),
+    /// A revert was refused: a turn runs in the folder.
+    #[error("{0}")]
+    FolderBusy(String),
+    /// No such step (or not ended, or not a file it changed).
+    #[error("{0}")]
+    StepUnknown(String),
+    /// Taking, reading or applying a checkpoint failed (git, the disk): nothing was changed.
+    #[error("{0}")]
+    Checkpoint(String),
     /// ACP Desk itself went wrong (a front end used the layer in a way it does not support):
     /// a bug to report, not something the user did.
     #[error("{0}")]

@@ -29,6 +29,7 @@
 
 pub mod at_agent;
 pub mod attention;
+pub mod checkpoints;
 pub mod continuation;
 pub mod error;
 pub mod history;

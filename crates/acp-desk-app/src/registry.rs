@@ -181,6 +181,8 @@ pub(crate) struct Session {
     /// The pump's queue, for the app's own events in the thread (a sign-in's notice); weak, so
     /// the queue still closes when the engine is done.
     pub(crate) events: mpsc::WeakSender<EventBatch>,
+    /// The engine's id for the session (its events and checkpoints carry it), once it started.
+    pub(crate) engine_id: Mutex<Option<String>>,
 }
 
 impl Session {
@@ -238,6 +240,9 @@ pub struct Registry {
     observers: Mutex<Vec<Arc<dyn Observer>>>,
     /// Prompts kept until their session's agent is signed in (`crate::sign_in`), by id.
     pub(crate) kept: crate::sign_in::KeptPrompts,
+    /// Where sessions opened without their own checkpoint options take checkpoints
+    /// ([`Registry::take_checkpoints`]); `None`: they take none.
+    pub(crate) checkpoints: Mutex<Option<std::path::PathBuf>>,
 }
 
 /// Resolves an agent name over every source (settings, manifests, registry, built-in) to how
@@ -304,6 +309,7 @@ impl Registry {
             counter: AtomicU64::new(0),
             observers: Mutex::new(Vec::new()),
             kept: Default::default(),
+            checkpoints: Mutex::new(None),
         }
     }
 
@@ -389,7 +395,11 @@ impl Registry {
             relaunch: (spec.clone(), relaunch),
             mcp: mcp.clone(),
             events: events.downgrade(),
+            engine_id: Mutex::new(None),
         });
+        if options.checkpoints.is_none() {
+            options.checkpoints = self.checkpoint_options();
+        }
         let (report, report_rx) = oneshot::channel();
         let observers = lock(&self.observers).clone();
         options
@@ -625,6 +635,7 @@ async fn start(
     };
     match started {
         Ok(handle) => {
+            *lock(&session.engine_id) = Some(handle.id().to_owned());
             let mut handle = Some(handle);
             session.engine.send_if_modified(|e| {
                 if let (Engine::Starting, Some(h)) = (&*e, handle.take()) {

@@ -139,6 +139,25 @@ export type StreamEvent =
       } | null;
     }
   | {
+      kind: 'checkpoint';
+      sessionId: string;
+      phase: CheckpointPhase;
+      /**
+       * The step's number; absent when no checkpoint could be taken.
+       */
+      turn?: number | null;
+      summary?: ChangeSummary | null;
+      notes?: string[];
+      /**
+       * Why there is no checkpoint (the turn ran anyway and cannot be undone here).
+       */
+      error?: string | null;
+      /**
+       * How long the prompt waited for the `before` checkpoint.
+       */
+      waitedMs?: number | null;
+    }
+  | {
       kind: 'background-task';
       sessionId: string;
       phase: BackgroundTaskPhase;
@@ -430,6 +449,13 @@ export type ErrorKind =
   | 'protocol'
   | 'other';
 /**
+ * Which side of a turn a checkpoint was taken on.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "CheckpointPhase".
+ */
+export type CheckpointPhase = 'before' | 'after';
+/**
  * This interface was referenced by `IpcTypes`'s JSON-Schema
  * via the `definition` "BackgroundTaskPhase".
  */
@@ -714,6 +740,22 @@ export type IpcError =
       message: string;
     }
   | {
+      code: 'checkpoints-off';
+      message: string;
+    }
+  | {
+      code: 'folder-busy';
+      message: string;
+    }
+  | {
+      code: 'step-unknown';
+      message: string;
+    }
+  | {
+      code: 'checkpoint-failed';
+      message: string;
+    }
+  | {
       code: 'internal';
       message: string;
     };
@@ -840,6 +882,11 @@ export type CommandName =
   | 'respond_permission'
   | 'elicitation_answer'
   | 'background_task_stop'
+  | 'checkpoint_list'
+  | 'checkpoint_changes'
+  | 'checkpoint_file'
+  | 'checkpoint_revert'
+  | 'checkpoint_restore'
   | 'close_session'
   | 'reconnect_session'
   | 'pick_folder'
@@ -1008,6 +1055,49 @@ export type LoginFrame =
       restartError?: IpcError | null;
     };
 /**
+ * What a step is.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "StepKind".
+ */
+export type StepKind = 'turn' | 'revert' | 'restore';
+/**
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "FileStatus".
+ */
+export type FileStatus = ('added' | 'modified' | 'deleted' | 'renamed') | 'typeChanged';
+/**
+ * How a revert or restore went.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "RevertOutcome".
+ */
+export type RevertOutcome =
+  | {
+      outcome: 'done';
+      step: number;
+      /**
+       * The files written or deleted.
+       */
+      files: string[];
+      /**
+       * Files left as they are: submodules.
+       */
+      skipped?: string[];
+    }
+  | {
+      outcome: 'conflicts';
+      conflicts: RevertConflict[];
+    }
+  | {
+      outcome: 'unchanged';
+    };
+/**
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "ConflictReason".
+ */
+export type ConflictReason = 'changed' | 'deleted' | 'created';
+/**
  * Resource content that can be embedded in a message.
  *
  * This interface was referenced by `IpcTypes`'s JSON-Schema
@@ -1157,6 +1247,10 @@ export interface IpcTypes {
   loginTarget: LoginTarget;
   loginStarted: LoginStarted;
   loginFrame: LoginFrame;
+  checkpointListing: CheckpointListing;
+  checkpointChanges: Changes;
+  fileVersions: FileVersions;
+  revertOutcome: RevertOutcome;
 }
 /**
  * What the window needs to start: the agents to offer and the folder to open, if any.
@@ -1845,6 +1939,17 @@ export interface Cost {
   _meta?: {
     [k: string]: unknown;
   } | null;
+}
+/**
+ * Files changed, lines added and removed.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "ChangeSummary".
+ */
+export interface ChangeSummary {
+  files: number;
+  added: number;
+  removed: number;
 }
 /**
  * This interface was referenced by `IpcTypes`'s JSON-Schema
@@ -3222,6 +3327,160 @@ export interface LoginStarted {
   commandShown: string;
 }
 /**
+ * A session's steps and the space its folder's checkpoints take.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "CheckpointListing".
+ */
+export interface CheckpointListing {
+  folder: string;
+  steps: StepInfo[];
+  storage: Storage;
+}
+/**
+ * One step of a session, as `changes` lists them.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "StepInfo".
+ */
+export interface StepInfo {
+  /**
+   * The step's number (what `--turn N` takes).
+   */
+  turn: number;
+  kind: StepKind;
+  /**
+   * For a revert: the step it undid; for a restore: the step the folder went back to before.
+   */
+  undoes?: number | null;
+  /**
+   * When its first checkpoint was taken (RFC 3339, UTC).
+   */
+  at: string;
+  /**
+   * The step ended and its `after` checkpoint exists; until then it cannot be reviewed or
+   * undone (a turn still running, or one whose end was never checkpointed).
+   */
+  complete: boolean;
+  /**
+   * What it changed (complete steps).
+   */
+  summary?: ChangeSummary | null;
+  /**
+   * Later steps that undid this one (reverts of it).
+   */
+  undoneBy?: number[];
+  /**
+   * What the checkpoints left out or could not do (large or unreadable files, submodules).
+   */
+  notes?: string[];
+}
+/**
+ * The space a folder's checkpoints take.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "Storage".
+ */
+export interface Storage {
+  bytes: number;
+  budgetBytes: number;
+  maxAgeDays: number;
+  steps: number;
+  sessions: number;
+}
+/**
+ * What a step (or the whole session) changed.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "Changes".
+ */
+export interface Changes {
+  /**
+   * The step; absent for the session's changes since it started.
+   */
+  turn?: number | null;
+  files: FileChange[];
+  summary: ChangeSummary;
+  /**
+   * Ignored files the agent changed behind our back (not through `fs/write_text_file`): not
+   * in any checkpoint, so they cannot be restored.
+   */
+  unrestorable?: string[];
+  notes?: string[];
+}
+/**
+ * One file a step changed.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "FileChange".
+ */
+export interface FileChange {
+  /**
+   * Relative to the project folder, `/`-separated.
+   */
+  path: string;
+  /**
+   * Where a renamed file was.
+   */
+  oldPath?: string | null;
+  status: FileStatus;
+  /**
+   * Lines added and removed; absent for binary files.
+   */
+  added?: number | null;
+  removed?: number | null;
+  binary: boolean;
+  /**
+   * A submodule's folder (its commit changed): listed, never entered or restored.
+   */
+  submodule?: boolean;
+  /**
+   * Only the mode bits changed.
+   */
+  modeOnly?: boolean;
+}
+/**
+ * A file before a step, after it, and now (absent: no such file then).
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "FileVersions".
+ */
+export interface FileVersions {
+  path: string;
+  before?: FileVersion | null;
+  after?: FileVersion | null;
+  now?: FileVersion | null;
+}
+/**
+ * One version of a file, for the review's diff and the conflict view.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "FileVersion".
+ */
+export interface FileVersion {
+  /**
+   * The text; absent when the file is binary or larger than [`MAX_TEXT_BYTES`].
+   */
+  text?: string | null;
+  bytes: number;
+  binary: boolean;
+  executable?: boolean;
+  /**
+   * A symbolic link's target (then `text` is absent).
+   */
+  link?: string | null;
+}
+/**
+ * A file a revert would overwrite although someone changed it after the step.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "RevertConflict".
+ */
+export interface RevertConflict {
+  path: string;
+  reason: ConflictReason;
+}
+/**
  * Text-based resource contents.
  *
  * This interface was referenced by `IpcTypes`'s JSON-Schema
@@ -3291,6 +3550,11 @@ export const COMMAND_NAMES = [
   'respond_permission',
   'elicitation_answer',
   'background_task_stop',
+  'checkpoint_list',
+  'checkpoint_changes',
+  'checkpoint_file',
+  'checkpoint_revert',
+  'checkpoint_restore',
   'close_session',
   'reconnect_session',
   'pick_folder',
