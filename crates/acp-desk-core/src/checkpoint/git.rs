@@ -84,6 +84,25 @@ impl Git {
         c
     }
 
+    /// Creates the git directory (`init --bare`, which refuses a work tree), set up for the
+    /// project as its work tree afterwards.
+    pub(super) fn init(&self) -> Result<(), CheckpointError> {
+        let mut c = self.command();
+        c.env_remove("GIT_WORK_TREE")
+            .env_remove("GIT_DIR")
+            .args(["init", "-q", "--bare"])
+            .arg(&self.git_dir);
+        let out = c.output().map_err(|e| CheckpointError::Io {
+            what: format!("could not run {}", self.bin.display()),
+            source: e,
+        })?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(CheckpointError::Git(failure(&out)))
+        }
+    }
+
     /// Runs `git ARGS`, `stdin` fed when given; a failure carries git's own words.
     pub(super) fn run<I, S>(
         &self,
@@ -228,12 +247,16 @@ pub fn find_git() -> Option<PathBuf> {
             _ => return None,
         },
     };
-    let ok = Command::new(&candidate)
+    runs(&candidate).then_some(candidate)
+}
+
+/// Whether `git --version` runs with this program.
+pub(super) fn runs(git: &Path) -> bool {
+    Command::new(git)
         .arg("--version")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
-        .is_ok_and(|s| s.success());
-    ok.then_some(candidate)
+        .is_ok_and(|s| s.success())
 }

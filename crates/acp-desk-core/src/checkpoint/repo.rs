@@ -80,7 +80,11 @@ impl Checkpoints {
         if !settings.enabled {
             return Err(CheckpointError::Disabled);
         }
-        let bin = git.or_else(super::find_git).ok_or(CheckpointError::NoGit)?;
+        let bin = match git {
+            Some(given) => super::git::runs(&given).then_some(given),
+            None => super::find_git(),
+        }
+        .ok_or(CheckpointError::NoGit)?;
         let root = root.canonicalize().map_err(CheckpointError::io(format!(
             "could not open {}",
             root.display()
@@ -99,15 +103,7 @@ impl Checkpoints {
         let _lock = me.lock()?;
         me.write_own_files(base, excluded)?;
         if !me.git.git_dir.join("HEAD").exists() {
-            me.git.run(
-                [
-                    std::ffi::OsStr::new("init"),
-                    "-q".as_ref(),
-                    "--bare".as_ref(),
-                    me.git.git_dir.as_os_str(),
-                ],
-                None,
-            )?;
+            me.git.init()?;
             me.git.run(["config", "core.bare", "false"], None)?;
             // Ours are never fetched or shown: the smallest index, and no reflogs.
             me.git.run(["config", "index.version", "4"], None)?;

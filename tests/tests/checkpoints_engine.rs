@@ -1,0 +1,172 @@
+//! Checkpoints taken by the engine around real turns of the demo agent (a real process over
+//! stdio): the `checkpoint` events, what each turn changed (through `fs/write_text_file` and
+//! behind our back), and undoing turns back to the folder as it was, byte for byte.
+
+#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use acp_desk_core::checkpoint::{CheckpointSettings, Checkpoints, RevertOutcome, StepKind};
+use acp_desk_core::events::CheckpointPhase;
+use acp_desk_core::{CheckpointOptions, StreamEvent, start};
+use common::*;
+use sha2::{Digest, Sha256};
+
+/// Every file under `dir` (our shadow folders and `.git` left out): its SHA-256 and mode.
+fn tree(dir: &Path) -> BTreeMap<String, String> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let e = e.unwrap();
+            let p = e.path();
+            let meta = std::fs::symlink_metadata(&p).unwrap();
+            if meta.is_dir() {
+                walk(root, &p, out);
+            } else {
+                use std::os::unix::fs::PermissionsExt;
+                let bytes = std::fs::read(&p).unwrap();
+                let rel = p.strip_prefix(root).unwrap().display().to_string();
+                out.insert(
+                    rel,
+                    format!(
+                        "{} {:o}",
+                        Sha256::digest(&bytes)
+                            .iter()
+                            .map(|b| format!("{b:02x}"))
+                            .collect::<String>(),
+                        meta.permissions().mode() & 0o7777
+                    ),
+                );
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+#[tokio::test]
+async fn every_turn_is_checkpointed_and_can_be_undone_byte_for_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let project = root.join("project");
+    let base = root.join("checkpoints");
+    std::fs::create_dir_all(project.join("src")).unwrap();
+    std::fs::write(project.join("src/keep.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(project.join(".gitignore"), "demo-notes.txt\n").unwrap();
+    // Ignored, and written through us in turn 2: kept by the write's own checkpoint.
+    std::fs::write(project.join("demo-notes.txt"), "the user's own notes\n").unwrap();
+    let initial = tree(&project);
+
+    let mut o = opts(&project);
+    o.checkpoints = Some(CheckpointOptions {
+        base: base.clone(),
+        settings: CheckpointSettings::default(),
+        git: None,
+    });
+    let (tx, rx) = channel();
+    let h = start(demo(&[]), o, tx).await.unwrap();
+    let rest = tokio::spawn(rx.all());
+    // Turn 1 writes behind our back; turn 2 through fs/write_text_file.
+    h.prompt(vec![acp_desk_core::text_block("direct-write")])
+        .await
+        .unwrap();
+    h.prompt(vec![acp_desk_core::text_block("files")])
+        .await
+        .unwrap();
+    let session = h.id().to_owned();
+    // The after-checkpoints are taken off the turn: closing waits for nothing, so look for
+    // them in the events once the session is gone.
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    h.close().await;
+    let evs = rest.await.unwrap();
+    let cps: Vec<(CheckpointPhase, Option<u32>, Option<u32>, Option<String>)> = evs
+        .iter()
+        .filter_map(|e| match e {
+            StreamEvent::Checkpoint {
+                phase,
+                turn,
+                summary,
+                error,
+                ..
+            } => Some((*phase, *turn, summary.map(|s| s.files), error.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        cps,
+        [
+            (CheckpointPhase::Before, Some(1), None, None),
+            (CheckpointPhase::After, Some(1), Some(2), None),
+            (CheckpointPhase::Before, Some(2), None, None),
+            (CheckpointPhase::After, Some(2), Some(2), None),
+        ],
+        "{cps:?}"
+    );
+    // The before-checkpoint comes between turn-start and the agent's first word.
+    let first_turn: Vec<&str> = evs
+        .iter()
+        .map(|e| e.kind())
+        .skip_while(|k| *k != "turn-start")
+        .filter(|k| *k != "session-status")
+        .take(2)
+        .collect();
+    assert_eq!(first_turn, ["turn-start", "checkpoint"]);
+
+    let repo =
+        Checkpoints::open(&base, &project, &CheckpointSettings::default(), None, &[]).unwrap();
+    let steps = repo.steps(&session).unwrap();
+    assert_eq!(steps.len(), 2);
+    assert!(steps.iter().all(|s| s.complete && s.kind == StepKind::Turn));
+    let t2 = repo.changes(&session, Some(2)).unwrap();
+    let paths: Vec<&str> = t2.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(paths, ["demo-folder/nested/created.txt", "demo-notes.txt"]);
+
+    // Undo turn 2, then turn 1: the folder is as it was, the ignored file included.
+    let r = repo.revert(&session, 2, None, false).unwrap();
+    assert!(matches!(r, RevertOutcome::Done { step: 3, .. }), "{r:?}");
+    assert_eq!(
+        std::fs::read_to_string(project.join("demo-notes.txt")).unwrap(),
+        "the user's own notes\n"
+    );
+    let r = repo.revert(&session, 1, None, false).unwrap();
+    assert!(matches!(r, RevertOutcome::Done { step: 4, .. }), "{r:?}");
+    assert_eq!(tree(&project), initial);
+    // The user's own folder was never turned into a repository.
+    assert!(!project.join(".git").exists());
+}
+
+#[tokio::test]
+async fn without_git_the_turn_runs_and_says_it_was_not_checkpointed() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().canonicalize().unwrap().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let mut o = opts(&project);
+    o.checkpoints = Some(CheckpointOptions {
+        base: dir.path().join("checkpoints"),
+        settings: CheckpointSettings::default(),
+        git: Some(dir.path().join("no-such-git")),
+    });
+    let (tx, rx) = channel();
+    let h = start(demo(&[]), o, tx).await.unwrap();
+    let rest = tokio::spawn(rx.all());
+    let outcome = h
+        .prompt(vec![acp_desk_core::text_block("direct-write")])
+        .await
+        .unwrap();
+    assert_eq!(
+        outcome.reason,
+        acp_desk_core::events::TurnEndReason::Completed
+    );
+    h.close().await;
+    let evs = rest.await.unwrap();
+    let error = evs.iter().find_map(|e| match e {
+        StreamEvent::Checkpoint { error, .. } => error.clone(),
+        _ => None,
+    });
+    let error = error.expect("a checkpoint event with the error");
+    assert!(error.contains("git"), "{error}");
+    assert!(project.join("direct-notes.txt").exists(), "the turn ran");
+}
