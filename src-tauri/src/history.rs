@@ -412,8 +412,20 @@ impl History {
 
     /// Removes a stored session from the store (after [`History::deletable`], and the agent's
     /// copy through `Registry::delete_at_agent`). Blocking.
+    /// Deletes a stored session, and its checkpoints (a failure there is logged: the user
+    /// asked for the session to go, and it went).
     pub fn delete(&self, id: &str) -> Result<(), IpcError> {
-        self.with_store_mut(|s| s.delete(id))
+        let folder = self.with_store(|s| s.session(id).map(|r| r.folder)).ok();
+        self.with_store_mut(|s| s.delete(id))?;
+        if let Some(folder) = folder
+            && let Err(e) = acp_desk_app::checkpoints::drop_session_checkpoints(
+                std::path::Path::new(&folder),
+                id,
+            )
+        {
+            tracing::warn!(session = %id, "its checkpoints could not be dropped: {e}");
+        }
+        Ok(())
     }
 
     /// A stored session as Markdown or JSON lines, with the file name to suggest. Blocking.

@@ -163,3 +163,23 @@ impl Registry {
         self.with_checkpoints(id, |repo, _| repo.prune()).await
     }
 }
+
+/// Drops the checkpoints of a deleted stored session (its folder's shadow repository keeps the
+/// other sessions'). Blocking. `Ok(false)`: it had none, or its folder is gone (the shadow
+/// repository is then left for pruning).
+pub fn drop_session_checkpoints(folder: &std::path::Path, session: &str) -> Result<bool, AppError> {
+    let base = acp_desk_core::paths::checkpoints_dir();
+    let root = folder
+        .canonicalize()
+        .unwrap_or_else(|_| folder.to_path_buf());
+    if !Checkpoints::shadow_dir(&base, &root).exists() || !root.is_dir() {
+        return Ok(false);
+    }
+    let settings = acp_desk_core::checkpoint::CheckpointSettings {
+        enabled: true,
+        ..acp_desk_core::settings::load().settings.checkpoints
+    };
+    let repo = Checkpoints::open(&base, &root, &settings, None, &[])?;
+    repo.delete_session(session)?;
+    Ok(true)
+}

@@ -247,6 +247,14 @@ fn delete(
     let registry = acp_desk_app::Registry::new(runtime.handle().clone());
     let at_agent = runtime.block_on(registry.delete_at_agent(&session));
     store.delete(&session.id)?;
+    match acp_desk_app::checkpoints::drop_session_checkpoints(
+        std::path::Path::new(&session.folder),
+        &session.id,
+    ) {
+        Ok(true) => eprintln!("acp-desk-cli: its checkpoints were dropped too"),
+        Ok(false) => {}
+        Err(e) => eprintln!("acp-desk-cli: its checkpoints could not be dropped: {e}"),
+    }
     eprintln!(
         "acp-desk-cli: deleted {} from the history ({}) {}",
         session.id,
