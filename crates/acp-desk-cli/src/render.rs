@@ -387,6 +387,22 @@ impl Human {
                     writeln!(w, "{}", self.paint("34", &line))?;
                 }
             }
+            // The end of a turn, checkpointed: how to review and undo it. The before side says
+            // nothing unless it failed (the notice says that already).
+            StreamEvent::Checkpoint {
+                phase: acp_desk_core::events::CheckpointPhase::After,
+                turn: Some(turn),
+                summary: Some(s),
+                session_id,
+                ..
+            } if s.files > 0 => {
+                self.line_start(w)?;
+                let line = format!(
+                    "  ↺ turn {turn} changed {} file(s), +{} −{}: `acp-desk-cli changes {session_id} --turn {turn}`, undo with `acp-desk-cli revert {session_id} --turn {turn}`",
+                    s.files, s.added, s.removed
+                );
+                writeln!(w, "{}", self.paint("2", &line))?;
+            }
             StreamEvent::TurnStart { prompt, .. } => {
                 self.line_start(w)?;
                 let text: Vec<&str> = prompt

@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::CheckpointOptions;
+use super::{CheckpointOptions, EngineError, TurnOutcome};
+
+type PromptReply = tokio::sync::oneshot::Sender<Result<TurnOutcome, EngineError>>;
 use super::client::Done;
 use super::owner::Owner;
 use crate::checkpoint::{CheckpointError, Checkpoints, Snapshot, StepKind, TurnGuard};
@@ -168,8 +170,14 @@ impl Owner {
         self.send_prompt().await;
     }
 
-    /// The turn ended: its `after` checkpoint, off the owner ([`Done::CheckpointAfter`]).
-    pub(super) fn checkpoint_after_turn(&mut self, cp: TurnCheckpoint) {
+    /// The turn ended: its `after` checkpoint, off the owner ([`Done::CheckpointAfter`]);
+    /// `prompt()`'s caller gets `reply` once it is taken, even when the session ends meanwhile.
+    pub(super) fn checkpoint_after_turn(
+        &mut self,
+        cp: TurnCheckpoint,
+        reply: Option<PromptReply>,
+        outcome: TurnOutcome,
+    ) {
         let mut written = Vec::new();
         let mut watched = Vec::new();
         for c in self.client.changes.entries() {
@@ -195,6 +203,9 @@ impl Owner {
                 Err(e) => Err(format!("the checkpoint failed unexpectedly: {e}")),
             };
             let _ = tx.send(Done::CheckpointAfter(After { turn, result }));
+            if let Some(reply) = reply {
+                let _ = reply.send(Ok(outcome));
+            }
         });
     }
 

@@ -169,9 +169,7 @@ impl Owner {
         let Some(mut turn) = self.turn.take() else {
             return;
         };
-        if let Some(cp) = turn.checkpoint.take() {
-            self.checkpoint_after_turn(cp);
-        }
+
         // Whatever the agent left parked is moot once its turn is over.
         self.settle_all(SettledBy::Stop).await;
         // The agent moved on without the answer (it ended the turn); a stopped turn's were
@@ -197,11 +195,19 @@ impl Owner {
         }
         // Consumers see `turn-end` before `prompt()` returns.
         self.flush().await;
-        if let Some(reply) = turn.reply.take() {
-            let _ = reply.send(Ok(TurnOutcome {
-                reason,
-                stop_reason,
-            }));
+        let outcome = TurnOutcome {
+            reason,
+            stop_reason,
+        };
+        match turn.checkpoint.take() {
+            // `prompt()` returns once the turn's end is checkpointed: a front end that reverts
+            // (or exits) right after finds the step complete.
+            Some(cp) => self.checkpoint_after_turn(cp, turn.reply.take(), outcome),
+            None => {
+                if let Some(reply) = turn.reply.take() {
+                    let _ = reply.send(Ok(outcome));
+                }
+            }
         }
     }
 
