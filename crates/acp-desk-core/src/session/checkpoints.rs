@@ -24,6 +24,8 @@ pub(super) struct CheckpointState {
     off: Option<String>,
     /// Numbers the `before` requests, so that a late answer for a stopped turn is dropped.
     seq: u64,
+    /// The folder's checkpoints were pruned once this session.
+    pruned: bool,
 }
 
 /// A running turn's checkpoint.
@@ -190,8 +192,10 @@ impl Owner {
         }
         let session = self.id.clone();
         let tx = self.client.done_tx.clone();
+        let prune = !std::mem::replace(&mut self.checkpoints.pruned, true);
         tokio::spawn(async move {
             let TurnCheckpoint { repo, turn, guard } = cp;
+            let pruning = prune.then(|| repo.clone());
             let work = tokio::task::spawn_blocking(move || {
                 let r = repo.finish(&session, turn, &written, &watched);
                 // Reverts may run in the folder once the turn's end is checkpointed.
@@ -205,6 +209,18 @@ impl Owner {
             let _ = tx.send(Done::CheckpointAfter(After { turn, result }));
             if let Some(reply) = reply {
                 let _ = reply.send(Ok(outcome));
+            }
+            // Within the settings' budget and age, once a session, after the turn has its
+            // answer: cheap when nothing is to go.
+            if let Some(repo) = pruning {
+                let pruned = tokio::task::spawn_blocking(move || repo.prune()).await;
+                match pruned {
+                    Ok(Ok(s)) => {
+                        tracing::debug!(bytes = s.bytes, steps = s.steps, "checkpoints pruned")
+                    }
+                    Ok(Err(e)) => tracing::warn!("could not prune the checkpoints: {e}"),
+                    Err(e) => tracing::warn!("pruning the checkpoints failed: {e}"),
+                }
             }
         });
     }
