@@ -464,3 +464,45 @@ fn an_mcp_server_may_be_given_to_some_agents_only() {
     );
     assert!(l.problems[0].message.contains("no agent gets this server"));
 }
+
+#[test]
+fn checkpoints_are_on_by_default_and_each_number_is_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = Settings::default().checkpoints;
+    assert!(d.enabled);
+    assert_eq!(d.max_file_bytes, 10 * 1024 * 1024);
+    let s = load_from(&write(
+        &dir,
+        r#"{"checkpoints": {"enabled": false, "max_file_mb": 2, "budget_mb": 100, "max_age_days": 7, "max_wait_secs": 5}}"#,
+    ));
+    assert!(s.problems.is_empty(), "{:?}", s.problems);
+    let c = s.settings.checkpoints;
+    assert!(!c.enabled);
+    assert_eq!(
+        (
+            c.max_file_bytes,
+            c.budget_bytes,
+            c.max_age_days,
+            c.max_wait_secs
+        ),
+        (2 * 1024 * 1024, 100 * 1024 * 1024, 7, 5)
+    );
+    let bad = load_from(&write(
+        &dir,
+        "{\"checkpoints\": {\n  \"budget_mb\": 0,\n  \"max_age_days\": \"a week\",\n  \"keep\": 1\n}}",
+    ));
+    assert_eq!(bad.settings.checkpoints, d, "the defaults are kept");
+    let got: Vec<_> = bad
+        .problems
+        .iter()
+        .map(|p| (p.line, p.field.as_deref()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (Some(2), Some("checkpoints.budget_mb")),
+            (Some(3), Some("checkpoints.max_age_days")),
+            (Some(4), Some("checkpoints.keep")),
+        ]
+    );
+}
