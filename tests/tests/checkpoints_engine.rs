@@ -170,3 +170,129 @@ async fn without_git_the_turn_runs_and_says_it_was_not_checkpointed() {
     assert!(error.contains("git"), "{error}");
     assert!(project.join("direct-notes.txt").exists(), "the turn ran");
 }
+
+/// The registry's review and undo, as the window calls them: a turn's changes, a revert refused
+/// while another turn runs in the folder, a conflict after an outside edit (nothing written),
+/// forced, and the revert itself undone.
+#[tokio::test]
+async fn the_registry_reviews_and_undoes_and_refuses_while_a_turn_runs() {
+    use acp_desk_app::{AppError, OpenRequest, Registry};
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let project = root.join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join("direct-notes.txt"), "before the turn\n").unwrap();
+    let registry = Registry::new(tokio::runtime::Handle::current());
+    registry.take_checkpoints(Some(root.join("checkpoints")));
+    let mut request = OpenRequest::new(project.clone(), "demo", demo(&[]));
+    request.options = opts(&project);
+    let id = registry.open(request).id;
+    let h = registry.started(&id).await.unwrap();
+    h.prompt(vec![acp_desk_core::text_block("direct-write")])
+        .await
+        .unwrap();
+    let list = registry.checkpoint_list(&id).await.unwrap();
+    assert_eq!(list.steps.len(), 1);
+    assert!(list.storage.bytes > 0);
+    let changes = registry.checkpoint_changes(&id, Some(1)).await.unwrap();
+    let paths: Vec<&str> = changes.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(paths, ["direct-folder/new.txt", "direct-notes.txt"]);
+    let v = registry
+        .checkpoint_file(&id, Some(1), "direct-notes.txt".into(), None)
+        .await
+        .unwrap();
+    assert_eq!(v.before.unwrap().text.as_deref(), Some("before the turn\n"));
+
+    // A turn runs in the folder: the revert is refused, nothing written.
+    let slow = {
+        let h = h.clone();
+        tokio::spawn(async move { h.prompt(vec![acp_desk_core::text_block("slow")]).await })
+    };
+    // Once its checkpoint is taken the turn holds the folder.
+    let deadline = tokio::time::Instant::now() + HANG;
+    while registry.checkpoint_list(&id).await.unwrap().steps.len() < 2 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no checkpoint of the slow turn"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let busy = registry
+        .checkpoint_revert(&id, 1, None, false)
+        .await
+        .unwrap_err();
+    assert!(matches!(busy, AppError::FolderBusy(_)), "{busy:?}");
+    assert!(busy.to_string().contains("a turn is running"), "{busy}");
+    h.cancel().unwrap();
+    let _ = slow.await.unwrap();
+
+    // Step 2 was the slow turn (it changed nothing). An outside edit after turn 1: a conflict.
+    std::fs::write(project.join("direct-notes.txt"), "the user's edit\n").unwrap();
+    let r = registry
+        .checkpoint_revert(&id, 1, None, false)
+        .await
+        .unwrap();
+    match r {
+        RevertOutcome::Conflicts { conflicts } => {
+            assert_eq!(conflicts.len(), 1);
+            assert_eq!(conflicts[0].path, "direct-notes.txt");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        std::fs::read_to_string(project.join("direct-notes.txt")).unwrap(),
+        "the user's edit\n"
+    );
+    assert!(
+        project.join("direct-folder/new.txt").exists(),
+        "nothing written"
+    );
+    // Forced: both files back as before turn 1.
+    let step = match registry
+        .checkpoint_revert(&id, 1, None, true)
+        .await
+        .unwrap()
+    {
+        RevertOutcome::Done { step, files, .. } => {
+            assert_eq!(files.len(), 2);
+            step
+        }
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        std::fs::read_to_string(project.join("direct-notes.txt")).unwrap(),
+        "before the turn\n"
+    );
+    assert!(
+        !project.join("direct-folder").exists(),
+        "the emptied folder went too"
+    );
+    // The revert undone: the user's edit and the turn's new file are back.
+    let r = registry
+        .checkpoint_revert(&id, step, None, false)
+        .await
+        .unwrap();
+    assert!(matches!(r, RevertOutcome::Done { .. }), "{r:?}");
+    assert_eq!(
+        std::fs::read_to_string(project.join("direct-notes.txt")).unwrap(),
+        "the user's edit\n"
+    );
+    assert!(project.join("direct-folder/new.txt").exists());
+    let list = registry.checkpoint_list(&id).await.unwrap();
+    let kinds: Vec<(u32, StepKind, Option<u32>)> = list
+        .steps
+        .iter()
+        .map(|s| (s.turn, s.kind, s.undoes))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            (1, StepKind::Turn, None),
+            (2, StepKind::Turn, None),
+            (3, StepKind::Revert, Some(1)),
+            (4, StepKind::Revert, Some(3)),
+        ]
+    );
+    assert_eq!(list.steps[0].undone_by, [3]);
+    registry.close(&id).await.unwrap();
+}

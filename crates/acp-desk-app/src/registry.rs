@@ -372,6 +372,9 @@ impl Registry {
     ) {
         let id = info.id.clone();
         let mut options = options;
+        if options.checkpoints.is_none() {
+            options.checkpoints = self.checkpoint_options();
+        }
         let (ended_tx, ended) = watch::channel(false);
         let (removed, removed_rx) = oneshot::channel();
         let queue = if tap.is_some() {
@@ -397,9 +400,6 @@ impl Registry {
             events: events.downgrade(),
             engine_id: Mutex::new(None),
         });
-        if options.checkpoints.is_none() {
-            options.checkpoints = self.checkpoint_options();
-        }
         let (report, report_rx) = oneshot::channel();
         let observers = lock(&self.observers).clone();
         options
