@@ -82,7 +82,8 @@ async fn every_turn_is_checkpointed_and_can_be_undone_byte_for_byte() {
     tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
     h.close().await;
     let evs = rest.await.unwrap();
-    let cps: Vec<(CheckpointPhase, Option<u32>, Option<u32>, Option<String>)> = evs
+    type Seen = (CheckpointPhase, Option<u32>, Option<u32>, Option<String>);
+    let cps: Vec<Seen> = evs
         .iter()
         .filter_map(|e| match e {
             StreamEvent::Checkpoint {
