@@ -507,6 +507,7 @@ impl StreamEvent {
         "error",
         "plan",
         "usage_update",
+        "checkpoint",
         "background-task",
         "elicitation",
         "elicitation-settled",
