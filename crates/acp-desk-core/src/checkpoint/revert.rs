@@ -39,7 +39,8 @@ impl Checkpoints {
             Some(f) => vec![self.relative(Path::new(f))?],
             None => Vec::new(),
         };
-        let changed = self.raw_diff(&step.before, &after, false, &only)?;
+        let mut changed = self.raw_diff(&step.before, &after, false, &only)?;
+        self.add_mode_changes(&step.before, &after, &only, &mut changed)?;
         if changed.is_empty() {
             return match file {
                 Some(f) => Err(CheckpointError::NotChanged(f.to_owned(), turn)),
@@ -96,7 +97,8 @@ impl Checkpoints {
         let expected = steps.last().map(latest).unwrap_or_default();
         let now = self.begin_locked(session, StepKind::Restore, Some(turn))?;
         let now_commit = self.find_step(session, now.turn)?.before;
-        let changed = self.raw_diff(&now_commit, &step.before, false, &[])?;
+        let mut changed = self.raw_diff(&now_commit, &step.before, false, &[])?;
+        self.add_mode_changes(&now_commit, &step.before, &[], &mut changed)?;
         if changed.is_empty() {
             self.drop_step(session, now.turn)?;
             return Ok(RevertOutcome::Unchanged);
@@ -123,6 +125,52 @@ impl Checkpoints {
             targets.push(target(&c.path, c.new.clone(), &modes));
         }
         self.finish_revert(session, now.turn, conflicts, targets)
+    }
+
+    /// Files whose mode bits in our record (600, 664...) differ between two checkpoints while
+    /// git's entry is the same: `diff --raw` does not see them.
+    fn add_mode_changes(
+        &self,
+        from: &str,
+        to: &str,
+        only: &[String],
+        changed: &mut Vec<RawChange>,
+    ) -> Result<(), CheckpointError> {
+        let (ma, mb) = (self.modes(from)?, self.modes(to)?);
+        let mut paths: Vec<String> = ma
+            .keys()
+            .chain(mb.keys())
+            .filter(|p| only.is_empty() || only.contains(p))
+            .filter(|p| !changed.iter().any(|c| &&c.path == p))
+            .cloned()
+            .collect();
+        paths.sort();
+        paths.dedup();
+        if paths.is_empty() {
+            return Ok(());
+        }
+        let (ea, eb) = (self.entries(from, &paths)?, self.entries(to, &paths)?);
+        for p in paths {
+            let (Some(a), Some(b)) = (ea.get(&p), eb.get(&p)) else {
+                continue;
+            };
+            if a != b {
+                continue;
+            }
+            let bits = |m: &BTreeMap<String, u32>| {
+                m.get(&p).copied().unwrap_or(default_bits(a.0 == MODE_EXEC))
+            };
+            if bits(&ma) != bits(&mb) {
+                changed.push(RawChange {
+                    path: p,
+                    old_path: None,
+                    status: 'M',
+                    old: Some(a.clone()),
+                    new: Some(b.clone()),
+                });
+            }
+        }
+        Ok(())
     }
 
     fn finish_revert(
@@ -176,7 +224,7 @@ impl Checkpoints {
             .filter_map(|t| t.to.as_ref().map(|e| e.1.clone()))
             .collect();
         let blobs = self.git.blobs(&ids)?;
-        let mut contents = ids.into_iter().zip(blobs).collect::<BTreeMap<_, _>>();
+        let contents = ids.into_iter().zip(blobs).collect::<BTreeMap<_, _>>();
         let mut staged: Vec<Staged> = Vec::new();
         let mut made_dirs: Vec<PathBuf> = Vec::new();
         let prepared = (|| {
@@ -184,7 +232,8 @@ impl Checkpoints {
                 let path = self.root.join(&t.rel);
                 let temp = match &t.to {
                     Some((mode, id, bits)) => {
-                        let bytes = contents.remove(id).flatten().ok_or_else(|| {
+                        // Not `remove`: files with the same bytes share a blob.
+                        let bytes = contents.get(id).cloned().flatten().ok_or_else(|| {
                             CheckpointError::Apply(format!("the checkpoint lacks `{}`", t.rel))
                         })?;
                         let dir = path.parent().unwrap_or(&self.root).to_path_buf();

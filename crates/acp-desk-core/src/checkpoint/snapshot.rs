@@ -200,6 +200,9 @@ impl Checkpoints {
                     "--literal-pathspecs",
                     "rm",
                     "--cached",
+                    // The index may hold a version that is neither the file's nor HEAD's (we
+                    // have no HEAD): leaving it out of the index is all we want.
+                    "--force",
                     "-q",
                     "--ignore-unmatch",
                     "--pathspec-from-file=-",
