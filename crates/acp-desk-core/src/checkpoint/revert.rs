@@ -216,8 +216,11 @@ impl Checkpoints {
         Ok(())
     }
 
-    /// Writes every target, or none: new contents go to temp files first; then each file is
-    /// moved aside and its new version moved in; a failure moves everything back.
+    /// Writes every target, or none: new contents go to temp files first (beside the file, or
+    /// in a staging folder at the root when its folder is not there yet); then every file in
+    /// the way is moved aside, folders are made (and emptied ones removed) where the targets
+    /// need them, and the new versions moved in, each step logged; a failure undoes the log
+    /// backwards. A folder that became a file (or the other way round) is reverted this way.
     fn apply(&self, targets: &[Target]) -> Result<(), CheckpointError> {
         let ids: Vec<String> = targets
             .iter()
@@ -225,8 +228,12 @@ impl Checkpoints {
             .collect();
         let blobs = self.git.blobs(&ids)?;
         let contents = ids.into_iter().zip(blobs).collect::<BTreeMap<_, _>>();
-        let mut staged: Vec<Staged> = Vec::new();
-        let mut made_dirs: Vec<PathBuf> = Vec::new();
+        let staging = self.root.join(format!(
+            ".checkpoint{}{:016x}",
+            crate::fs::TEMP_MARKER,
+            crate::atomic_file::unique_suffix()
+        ));
+        let mut temps: Vec<Option<PathBuf>> = Vec::new();
         let prepared = (|| {
             for t in targets {
                 let path = self.root.join(&t.rel);
@@ -236,99 +243,165 @@ impl Checkpoints {
                         let bytes = contents.get(id).cloned().flatten().ok_or_else(|| {
                             CheckpointError::Apply(format!("the checkpoint lacks `{}`", t.rel))
                         })?;
-                        let dir = path.parent().unwrap_or(&self.root).to_path_buf();
-                        make_dirs(&dir, &self.root, &mut made_dirs)?;
-                        let temp = temp_beside(&path);
+                        let beside = path
+                            .parent()
+                            .and_then(|d| d.symlink_metadata().ok())
+                            .is_some_and(|m| m.is_dir());
+                        let temp = if beside {
+                            temp_beside(&path)
+                        } else {
+                            if !staging.exists() {
+                                std::fs::create_dir(&staging)
+                                    .map_err(|e| apply_error(&t.rel, &e))?;
+                            }
+                            staging.join(format!("{}", temps.len()))
+                        };
+                        temps.push(Some(temp.clone()));
                         write_temp(&temp, &bytes, *mode, *bits)
                             .map_err(|e| apply_error(&t.rel, &e))?;
                         Some(temp)
                     }
                     None => None,
                 };
-                staged.push(Staged {
-                    path,
-                    temp,
-                    aside: None,
-                    moved_in: false,
-                });
+                if temp.is_none() {
+                    temps.push(None);
+                }
             }
             Ok::<(), CheckpointError>(())
         })();
+        let clean_temps = |temps: &[Option<PathBuf>]| {
+            for t in temps.iter().flatten() {
+                let _ = std::fs::remove_file(t);
+            }
+            let _ = std::fs::remove_dir_all(&staging);
+        };
         if let Err(e) = prepared {
-            cleanup(&staged, &made_dirs);
+            clean_temps(&temps);
             return Err(e);
         }
-        for i in 0..staged.len() {
-            if let Err(e) = swap(&mut staged[i]) {
-                let rel = targets[i].rel.clone();
-                roll_back(&mut staged);
-                cleanup(&staged, &made_dirs);
-                return Err(apply_error(&rel, &e));
-            }
+        let mut log: Vec<Op> = Vec::new();
+        if let Err((rel, e)) = self.swap_all(targets, &temps, &staging, &mut log) {
+            roll_back(&mut log);
+            clean_temps(&temps);
+            return Err(apply_error(&rel, &e));
         }
-        for s in &staged {
-            if let Some(aside) = &s.aside
+        for op in &log {
+            if let Op::Aside { aside, .. } = op
                 && let Err(e) = remove_any(aside)
             {
                 tracing::warn!(path = %aside.display(), "could not remove a file set aside: {e}");
             }
-            if s.temp.is_none() {
-                remove_empty_parents(&s.path, &self.root);
+        }
+        let _ = std::fs::remove_dir_all(&staging);
+        for (t, temp) in targets.iter().zip(&temps) {
+            if temp.is_none() {
+                remove_empty_parents(&self.root.join(&t.rel), &self.root);
             }
+        }
+        Ok(())
+    }
+
+    fn swap_all(
+        &self,
+        targets: &[Target],
+        temps: &[Option<PathBuf>],
+        staging: &Path,
+        log: &mut Vec<Op>,
+    ) -> Result<(), (String, std::io::Error)> {
+        // Every file or link in the way, aside into the staging folder (not beside: a folder
+        // emptied of its files may have to make way for a file); folders stay.
+        for (i, t) in targets.iter().enumerate() {
+            let path = self.root.join(&t.rel);
+            let Ok(meta) = path.symlink_metadata() else {
+                continue;
+            };
+            if meta.is_dir() {
+                continue;
+            }
+            if !staging.exists() {
+                std::fs::create_dir(staging).map_err(|e| (t.rel.clone(), e))?;
+            }
+            let aside = staging.join(format!("aside-{i}"));
+            std::fs::rename(&path, &aside).map_err(|e| (t.rel.clone(), e))?;
+            log.push(Op::Aside { path, aside });
+        }
+        // The new versions, in path order (a folder before what it holds).
+        for (t, temp) in targets.iter().zip(temps) {
+            let Some(temp) = temp else {
+                continue;
+            };
+            let path = self.root.join(&t.rel);
+            let fail = |e: std::io::Error| (t.rel.clone(), e);
+            let mut dir = self.root.clone();
+            let parents: Vec<&std::ffi::OsStr> = Path::new(&t.rel)
+                .parent()
+                .map(|p| p.iter().collect())
+                .unwrap_or_default();
+            for part in parents {
+                dir.push(part);
+                match dir.symlink_metadata() {
+                    Ok(m) if m.is_dir() => {}
+                    Ok(_) => {
+                        return Err(fail(std::io::Error::other(
+                            "a file is where a folder must be",
+                        )));
+                    }
+                    Err(_) => {
+                        std::fs::create_dir(&dir).map_err(fail)?;
+                        log.push(Op::MadeDir(dir.clone()));
+                    }
+                }
+            }
+            if path.symlink_metadata().is_ok_and(|m| m.is_dir()) {
+                std::fs::remove_dir(&path).map_err(|_| {
+                    fail(std::io::Error::other(
+                        "a folder that is not empty is where the file was",
+                    ))
+                })?;
+                log.push(Op::RemovedDir(path.clone()));
+            }
+            std::fs::rename(temp, &path).map_err(fail)?;
+            log.push(Op::MovedIn {
+                path,
+                temp: temp.clone(),
+            });
         }
         Ok(())
     }
 }
 
-struct Staged {
-    path: PathBuf,
-    /// The new version, ready beside the file; `None`: the file is deleted.
-    temp: Option<PathBuf>,
-    /// Where the old file was moved.
-    aside: Option<PathBuf>,
-    moved_in: bool,
+/// One step of [`Checkpoints::apply`], undone backwards on failure.
+enum Op {
+    /// A file or link moved out of the way.
+    Aside {
+        path: PathBuf,
+        aside: PathBuf,
+    },
+    MadeDir(PathBuf),
+    /// An emptied folder removed for a file.
+    RemovedDir(PathBuf),
+    /// A new version moved in from its temp file.
+    MovedIn {
+        path: PathBuf,
+        temp: PathBuf,
+    },
 }
 
-fn swap(s: &mut Staged) -> std::io::Result<()> {
-    if s.path.symlink_metadata().is_ok() {
-        if s.path.symlink_metadata()?.is_dir() {
-            return Err(std::io::Error::other("a folder is where the file was"));
+fn roll_back(log: &mut Vec<Op>) {
+    while let Some(op) = log.pop() {
+        let result = match &op {
+            Op::MovedIn { path, temp } => std::fs::rename(path, temp),
+            Op::RemovedDir(dir) => std::fs::create_dir(dir),
+            Op::MadeDir(dir) => std::fs::remove_dir(dir),
+            Op::Aside { path, aside } => std::fs::rename(aside, path),
+        };
+        if let Err(e) = result {
+            let path = match &op {
+                Op::MovedIn { path, .. } | Op::Aside { path, .. } => path,
+                Op::RemovedDir(d) | Op::MadeDir(d) => d,
+            };
+            tracing::error!(path = %path.display(), "roll back: {e}");
         }
-        let aside = temp_beside(&s.path);
-        std::fs::rename(&s.path, &aside)?;
-        s.aside = Some(aside);
-    }
-    if let Some(temp) = &s.temp {
-        std::fs::rename(temp, &s.path)?;
-        s.moved_in = true;
-    }
-    Ok(())
-}
-
-fn roll_back(staged: &mut [Staged]) {
-    for s in staged.iter_mut().rev() {
-        if s.moved_in
-            && let Some(temp) = &s.temp
-            && let Err(e) = std::fs::rename(&s.path, temp)
-        {
-            tracing::warn!(path = %s.path.display(), "roll back: {e}");
-        }
-        if let Some(aside) = s.aside.take()
-            && let Err(e) = std::fs::rename(&aside, &s.path)
-        {
-            tracing::error!(path = %s.path.display(), aside = %aside.display(), "roll back: could not put the file back: {e}");
-        }
-    }
-}
-
-fn cleanup(staged: &[Staged], made_dirs: &[PathBuf]) {
-    for s in staged {
-        if let Some(temp) = &s.temp {
-            let _ = std::fs::remove_file(temp);
-        }
-    }
-    for d in made_dirs.iter().rev() {
-        let _ = std::fs::remove_dir(d);
     }
 }
 
@@ -367,23 +440,6 @@ fn temp_beside(path: &Path) -> PathBuf {
         crate::fs::TEMP_MARKER,
         crate::atomic_file::unique_suffix()
     ))
-}
-
-fn make_dirs(dir: &Path, root: &Path, made: &mut Vec<PathBuf>) -> Result<(), CheckpointError> {
-    let mut missing = Vec::new();
-    let mut d = dir;
-    while d.starts_with(root) && d.symlink_metadata().is_err() {
-        missing.push(d.to_path_buf());
-        match d.parent() {
-            Some(p) => d = p,
-            None => break,
-        }
-    }
-    for m in missing.into_iter().rev() {
-        std::fs::create_dir(&m).map_err(|e| apply_error(&m.display().to_string(), &e))?;
-        made.push(m);
-    }
-    Ok(())
 }
 
 fn write_temp(temp: &Path, bytes: &[u8], mode: u32, bits: u32) -> std::io::Result<()> {

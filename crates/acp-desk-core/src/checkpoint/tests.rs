@@ -837,3 +837,34 @@ fn our_own_files_inside_the_folder_are_never_checkpointed() {
     let paths: Vec<&str> = changes.files.iter().map(|f| f.path.as_str()).collect();
     assert_eq!(paths, ["code.txt"]);
 }
+
+/// A folder that became a file, and a file that became a folder, are put back.
+#[test]
+fn a_folder_turned_file_and_back() {
+    let Some(fx) = fixture(|r| {
+        put(r, "d/x.txt", "x\n");
+        put(r, "f", "file\n");
+    }) else {
+        return;
+    };
+    let start = fx.hash();
+    let t = fx.turn("s", &[], |fx| {
+        std::fs::remove_dir_all(fx.p("d")).unwrap();
+        fx.write("d", "now a file\n");
+        std::fs::remove_file(fx.p("f")).unwrap();
+        fx.write("f/y.txt", "now a folder\n");
+    });
+    let after = fx.hash();
+    let r = done_step(&fx.cp.revert("s", t, None, false).unwrap());
+    assert_eq!(fx.hash(), start);
+    done_step(&fx.cp.revert("s", r, None, false).unwrap());
+    assert_eq!(fx.hash(), after);
+    let names: Vec<String> = std::fs::read_dir(fx.root())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        !names.iter().any(|n| n.starts_with('.')),
+        "no temp left: {names:?}"
+    );
+}
