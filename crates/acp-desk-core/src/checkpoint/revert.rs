@@ -35,10 +35,19 @@ impl Checkpoints {
             .after
             .clone()
             .ok_or(CheckpointError::Incomplete { turn })?;
-        let only: Vec<String> = match file {
+        let mut only: Vec<String> = match file {
             Some(f) => vec![self.relative(Path::new(f))?],
             None => Vec::new(),
         };
+        // A renamed file (as the review lists it, by its new path) goes back to where it was.
+        if let Some(rel) = only.first().cloned() {
+            let moved = self
+                .raw_diff(&step.before, &after, true, &[])?
+                .into_iter()
+                .find(|c| c.path == rel && c.status == 'R')
+                .and_then(|c| c.old_path);
+            only.extend(moved);
+        }
         let mut changed = self.raw_diff(&step.before, &after, false, &only)?;
         self.add_mode_changes(&step.before, &after, &only, &mut changed)?;
         if changed.is_empty() {

@@ -868,3 +868,25 @@ fn a_folder_turned_file_and_back() {
         "no temp left: {names:?}"
     );
 }
+
+#[test]
+fn undoing_one_renamed_file_moves_it_back() {
+    let Some(fx) = fixture(base_tree) else { return };
+    let start = fx.hash();
+    let t = fx.turn("s", &[], |fx| {
+        std::fs::rename(fx.p("old.txt"), fx.p("moved.txt")).unwrap();
+        fx.write("a.txt", "changed\n");
+    });
+    let changes = fx.cp.changes("s", Some(t)).unwrap();
+    let moved = changes
+        .files
+        .iter()
+        .find(|f| f.path == "moved.txt")
+        .unwrap();
+    assert_eq!(moved.old_path.as_deref(), Some("old.txt"));
+    done_step(&fx.cp.revert("s", t, Some("moved.txt"), false).unwrap());
+    assert!(!fx.p("moved.txt").exists());
+    assert_eq!(fx.read("a.txt"), b"changed\n");
+    fx.write("a.txt", "one\ntwo\nthree\n");
+    assert_eq!(fx.hash(), start);
+}
