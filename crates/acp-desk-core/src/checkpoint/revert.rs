@@ -59,19 +59,27 @@ impl Checkpoints {
         let paths: Vec<String> = changed.iter().map(|c| c.path.clone()).collect();
         let now = self.begin_locked(session, StepKind::Revert, Some(turn))?;
         let now_commit = self.find_step(session, now.turn)?.before;
-        // What changed since the step left it: conflicts, unless already as wanted.
-        let since: BTreeMap<String, RawChange> = self
-            .raw_diff(&after, &now_commit, false, &paths)?
-            .into_iter()
-            .map(|c| (c.path.clone(), c))
-            .collect();
+        // What changed since the step left it (mode bits of our record included): conflicts,
+        // unless already as wanted.
+        let mut since = self.raw_diff(&after, &now_commit, false, &paths)?;
+        self.add_mode_changes(&after, &now_commit, &paths, &mut since)?;
+        let since: BTreeMap<String, RawChange> =
+            since.into_iter().map(|c| (c.path.clone(), c)).collect();
         let modes = self.modes(&step.before)?;
+        let now_modes = self.modes(&now_commit)?;
         let mut conflicts = Vec::new();
         let mut targets = Vec::new();
         for c in &changed {
             let want = c.old.clone();
             if let Some(s) = since.get(&c.path) {
-                if s.new == want {
+                let bits_now = |m: &BTreeMap<String, u32>, e: &Option<(u32, String)>| {
+                    e.as_ref().map(|e| {
+                        m.get(&c.path)
+                            .copied()
+                            .unwrap_or(default_bits(e.0 == MODE_EXEC))
+                    })
+                };
+                if s.new == want && bits_now(&now_modes, &s.new) == bits_now(&modes, &want) {
                     continue;
                 }
                 if !force {
@@ -179,6 +187,8 @@ impl Checkpoints {
                 });
             }
         }
+        // In path order, as git lists them (a folder before what it holds).
+        changed.sort_by(|a, b| a.path.cmp(&b.path));
         Ok(())
     }
 

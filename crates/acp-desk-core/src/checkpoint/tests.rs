@@ -890,3 +890,26 @@ fn undoing_one_renamed_file_moves_it_back() {
     fx.write("a.txt", "one\ntwo\nthree\n");
     assert_eq!(fx.hash(), start);
 }
+
+#[test]
+fn an_outside_chmod_is_a_conflict() {
+    let Some(fx) = fixture(base_tree) else { return };
+    let t = fx.turn("s", &[], |fx| {
+        fx.chmod("private.key", 0o644);
+        fx.write("shared.txt", "changed\n");
+    });
+    fx.chmod("private.key", 0o640);
+    fx.chmod("shared.txt", 0o600);
+    let before = fx.hash();
+    let RevertOutcome::Conflicts { conflicts } = fx.cp.revert("s", t, None, false).unwrap() else {
+        panic!()
+    };
+    let paths: Vec<&str> = conflicts.iter().map(|c| c.path.as_str()).collect();
+    assert_eq!(paths, ["private.key", "shared.txt"]);
+    assert_eq!(fx.hash(), before);
+    // Back as the step wanted: nothing to do for it.
+    fx.chmod("private.key", 0o600);
+    fx.chmod("shared.txt", 0o664);
+    done_step(&fx.cp.revert("s", t, None, false).unwrap());
+    assert_eq!(fx.read("shared.txt"), b"shared\n");
+}
