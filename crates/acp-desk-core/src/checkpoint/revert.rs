@@ -121,11 +121,10 @@ impl Checkpoints {
             return Ok(RevertOutcome::Unchanged);
         }
         let paths: Vec<String> = changed.iter().map(|c| c.path.clone()).collect();
-        let outside: BTreeMap<String, RawChange> = self
-            .raw_diff(&expected, &now_commit, false, &paths)?
-            .into_iter()
-            .map(|c| (c.path.clone(), c))
-            .collect();
+        let mut outside = self.raw_diff(&expected, &now_commit, false, &paths)?;
+        self.add_mode_changes(&expected, &now_commit, &paths, &mut outside)?;
+        let outside: BTreeMap<String, RawChange> =
+            outside.into_iter().map(|c| (c.path.clone(), c)).collect();
         let modes = self.modes(&step.before)?;
         let mut conflicts = Vec::new();
         let mut targets = Vec::new();

@@ -913,3 +913,21 @@ fn an_outside_chmod_is_a_conflict() {
     done_step(&fx.cp.revert("s", t, None, false).unwrap());
     assert_eq!(fx.read("shared.txt"), b"shared\n");
 }
+
+#[test]
+fn restore_sees_an_outside_chmod() {
+    let Some(fx) = fixture(base_tree) else { return };
+    let t = fx.turn("s", &[], |fx| fx.write("private.key", "agent\n"));
+    fx.chmod("private.key", 0o644);
+    let RevertOutcome::Conflicts { conflicts } = fx.cp.restore("s", t, false).unwrap() else {
+        panic!()
+    };
+    assert_eq!(conflicts[0].path, "private.key");
+    done_step(&fx.cp.restore("s", t, true).unwrap());
+    assert_eq!(fx.read("private.key"), b"secret\n");
+    let mode = std::fs::metadata(fx.p("private.key"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o7777, 0o600);
+}
