@@ -450,17 +450,86 @@ impl Checkpoints {
                     .is_ok_and(|m| m.is_file())
             })
             .collect();
-        if rels.is_empty() {
-            return Ok(Vec::new());
+        let mut out = Vec::new();
+        if !rels.is_empty() {
+            let a = self.entries(before, &rels)?;
+            let b = self.entries(after, &rels)?;
+            out.extend(
+                rels.into_iter()
+                    .filter(|r| !a.contains_key(r) && !b.contains_key(r)),
+            );
         }
-        let a = self.entries(before, &rels)?;
-        let b = self.entries(after, &rels)?;
-        Ok(rels
-            .into_iter()
-            .filter(|r| !a.contains_key(r) && !b.contains_key(r))
-            .take(200)
-            .collect())
+        // The folder watcher never reports ignored files: those changed since the step began
+        // are found by their times (an ignored folder by any file in it, looked at up to
+        // `IGNORED_WALK` entries).
+        let message = self.git.run(["cat-file", "commit", before], None)?;
+        let since = super::repo::parse_message(&String::from_utf8_lossy(&message)).at;
+        let listing = self.git.run(
+            [
+                "ls-files",
+                "-z",
+                "-o",
+                "-i",
+                "--exclude-standard",
+                "--directory",
+                "--no-empty-directory",
+            ],
+            None,
+        )?;
+        let mut budget = IGNORED_WALK;
+        for rel in split_nul(&listing) {
+            if out.len() >= MAX_UNRESTORABLE || budget == 0 {
+                break;
+            }
+            let known = out
+                .iter()
+                .any(|o| o == &rel || (rel.ends_with('/') && o.starts_with(&rel)));
+            if known || rel.split('/').any(|c| c == ".git") {
+                continue;
+            }
+            if changed_since(&self.root.join(&rel), since, &mut budget) {
+                out.push(rel);
+            }
+        }
+        out.truncate(MAX_UNRESTORABLE);
+        Ok(out)
     }
+}
+
+/// At most this many files (or folders) are listed as not restorable.
+const MAX_UNRESTORABLE: usize = 200;
+
+/// Entries of ignored folders looked at, in all, for changes since a step began.
+const IGNORED_WALK: usize = 20_000;
+
+/// Whether `path` (a file, or anything in a folder) was modified at or after `since` (Unix
+/// seconds), looking at no more than `budget` entries.
+fn changed_since(path: &Path, since: i64, budget: &mut usize) -> bool {
+    let newer = |m: &std::fs::Metadata| {
+        m.modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .is_some_and(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX) >= since)
+    };
+    let mut stack = vec![path.to_path_buf()];
+    while let Some(p) = stack.pop() {
+        if *budget == 0 {
+            return false;
+        }
+        *budget -= 1;
+        let Ok(meta) = std::fs::symlink_metadata(&p) else {
+            continue;
+        };
+        if newer(&meta) {
+            return true;
+        }
+        if meta.is_dir()
+            && let Ok(entries) = std::fs::read_dir(&p)
+        {
+            stack.extend(entries.flatten().map(|e| e.path()));
+        }
+    }
+    false
 }
 
 /// The bits a file restored with git's mode gets: 755 or 644.

@@ -277,6 +277,13 @@ fn nested_ignores_are_left_alone() {
     assert_eq!(fx.read("sub/keep.log"), b"kept\n");
     assert_eq!(fx.read("x.log"), b"log 2\n", "ignored: not ours to restore");
     assert_eq!(fx.read("sub/build/out.o"), b"obj 2\n");
+    // The folder watcher never reports ignored files: found without it, by their times.
+    let s = fx.cp.begin("s", StepKind::Turn, None).unwrap();
+    fx.write("x.log", "log 3\n");
+    fx.write("sub/build/out.o", "obj 3\n");
+    fx.cp.finish("s", s.turn, &[], &[]).unwrap();
+    let changes = fx.cp.changes("s", Some(s.turn)).unwrap();
+    assert_eq!(changes.unrestorable, ["sub/build/", "x.log"]);
 }
 
 #[test]
