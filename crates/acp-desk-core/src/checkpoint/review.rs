@@ -23,37 +23,20 @@ pub(super) struct RawChange {
 impl Checkpoints {
     /// What step `turn` changed; `None`: everything the session changed since its first step.
     pub fn changes(&self, session: &str, turn: Option<u32>) -> Result<Changes, CheckpointError> {
-        let (from, to, unrestorable, notes) = match turn {
-            Some(t) => {
-                let step = self.find_step(session, t)?;
-                let after = step
-                    .after
-                    .clone()
-                    .ok_or(CheckpointError::Incomplete { turn: t })?;
-                let mut notes = step.before_meta.notes.clone();
-                let mut unrestorable = Vec::new();
-                if let Some(m) = &step.after_meta {
-                    notes.extend(m.notes.iter().cloned());
-                    unrestorable = m.unrestorable.clone();
-                }
-                notes.dedup();
-                (step.before, after, unrestorable, notes)
-            }
-            None => {
-                let steps = self.load_steps(session)?;
-                let (Some(first), Some(last)) = (steps.first(), steps.last()) else {
-                    return Err(CheckpointError::UnknownStep { turn: 1 });
-                };
-                let mut unrestorable: Vec<String> = steps
-                    .iter()
-                    .filter_map(|s| s.after_meta.as_ref())
-                    .flat_map(|m| m.unrestorable.iter().cloned())
-                    .collect();
-                unrestorable.sort();
-                unrestorable.dedup();
-                (first.before.clone(), latest(last), unrestorable, Vec::new())
-            }
-        };
+        let span = self.span(session, turn)?;
+        let (from, to) = (span.from, span.to);
+        let metas = span.steps.iter().filter_map(|s| s.after_meta.as_ref());
+        let mut unrestorable: Vec<String> =
+            metas.flat_map(|m| m.unrestorable.iter().cloned()).collect();
+        let mut notes = Vec::new();
+        if let [step] = &span.steps[..] {
+            notes = step.before_meta.notes.clone();
+            notes.extend(step.after_meta.iter().flat_map(|m| m.notes.iter().cloned()));
+            notes.dedup();
+        } else {
+            unrestorable.sort();
+            unrestorable.dedup();
+        }
         let files = self.file_changes(&from, &to)?;
         let summary = sum(&files);
         Ok(Changes {
@@ -261,23 +244,7 @@ impl Checkpoints {
         path: &str,
         old_path: Option<&str>,
     ) -> Result<FileVersions, CheckpointError> {
-        let (from, to) = match turn {
-            Some(t) => {
-                let step = self.find_step(session, t)?;
-                let after = step
-                    .after
-                    .clone()
-                    .ok_or(CheckpointError::Incomplete { turn: t })?;
-                (step.before, after)
-            }
-            None => {
-                let steps = self.load_steps(session)?;
-                let (Some(first), Some(last)) = (steps.first(), steps.last()) else {
-                    return Err(CheckpointError::UnknownStep { turn: 1 });
-                };
-                (first.before.clone(), latest(last))
-            }
-        };
+        let Span { from, to, .. } = self.span(session, turn)?;
         let rel = self.relative(std::path::Path::new(path))?;
         let before_path =
             old_path.map_or(Ok(rel.clone()), |p| self.relative(std::path::Path::new(p)))?;
@@ -337,6 +304,44 @@ impl Checkpoints {
             executable: *mode == MODE_EXEC,
             link: None,
         }))
+    }
+}
+
+/// What a review covers: one step (`turn`), or every step of the session (`None`), from its
+/// first `before` to its last checkpoint.
+struct Span {
+    from: String,
+    to: String,
+    steps: Vec<Step>,
+}
+
+impl Checkpoints {
+    fn span(&self, session: &str, turn: Option<u32>) -> Result<Span, CheckpointError> {
+        match turn {
+            Some(t) => {
+                let step = self.find_step(session, t)?;
+                let to = step
+                    .after
+                    .clone()
+                    .ok_or(CheckpointError::Incomplete { turn: t })?;
+                Ok(Span {
+                    from: step.before.clone(),
+                    to,
+                    steps: vec![step],
+                })
+            }
+            None => {
+                let steps = self.load_steps(session)?;
+                let (Some(first), Some(last)) = (steps.first(), steps.last()) else {
+                    return Err(CheckpointError::UnknownStep { turn: 1 });
+                };
+                Ok(Span {
+                    from: first.before.clone(),
+                    to: latest(last),
+                    steps,
+                })
+            }
+        }
     }
 }
 
