@@ -6,6 +6,9 @@
 //!  [--project-mcp] PROMPT...`
 //! `acp-desk-cli rules [list] [--agent NAME] [--project DIR]`, `acp-desk-cli rules revoke ID`
 //! `acp-desk-cli history [list|show ID|search TEXT...|export ID|delete ID]` (see `history.rs`)
+//! `acp-desk-cli changes ID [--turn N] [--json]`, `acp-desk-cli revert ID --turn N [--file PATH]
+//!  [--force]`, `acp-desk-cli restore ID --before-turn N [--force]`: review and undo a stored
+//!  session's turns from their checkpoints (see `checkpoints.rs`)
 //! `acp-desk-cli manifest [--json]`: ACP Desk's own AIP-44 manifest (see `manifest.rs`)
 //! `acp-desk-cli secret set|delete REF`, `acp-desk-cli secret list [--json]`: the keychain's
 //!  secrets (see `secret.rs`)
@@ -17,6 +20,7 @@
 mod agents;
 mod auth;
 mod check;
+mod checkpoints;
 mod elicit;
 mod history;
 mod manifest;
@@ -81,6 +85,21 @@ enum Cmd {
     Rules(RulesArgs),
     /// The stored sessions: list, show, search, export, delete (`run` records them).
     History(history::HistoryArgs),
+    /// What a stored session's turns changed, from the checkpoints taken before and after each
+    /// (the session's steps and its changes since it started; with --turn N, step N's files).
+    ///
+    /// Exit status: 0; 1 a failure; 2 unknown session or step, or no checkpoints.
+    Changes(checkpoints::ChangesArgs),
+    /// Undo step N of a stored session (its files back as before it, or only --file PATH).
+    ///
+    /// A file changed since the step is a conflict: nothing is written, the files are listed,
+    /// exit 4; --force overwrites them. Refused while a turn runs in that folder (exit 5). The
+    /// undo is a step of its own: `revert ID --turn M` undoes it. Exit 2: unknown session,
+    /// step or file; 1: a failure (nothing was changed).
+    Revert(checkpoints::RevertArgs),
+    /// Put a stored session's whole folder back as it was before step N; conflicts (files
+    /// changed after the session's last checkpoint) and exit codes as for `revert`.
+    Restore(checkpoints::RestoreArgs),
     /// Print ACP Desk's own AIP-44 manifest (ACP.md: `kind: client`, the capabilities it
     /// advertises), or with --json its AcpDefinition.
     Manifest(manifest::ManifestArgs),
@@ -182,6 +201,11 @@ struct RunArgs {
     /// Do not record this session in the history (`acp-desk-cli history`).
     #[arg(long)]
     no_history: bool,
+    /// Take no checkpoints of the folder (then `changes`, `revert` and `restore` have nothing
+    /// for this session). Default: taken before and after each turn, as the `checkpoints`
+    /// settings say.
+    #[arg(long)]
+    no_checkpoints: bool,
     /// A turn ends (`watchdog-timeout`) when the agent sends nothing for this many seconds,
     /// not counting time spent waiting for your answer to a permission request. 0: never.
     #[arg(long, default_value_t = 600.0, value_name = "SECONDS")]
@@ -271,6 +295,9 @@ fn main() -> ExitCode {
         Cmd::Agents(args) => Ok(agents::agents(args, &runtime)),
         Cmd::Rules(args) => Ok(rules(args)),
         Cmd::History(args) => Ok(history::history(args, &runtime)),
+        Cmd::Changes(args) => Ok(checkpoints::changes(args)),
+        Cmd::Revert(args) => Ok(checkpoints::revert(args)),
+        Cmd::Restore(args) => Ok(checkpoints::restore(args)),
         Cmd::Manifest(args) => manifest::print(args),
         Cmd::Secret(args) => Ok(secret::secret(args, &runtime)),
         Cmd::Auth(args) => Ok(auth::auth(args, &runtime)),
@@ -718,6 +745,9 @@ async fn attempt(
     // see). No views: the printer is the one consumer, on the tap, so the agent goes no faster
     // than stdout and no copy of the thread is kept.
     let registry = Registry::new(tokio::runtime::Handle::current());
+    if !args.no_checkpoints {
+        registry.take_checkpoints(Some(acp_desk_core::paths::checkpoints_dir()));
+    }
     if let Some(observer) = history.observer() {
         registry.add_observer(observer);
     }
