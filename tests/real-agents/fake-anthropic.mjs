@@ -75,6 +75,24 @@ export const ASK_MULTI = {
 // session's working directory (from the system prompt), ctx.name(base) picks the offered name.
 const SCENARIOS = [
   {
+    // Issue 20's undo test: one turn that edits a file, writes a new one and runs a shell
+    // command that writes another, so that undoing the turn has all three kinds to put back.
+    id: "three-ways",
+    match: (p) => /\bthree ways\b/i.test(p),
+    steps: (ctx) => [
+      { tool: ctx.name("Read"), input: { file_path: ctx.abs("edit.txt") } },
+      {
+        tool: ctx.name("Edit"),
+        input: { file_path: ctx.abs("edit.txt"), old_string: EDIT_OLD, new_string: EDIT_NEW },
+      },
+      { tool: ctx.name("Write"), input: { file_path: ctx.abs("new.txt"), content: WRITE_CONTENT } },
+      {
+        tool: ctx.name("Bash"),
+        input: { command: RUN_COMMAND, description: "Write hi-from-bash to out.txt", timeout: 60000 },
+      },
+    ],
+  },
+  {
     // A Bash command sent to the background (Claude Code's own Bash, `run_in_background`); the
     // turn ends while it runs. Once it exits, Claude Code tells the model with a
     // <task-notification> user message (an autonomous cycle, answered below in decide()).

@@ -10,6 +10,8 @@
 //   methods FILE           `method` of each line, each followed by a space (probe-client's calls log)
 //   unhandled FILE         paths the fake model server did not serve, each followed by a space
 //   get FILE KEY           a top-level key of a JSON file
+//   paths FILE             the files of an `acp-desk-cli changes --turn N --json` document, sorted,
+//                          space-separated
 //   auth-ids FILE          the ids of an `agents check --json` report's authMethods, each followed by a space
 //   has-cap FILE PATH      exit 0 when the report's capabilities hold PATH (dotted) and it is not false
 //   session FILE           the sessionId of a --json transcript's first event
@@ -151,6 +153,9 @@ switch (cmd) {
   }
   case "get":
     out(String(JSON.parse(raw())[rest[0]] ?? ""));
+    break;
+  case "paths":
+    out((JSON.parse(raw()).files ?? []).map((f) => f.path).sort().join(" "));
     break;
   case "auth-ids":
     out((JSON.parse(raw()).authMethods ?? []).map((m) => m.id + " ").join(""));

@@ -287,6 +287,20 @@ check "allow/run: the command's output is in the agent's final text" contains "$
 check "allow/run: the permission was answered with its allow_once option" settled_by_kind "$OUT" allow_once
 check_route "$OUT" "allow/run" Bash
 
+# --- checkpoints (issue 20): one turn edits a file, writes one, and a shell command writes another;
+# undoing the turn puts the folder back byte for byte -------------------------------------------
+run_cli allow undo "change the project three ways"
+check "allow/undo: the turn changed all three (edit.txt, new.txt, out.txt)" \
+  eval 'file_is "$PROJ/edit.txt" "$EDIT_AFTER" && file_is "$PROJ/new.txt" $'"'"'written by the fake model\n'"'"' && file_is "$PROJ/out.txt" $'"'"'hi-from-bash\n'"'"''
+UNDO_ID=$(fg "${agent_env[@]}" "$CLI" history list 2>/dev/null | awk -F'\t' -v p="$PROJ" '$5 == p { print $1; exit }')
+fg "${agent_env[@]}" "$CLI" changes "$UNDO_ID" --turn 1 --json >"$WORK/allow-undo/changes.json" 2>"$WORK/allow-undo/changes.err"
+check "allow/undo: changes lists the three files [$(q paths "$WORK/allow-undo/changes.json")]" \
+  test "$(q paths "$WORK/allow-undo/changes.json")" = "edit.txt new.txt out.txt"
+fg "${agent_env[@]}" "$CLI" revert "$UNDO_ID" --turn 1 >"$WORK/allow-undo/revert.out" 2>"$WORK/allow-undo/revert.err"
+RC=$?
+check "allow/undo: revert --turn 1 exit 0 [$(tail -n 1 "$WORK/allow-undo/revert.err" "$WORK/allow-undo/revert.out" | tr '\n' ' ')]" test "$RC" = 0
+check "allow/undo: the folder is byte for byte as before the turn (hashes of every file)" test "$(snapshot "$PROJ")" = "$BEFORE"
+
 # --- through acp-desk-cli: --permission reject: nothing may be written --------------------------
 for sc in "write:write new.txt:Write" "edit:edit edit.txt:Read Edit" "run:run a shell command:Bash"; do
   IFS=: read -r name prompt tools <<<"$sc"

@@ -245,8 +245,12 @@ impl Checkpoints {
                 name_some(unreadable.iter().map(|s| s.to_string()))
             ));
         }
-        if !forced.is_empty() {
-            let existing: Vec<&String> = forced.iter().collect();
+        // Never an empty list: `add -A -f` with no path would take every ignored file.
+        let exists = |r: &&String| self.root.join(r).symlink_metadata().is_ok();
+        if forced.iter().any(|r| exists(&r)) {
+            // Gone ones are left to `add -A` above (a tracked file's deletion is staged there): git
+            // refuses the whole list for one path that matches nothing.
+            let existing: Vec<&String> = forced.iter().filter(exists).collect();
             let mut args: Vec<&OsStr> = ["add", "-A", "-f", "--ignore-errors", "--"]
                 .iter()
                 .map(OsStr::new)
@@ -261,7 +265,7 @@ impl Checkpoints {
         }
         if !large.is_empty() {
             notes.push(format!(
-                "{} file(s) over {} MB are not in the checkpoint (the `checkpoints.maxFileBytes` setting): {}",
+                "{} file(s) over {} MB are not in the checkpoint (the `checkpoints.max_file_mb` setting): {}",
                 large.len(),
                 self.settings.max_file_bytes / (1024 * 1024),
                 name_some(large.iter().map(|s| s.to_string()))
