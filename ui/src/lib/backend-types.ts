@@ -125,6 +125,10 @@ const IPC_CODES: Record<IpcError['code'], true> = {
   'invalid-answer': true,
   'elicitation-unknown': true,
   'task-not-stoppable': true,
+  'checkpoints-off': true,
+  'folder-busy': true,
+  'step-unknown': true,
+  'checkpoint-failed': true,
   internal: true,
 };
 /** Whatever a command rejected with, as a UiError. */
