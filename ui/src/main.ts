@@ -2,6 +2,7 @@ import { mount } from 'svelte';
 import App from './App.svelte';
 import {
   tauriBackend,
+  tauriCheckpointsBackend,
   tauriHistoryBackend,
   tauriLoginBackend,
   tauriProjectMcpBackend,
@@ -26,5 +27,6 @@ mount(App, {
     secrets: tauriSecretsBackend(),
     projectMcp: tauriProjectMcpBackend(),
     signIn: tauriSignInBackend(),
+    checkpoints: tauriCheckpointsBackend(),
   },
 });

@@ -18,6 +18,7 @@ vi.mock('@tauri-apps/api/window', () => ({
 
 const {
   tauriBackend,
+  tauriCheckpointsBackend,
   tauriHistoryBackend,
   tauriLoginBackend,
   tauriProjectMcpBackend,
@@ -29,7 +30,7 @@ describe('tauriBackend', () => {
   it('calls every command of the Rust list, and only those', async () => {
     // The History view's, the MCP servers & secrets view's and the project MCP offer's
     // commands are backends of their own (lib/history.ts, lib/secrets.ts, lib/project-mcp.ts),
-    // and so are the sign-in's (lib/sign-in.ts).
+    // and so are the sign-in's (lib/sign-in.ts) and the review panel's (lib/checkpoints.ts).
     const backend = {
       ...tauriBackend(),
       ...tauriHistoryBackend(),
@@ -37,6 +38,7 @@ describe('tauriBackend', () => {
       ...tauriProjectMcpBackend(),
       ...tauriSignInBackend(),
       ...tauriLoginBackend(),
+      ...tauriCheckpointsBackend(),
     };
     for (const [name, method] of Object.entries(backend)) {
       // The `on…` subscriptions are events, and the title is the window's: not commands.
@@ -73,6 +75,17 @@ describe('tauriBackend', () => {
     expect(invoke.mock.calls).toEqual([
       ['elicitation_answer', { session: 's1', requestId: 'e1', answer: { action: 'decline' } }],
       ['background_task_stop', { session: 's1', taskId: 'task-1' }],
+    ]);
+  });
+
+  // Tauri maps camelCase arguments to the commands' snake_case ones (`old_path`).
+  it('passes a checkpoint file’s old path as oldPath, and force as a boolean', async () => {
+    invoke.mockClear();
+    await tauriCheckpointsBackend().checkpointFile('s1', 2, 'b.txt', 'a.txt');
+    await tauriCheckpointsBackend().checkpointRevert('s1', 2, null, true);
+    expect(invoke.mock.calls).toEqual([
+      ['checkpoint_file', { session: 's1', turn: 2, path: 'b.txt', oldPath: 'a.txt' }],
+      ['checkpoint_revert', { session: 's1', turn: 2, file: null, force: true }],
     ]);
   });
 });

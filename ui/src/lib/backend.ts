@@ -8,15 +8,19 @@ import type { McpServersListing, SecretsBackend, SecretsListing } from './secret
 import type { ProjectMcpBackend } from './project-mcp';
 import type { SignInBackend } from './sign-in';
 import type { LoginBackend } from './login';
+import type { CheckpointsBackend } from './checkpoints';
 import type { AgentListing, CheckReport, InstallProgress, RegistryImported } from './agents';
 import { toUiError } from './backend-types';
 import type {
   AgentSession,
   AppEvent,
   AppInfo,
+  Changes,
+  CheckpointListing,
   CommandName,
   DesktopNotice,
   DragHover,
+  FileVersions,
   FolderChosen,
   HistoryEvents,
   HistoryHit,
@@ -30,6 +34,7 @@ import type {
   ProjectFiles,
   ProjectMcpOffer,
   RestoredSidebar,
+  RevertOutcome,
   SessionInfo,
   ShowRequest,
   SignInAnswer,
@@ -186,5 +191,19 @@ export function tauriLoginBackend(): LoginBackend {
     loginInput: (loginId, data) => run('login_input', { loginId, data }),
     loginResize: (loginId, cols, rows) => run('login_resize', { loginId, cols, rows }),
     loginCancel: (loginId) => run('login_cancel', { loginId }),
+  };
+}
+
+/** Review and undo over a session's checkpoints (src-tauri/src/commands.rs). */
+export function tauriCheckpointsBackend(): CheckpointsBackend {
+  return {
+    checkpointList: (session) => call<CheckpointListing>('checkpoint_list', { session }),
+    checkpointChanges: (session, turn) => call<Changes>('checkpoint_changes', { session, turn }),
+    checkpointFile: (session, turn, path, oldPath) =>
+      call<FileVersions>('checkpoint_file', { session, turn, path, oldPath }),
+    checkpointRevert: (session, turn, file, force) =>
+      call<RevertOutcome>('checkpoint_revert', { session, turn, file, force }),
+    checkpointRestore: (session, turn, force) =>
+      call<RevertOutcome>('checkpoint_restore', { session, turn, force }),
   };
 }

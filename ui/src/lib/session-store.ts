@@ -7,6 +7,7 @@ import type {
   AgentIdentity,
   AgentPromptEvent,
   BackgroundTaskInfo,
+  ChangeSummary,
   CommandInfo,
   ContentBlock,
   ContinuationOutcome,
@@ -108,7 +109,10 @@ export type Entry =
   /** The agent went on by itself (a cycle after a background task ended, `usage_update` with
    * origin `task-notification`): what follows it, up to the next turn, is not a reply to you. */
   | { type: 'autonomous'; key: number; quiet: boolean }
-  | { type: 'file'; key: number; path: string; created: boolean };
+  | { type: 'file'; key: number; path: string; created: boolean }
+  /** A turn's end was checkpointed and it changed files (`checkpoint`, phase `after`): the
+   * thread offers to review and undo step `turn` there. */
+  | { type: 'changes'; key: number; turn: number; summary: ChangeSummary };
 
 export interface SessionView {
   entries: Entry[];
@@ -164,6 +168,9 @@ export interface SessionView {
   /** The MCP servers the engine passed to the agent or skipped at the latest start or
    * continuation (`mcp-servers`); null before it said (or for an engine that does not). */
   mcpServers: McpServerReport[] | null;
+  /** The latest step checkpointed in this session (`checkpoint` events); null: none yet, so
+   * there is nothing to review. */
+  lastStep: number | null;
 }
 
 /** Kept output per terminal when the engine did not say (its default cap). */
@@ -198,6 +205,7 @@ export function emptyView(): SessionView {
     terminals: {},
     continued: null,
     mcpServers: null,
+    lastStep: null,
   };
 }
 
@@ -383,6 +391,14 @@ export class SessionStore {
   addError(message: string): void {
     const v = { ...this.view, entries: [...this.view.entries] };
     v.entries.push({ type: 'error', key: this.nextKey++, message, kind: null });
+    this.view = v;
+    for (const fn of this.listeners) fn(v);
+  }
+
+  /** Something the UI did that the thread should keep (an undo of a turn's changes). */
+  addNotice(title: string, description: string | null = null): void {
+    const v = { ...this.view, entries: [...this.view.entries] };
+    v.entries.push({ type: 'notice', key: this.nextKey++, severity: 'info', title, description });
     this.view = v;
     for (const fn of this.listeners) fn(v);
   }
@@ -696,6 +712,19 @@ export class SessionStore {
         }
         break;
       }
+      case 'checkpoint':
+        // (A failed checkpoint is said by the engine's warning notice beside it.)
+        if (ev.turn !== null && ev.turn !== undefined && !ev.error) {
+          v.lastStep = Math.max(v.lastStep ?? 0, ev.turn);
+          if (ev.phase === 'after' && ev.summary && ev.summary.files > 0)
+            this.push(v, {
+              type: 'changes',
+              key: this.nextKey++,
+              turn: ev.turn,
+              summary: ev.summary,
+            });
+        }
+        break;
       case 'unknown-update':
         // An update this client does not know: nothing to show (the audit log keeps it).
         break;
