@@ -137,7 +137,8 @@ class FakeFolder implements CheckpointsBackend {
   }
   private record(kind: StepInfo['kind'], undoes: number, o: RevertOutcome): RevertOutcome {
     if (o.outcome !== 'done') return o;
-    const { before, ...rest } = o as RevertOutcome & { before: Tree };
+    type Done = Extract<RevertOutcome, { outcome: 'done' }>;
+    const { before, ...rest } = o as Done & { before: Tree };
     this.steps.push({ turn: rest.step, kind, undoes, before, after: new Map(this.now) });
     return rest;
   }
