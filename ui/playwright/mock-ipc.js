@@ -79,9 +79,24 @@ import { readFileSync } from 'node:fs';
  *   `login`; without it, the defaults of MockLogin.
  * @property {MockQuestions} [questions] How `elicitation_answer` answers (by default: each
  *   answer settles the question `by: user`; a URL question agreed to is `awaitingCompletion`).
+ * @property {MockCheckpoints} [checkpoints] The review panel's commands (`checkpoint_*`) over
+ *   a model folder; without it, they answer `checkpoints-off`.
  * @property {boolean} [keepClose] Keep the CLI's closing `session-status: dead` ("Session
  *   closed.", the CLI ending the session as it exits) at the end of a recording. By default it
  *   is dropped: in the app the session stays open after its turns.
+ */
+
+/**
+ * A folder of text files and the steps of one session over it, as the shadow repository keeps
+ * them: `turns[i]` is what turn i+1 wrote (a null deletes the file). Reverts and restores
+ * follow the shell's rules: a file no longer as the step left it is a conflict (nothing is
+ * written) unless `force`; a revert that writes is a step of its own. The page exposes the
+ * model as `window.__acpMock.folder` (path to text): a test edits it to play the user.
+ * @typedef {object} MockCheckpoints
+ * @property {Record<string, string>} files The folder before the first turn.
+ * @property {Record<string, string | null>[]} turns
+ * @property {string[]} [unrestorable] Ignored files changed behind ACP Desk's back (the last
+ *   turn's).
  */
 
 /**
@@ -183,6 +198,7 @@ import { readFileSync } from 'node:fs';
  *   (folder-chosen, paths-dropped, drag-hover) to its listeners.
  * @property {Record<string, string>} keychain The mock keychain (name to value).
  * @property {unknown} [kept] The prompt `sign_in_keep_prompt` kept (PromptPart[]).
+ * @property {Record<string, string>} folder The model folder of MockCheckpoints, as it is now.
  */
 
 /**
@@ -252,8 +268,174 @@ export function installMockIpc(setup) {
       }
     },
     keychain: Object.fromEntries((options.secrets?.stored ?? []).map((n) => [n, 'stored-before'])),
+    folder: { ...(options.checkpoints?.files ?? {}) },
   };
   w.__acpMock = state;
+
+  // The checkpoints model (MockCheckpoints): each step keeps the folder before and after it.
+  /** @typedef {Record<string, string>} Tree */
+  /** @type {{ turn: number, kind: string, undoes: number | null, before: Tree, after: Tree }[]} */
+  const steps = [];
+  for (const edit of options.checkpoints?.turns ?? []) {
+    const before = { ...state.folder };
+    for (const [p, t] of Object.entries(edit)) {
+      if (t === null) delete state.folder[p];
+      else state.folder[p] = t;
+    }
+    steps.push({
+      turn: steps.length + 1,
+      kind: 'turn',
+      undoes: null,
+      before,
+      after: { ...state.folder },
+    });
+  }
+  // Lines added and removed, as a multiset of lines (enough for the tests' small edits; the
+  // shell counts git's diff).
+  const linesOf = (/** @type {string | undefined} */ t) =>
+    t ? t.split('\n').slice(0, t.endsWith('\n') ? -1 : undefined) : [];
+  /** @param {string | undefined} a @param {string | undefined} b */
+  function notIn(a, b) {
+    const left = linesOf(b);
+    let n = 0;
+    for (const l of linesOf(a)) {
+      const i = left.indexOf(l);
+      if (i < 0) n++;
+      else left.splice(i, 1);
+    }
+    return n;
+  }
+  /** @param {Tree} from @param {Tree} to */
+  function treeDiff(from, to) {
+    const paths = [...new Set([...Object.keys(from), ...Object.keys(to)])].sort();
+    return paths
+      .filter((p) => from[p] !== to[p])
+      .map((p) => ({
+        path: p,
+        status: !(p in from) ? 'added' : !(p in to) ? 'deleted' : 'modified',
+        added: notIn(to[p], from[p]),
+        removed: notIn(from[p], to[p]),
+        binary: false,
+      }));
+  }
+  /** @param {{ added: number, removed: number }[]} files */
+  const summaryOf = (files) => ({
+    files: files.length,
+    added: files.reduce((n, f) => n + f.added, 0),
+    removed: files.reduce((n, f) => n + f.removed, 0),
+  });
+  /** @param {unknown} turn */
+  function span(turn) {
+    if (!options.checkpoints)
+      throw { code: 'checkpoints-off', message: 'checkpoints are turned off in the settings' };
+    if (turn === null || turn === undefined)
+      return { from: steps[0]?.before ?? state.folder, to: state.folder };
+    const s = steps.find((x) => x.turn === turn);
+    if (!s)
+      throw { code: 'step-unknown', message: `no step ${turn} in this session's checkpoints` };
+    return { from: s.before, to: s.after };
+  }
+  /** Writes `target`'s version of `paths` unless one is no longer as `expected` has it. */
+  function undoFiles(
+    /** @type {Tree} */ target,
+    /** @type {string[]} */ paths,
+    /** @type {Tree} */ expected,
+    /** @type {boolean} */ force,
+    /** @type {string} */ kind,
+    /** @type {number} */ undoes,
+  ) {
+    const now = state.folder;
+    const conflicts = paths
+      .filter((p) => now[p] !== expected[p])
+      .map((p) => ({
+        path: p,
+        reason: !(p in now) ? 'deleted' : !(p in expected) ? 'created' : 'changed',
+      }));
+    if (conflicts.length > 0 && !force) return { outcome: 'conflicts', conflicts };
+    const write = paths.filter((p) => now[p] !== target[p]);
+    if (write.length === 0) return { outcome: 'unchanged' };
+    const before = { ...now };
+    for (const p of write) {
+      const t = target[p];
+      if (t === undefined) delete now[p];
+      else now[p] = t;
+    }
+    const step = steps.length + 1;
+    steps.push({ turn: step, kind, undoes, before, after: { ...now } });
+    return { outcome: 'done', step, files: write };
+  }
+  /** @param {string} cmd @param {Record<string, any>} args */
+  function checkpointCommand(cmd, args) {
+    switch (cmd) {
+      case 'checkpoint_list':
+        span(null);
+        return {
+          folder,
+          steps: steps.map((s) => ({
+            turn: s.turn,
+            kind: s.kind,
+            undoes: s.undoes,
+            at: '2026-12-03T08:00:00Z',
+            complete: true,
+            summary: summaryOf(treeDiff(s.before, s.after)),
+            undoneBy: steps
+              .filter((r) => r.kind === 'revert' && r.undoes === s.turn)
+              .map((r) => r.turn),
+          })),
+          storage: {
+            bytes: 5800 * steps.length + 40960,
+            budgetBytes: 2 * 1024 ** 3,
+            maxAgeDays: 30,
+            steps: steps.length,
+            sessions: 1,
+          },
+        };
+      case 'checkpoint_changes': {
+        const { from, to } = span(args.turn);
+        const files = treeDiff(from, to);
+        const last = args.turn !== null && args.turn === options.checkpoints?.turns.length;
+        return {
+          turn: args.turn,
+          files,
+          summary: summaryOf(files),
+          unrestorable: last ? (options.checkpoints?.unrestorable ?? []) : [],
+        };
+      }
+      case 'checkpoint_file': {
+        const { from, to } = span(args.turn);
+        const v = (/** @type {string | undefined} */ t) =>
+          t === undefined ? null : { text: t, bytes: t.length, binary: false };
+        const path = String(args.path);
+        return {
+          path,
+          before: v(from[args.oldPath ?? path]),
+          after: v(to[path]),
+          now: v(state.folder[path]),
+        };
+      }
+      case 'checkpoint_revert': {
+        const { from, to } = span(args.turn);
+        const paths = treeDiff(from, to)
+          .map((f) => f.path)
+          .filter((p) => args.file === null || p === args.file);
+        if (paths.length === 0)
+          throw {
+            code: 'step-unknown',
+            message: `\`${args.file}\` is not a file step ${args.turn} changed`,
+          };
+        return undoFiles(from, paths, to, args.force, 'revert', args.turn);
+      }
+      case 'checkpoint_restore': {
+        const { from } = span(args.turn);
+        const last = steps.at(-1)?.after ?? state.folder;
+        const paths = [...new Set([...Object.keys(from), ...Object.keys(state.folder)])].filter(
+          (p) => from[p] !== state.folder[p],
+        );
+        return undoFiles(from, paths, last, args.force, 'restore', args.turn);
+      }
+    }
+    return null;
+  }
 
   /** Questions asked and not settled, and each task as last sent, by id. */
   /** @type {Map<string, StreamEvent>} */
@@ -967,6 +1149,12 @@ export function installMockIpc(setup) {
       case 'sign_in_keep_prompt':
         state.kept = args.parts;
         return null;
+      case 'checkpoint_list':
+      case 'checkpoint_changes':
+      case 'checkpoint_file':
+      case 'checkpoint_revert':
+      case 'checkpoint_restore':
+        return checkpointCommand(cmd, args);
       case 'agents_open_settings':
       case 'open_settings_file':
       case 'close_session':
