@@ -64,8 +64,10 @@ async function open(page: Page, size = { width: 1280, height: 800 }, opts = {}) 
 }
 
 const panel = (page: Page) => page.locator('[data-review]');
+/** The mock's model folder (MockCheckpoints), as the page has it. */
+type WithFolder = { __acpMock: { folder: Record<string, string> } };
 const folderNow = (page: Page) =>
-  page.evaluate(() => ({ ...(window as any).__acpMock.folder }) as Record<string, string>);
+  page.evaluate(() => ({ ...(window as unknown as WithFolder).__acpMock.folder }));
 
 failOnPageErrors(test);
 
@@ -186,7 +188,8 @@ for (const size of [
     await open(page, size);
     // The user edits a file turn 1 wrote.
     await page.evaluate(() => {
-      (window as any).__acpMock.folder['src/main.rs'] = 'fn main() {\n    my_own_change();\n}\n';
+      (window as unknown as WithFolder).__acpMock.folder['src/main.rs'] =
+        'fn main() {\n    my_own_change();\n}\n';
     });
     await page.locator('[data-review-turn="1"]').click();
     await panel(page).locator('[data-undo-turn]').click();

@@ -279,7 +279,7 @@ export function installMockIpc(setup) {
   for (const edit of options.checkpoints?.turns ?? []) {
     const before = { ...state.folder };
     for (const [p, t] of Object.entries(edit)) {
-      if (t === null) delete state.folder[p];
+      if (t === null) Reflect.deleteProperty(state.folder, p);
       else state.folder[p] = t;
     }
     steps.push({
@@ -357,7 +357,7 @@ export function installMockIpc(setup) {
     const before = { ...now };
     for (const p of write) {
       const t = target[p];
-      if (t === undefined) delete now[p];
+      if (t === undefined) Reflect.deleteProperty(now, p);
       else now[p] = t;
     }
     const step = steps.length + 1;
