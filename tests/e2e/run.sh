@@ -20,7 +20,7 @@ cd "$(dirname "$0")/../.."
 target=$(realpath -m "${CARGO_TARGET_DIR:-target}")
 export ACP_DESK_APP=${ACP_DESK_APP:-$target/debug/acp-desk}
 export FAKE_DESKTOP=${FAKE_DESKTOP:-$target/debug/fake-desktop}
-tests=${E2E_TESTS:-tests/e2e/app.test.mjs tests/e2e/restart.test.mjs tests/e2e/history.test.mjs tests/e2e/agents.test.mjs tests/e2e/login-terminal.test.mjs tests/e2e/desktop.test.mjs tests/e2e/mcp.test.mjs tests/e2e/sign-in.test.mjs tests/e2e/elicitation.test.mjs}
+tests=${E2E_TESTS:-tests/e2e/app.test.mjs tests/e2e/restart.test.mjs tests/e2e/history.test.mjs tests/e2e/agents.test.mjs tests/e2e/login-terminal.test.mjs tests/e2e/desktop.test.mjs tests/e2e/mcp.test.mjs tests/e2e/sign-in.test.mjs tests/e2e/elicitation.test.mjs tests/e2e/checkpoints.test.mjs}
 plain=() desktop=() keychain=()
 for t in $tests; do
   case "$(basename "$t")" in desktop*) desktop+=("$t") ;; mcp* | sign-in*) keychain+=("$t") ;; *) plain+=("$t") ;; esac

@@ -176,22 +176,34 @@ export function conflictWords(c: RevertConflict): string {
   }
 }
 
-/** What an undo is called on its button and in what it said. */
-export function actionWords(a: UndoAction): string {
-  if (a.kind === 'file') return `Undo ${a.path} (turn ${a.turn})`;
-  if (a.kind === 'turn') return `Undo turn ${a.turn}`;
-  return `Restore the folder to before turn ${a.turn}`;
+/** "turn 3", or "step 5" for a revert or restore (they are steps, not the agent's turns). */
+export function stepName(turn: number, steps: readonly StepInfo[] = []): string {
+  const kind = steps.find((s) => s.turn === turn)?.kind ?? 'turn';
+  return `${kind === 'turn' ? 'turn' : 'step'} ${turn}`;
 }
 
-function doneWords(a: UndoAction, outcome: Extract<RevertOutcome, { outcome: 'done' }>): string {
+/** What an undo is called on its button and in what it said. */
+export function actionWords(a: UndoAction, steps: readonly StepInfo[] = []): string {
+  const name = stepName(a.turn, steps);
+  if (a.kind === 'file') return `Undo ${a.path} (${name})`;
+  if (a.kind === 'turn') return `Undo ${name}`;
+  return `Restore the folder to before ${name}`;
+}
+
+function doneWords(
+  a: UndoAction,
+  outcome: Extract<RevertOutcome, { outcome: 'done' }>,
+  steps: readonly StepInfo[],
+): string {
   const n = outcome.files.length;
   const files = n === 1 ? '1 file' : `${n} files`;
+  const name = stepName(a.turn, steps);
   const what =
     a.kind === 'file'
-      ? `Put ${a.path} back as it was before turn ${a.turn}`
+      ? `Put ${a.path} back as it was before ${name}`
       : a.kind === 'turn'
-        ? `Undid turn ${a.turn}: ${files} put back`
-        : `Restored the folder to before turn ${a.turn}: ${files} written or removed`;
+        ? `Undid ${name}: ${files} put back`
+        : `Restored the folder to before ${name}: ${files} written or removed`;
   const skipped =
     outcome.skipped && outcome.skipped.length > 0
       ? ` Left as they are: ${outcome.skipped.join(', ')} (submodules).`
@@ -223,6 +235,10 @@ export class ReviewController {
   private set(patch: Partial<ReviewView>): void {
     this.view = { ...this.view, ...patch };
     for (const fn of this.listeners) fn(this.view);
+  }
+
+  private get steps(): readonly StepInfo[] {
+    return this.view.listing?.steps ?? [];
   }
 
   get isOpen(): boolean {
@@ -336,7 +352,7 @@ export class ReviewController {
     if (!c) return;
     this.set({
       conflict: null,
-      said: `Nothing was changed: ${actionWords(c.action).toLowerCase()} was not done.`,
+      said: `Nothing was changed: ${actionWords(c.action, this.steps).toLowerCase()} was not done.`,
     });
   }
 
@@ -359,7 +375,7 @@ export class ReviewController {
       if (this.view.session !== session) return;
       this.set({
         busy: false,
-        undoError: `${actionWords(action)} failed, and no file was changed: ${errorText(toUiError(e))}`,
+        undoError: `${actionWords(action, this.steps)} failed, and no file was changed: ${errorText(toUiError(e))}`,
       });
       return;
     }
@@ -372,8 +388,8 @@ export class ReviewController {
     }
     const said =
       outcome.outcome === 'unchanged'
-        ? `${actionWords(action)}: the files are already as they were; nothing was written.`
-        : doneWords(action, outcome);
+        ? `${actionWords(action, this.steps)}: the files are already as they were; nothing was written.`
+        : doneWords(action, outcome, this.steps);
     this.set({ busy: false, conflict: null, said });
     if (outcome.outcome === 'done') this.onundone?.(session, said);
     await this.load(this.view.scope);
