@@ -194,6 +194,10 @@ describe('ACP Desk, review and undo of a real folder, end to end', () => {
       "After the turn written by the agent's own tool",
       `Now ${edited.trim()}`,
     ]);
+    assert.equal(
+      await text(`${conflict} [data-conflict-file="direct-notes.txt"] [data-undo-does]`),
+      'It did not exist before the turn: Overwrite anyway deletes it.',
+    );
     assert.equal(readFileSync(join(project, 'direct-notes.txt'), 'utf8'), edited);
     await shotsOf('checkpoints-conflict');
     await click(`${conflict} [data-keep-mine]`);

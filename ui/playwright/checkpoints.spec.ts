@@ -156,12 +156,12 @@ test('Undo turn puts its files back; the undo is a step, and undoing it redoes t
   ).toEqual([{ session: SID, turn: 1, file: null, force: false }]);
   await panel(page).locator('[data-scope="3"]').click();
   await panel(page).locator('[data-undo-turn]').click();
-  await expect(panel(page).locator('[data-review-said]')).toContainText('Undid turn 3');
+  await expect(panel(page).locator('[data-review-said]')).toContainText('Undid step 3');
   expect(await folderNow(page)).toEqual(before);
   await page.keyboard.press('Escape');
   // The thread keeps what was undone.
   await expect(page.locator('[data-entry="notice"]').last()).toContainText(
-    'Undid turn 3: 2 files put back.',
+    'Undid step 3: 2 files put back.',
   );
 });
 
@@ -203,6 +203,9 @@ for (const size of [
       /After the turn\s*fn main\(\) \{\s*println!\("hello, world"\);/,
       /Now\s*fn main\(\) \{\s*my_own_change\(\);/,
     ]);
+    await expect(file.locator('[data-undo-does]')).toHaveText(
+      'Overwrite anyway puts back the version from before the turn.',
+    );
     expect((await folderNow(page))['src/greet.rs']).toBeDefined();
     await expect(dialog.locator('[data-keep-mine]')).toBeFocused();
     await shot(page, `checkpoints-conflict-${size.width}x${size.height}`);
@@ -222,6 +225,9 @@ for (const size of [
     expect(
       (await calls(page)).filter((c) => c.cmd === 'checkpoint_revert').map((c) => c.args.force),
     ).toEqual([false, false, true]);
+    // The question went with the focus in it: Esc still reaches the panel.
+    await page.keyboard.press('Escape');
+    await expect(panel(page)).toHaveCount(0);
   });
 }
 
