@@ -10,6 +10,10 @@
 // - Restore to before turn 1 (from the header's Changes, after a yes) puts the folder back
 //   byte for byte (every file's hash, and no folder left behind); the restore is a step of its
 //   own, so undoing it brings turn 1's files back.
+// - A real agent: claude-code-acp (tests/real-agents' pinned copy, against its scripted model
+//   server) edits edit.txt, writes new.txt and runs a shell command that writes out.txt in one
+//   turn, each allowed in the window's permission dialog; the turn's review lists the three,
+//   and Undo turn 1 puts the folder back byte for byte.
 // Screenshots of the panel and the conflict at 1280x800 and 800x600 (E2E_SCREENSHOTS).
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -22,8 +26,10 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { launchApp, turn } from './lib.mjs';
 
@@ -239,5 +245,126 @@ describe('ACP Desk, review and undo of a real folder, end to end', () => {
       notices.some((n) => n.startsWith('Undid step 4')),
       `the thread says the undo: ${notices.join(' | ')}`,
     );
+  });
+});
+
+const repo = resolve(import.meta.dirname, '..', '..');
+const realAgents = join(repo, 'tests', 'real-agents');
+const agentJs = join(
+  realAgents,
+  'node_modules',
+  '@zed-industries',
+  'claude-code-acp',
+  'dist',
+  'index.js',
+);
+
+describe('a real agent’s turn (claude-code-acp), undone from the window', () => {
+  const config = process.env.ACP_DESK_CONFIG_DIR ?? '';
+  const work = realpathSync(mkdtempSync(join(tmpdir(), 'acp-desk-e2e-real-')));
+  const proj = join(work, 'proj');
+  let server;
+  let initial;
+
+  before(async () => {
+    assert.ok(
+      existsSync(agentJs),
+      `claude-code-acp is not installed: run (cd tests/real-agents && npm ci) (${agentJs})`,
+    );
+    mkdirSync(proj);
+    // What tests/real-agents/run.sh's projects hold: the scripted model edits `colour = red`.
+    writeFileSync(join(proj, 'edit.txt'), 'title: test\ncolour = red\nend\n');
+    writeFileSync(join(proj, 'notes.txt'), 'notes of the user\n');
+    initial = tree(proj);
+    const portFile = join(work, 'port');
+    server = spawn(
+      process.execPath,
+      [
+        join(realAgents, 'fake-anthropic.mjs'),
+        '--port-file',
+        portFile,
+        '--log',
+        join(work, 'requests.jsonl'),
+      ],
+      { stdio: 'ignore' },
+    );
+    for (let i = 0; i < 100 && !existsSync(portFile); i++)
+      await new Promise((r) => setTimeout(r, 100));
+    const port = readFileSync(portFile, 'utf8').trim();
+    assert.ok(port, 'the scripted model server started');
+    mkdirSync(join(work, 'home'));
+    mkdirSync(config, { recursive: true });
+    writeFileSync(
+      join(config, 'settings.json'),
+      JSON.stringify({
+        agent_servers: {
+          'claude-real': {
+            command: process.execPath,
+            args: [agentJs],
+            // A home of its own and the scripted model: nothing of the machine's Claude leaks in.
+            env: {
+              HOME: join(work, 'home'),
+              ANTHROPIC_BASE_URL: `http://127.0.0.1:${port}`,
+              ANTHROPIC_API_KEY: 'test',
+              DISABLE_TELEMETRY: '1',
+              DISABLE_AUTOUPDATER: '1',
+              DISABLE_ERROR_REPORTING: '1',
+              CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+              IS_SANDBOX: '1',
+              CLAUDE_CODE_MAX_RETRIES: '1',
+            },
+          },
+        },
+      }),
+    );
+    rmSync(join(process.env.ACP_DESK_DATA_DIR ?? '', 'state.json'), { force: true });
+    browser = await launchApp(['--agent', 'claude-real', proj]);
+    const status = await $('.session-header .status');
+    await status.waitForExist({ timeout: 30000 });
+    await browser.waitUntil(async () => (await status.getAttribute('data-status')) === 'ready', {
+      timeout: 60000,
+      timeoutMsg: 'claude-code-acp never became ready',
+    });
+    const notice = await $('[data-desktop-notice] button');
+    if (await notice.isExisting()) await notice.click();
+  });
+
+  after(async () => {
+    await browser?.deleteSession().catch(() => undefined);
+    server?.kill();
+    rmSync(join(config, 'settings.json'), { force: true });
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  it('edits, writes and runs a command in one turn; Undo turn 1 puts every byte back', async () => {
+    const box = await $('#composer');
+    await box.waitForEnabled({ timeout: 20000 });
+    await box.setValue('change the project three ways');
+    await (await $('#send')).click();
+    // Each of its tools asks first: allow them as they come, until the turn's review is offered.
+    const review = await $('[data-review-turn="1"]');
+    await browser.waitUntil(
+      async () => {
+        const allow = await $('[data-permission] [data-option-kind="allow_once"]');
+        if (await allow.isExisting()) await allow.click().catch(() => undefined);
+        return review.isExisting();
+      },
+      { timeout: 120000, interval: 500, timeoutMsg: 'the turn ended without “Review changes”' },
+    );
+    assert.match(await text('[data-review-turn="1"]'), /^Review changes · 3 files \+\d+ −\d+$/);
+    assert.equal(readFileSync(join(proj, 'out.txt'), 'utf8'), 'hi-from-bash\n');
+    await click('[data-review-turn="1"]');
+    await browser.waitUntil(async () => (await texts(`${PANEL} [data-file]`)).length === 3, {
+      timeout: 10000,
+      timeoutMsg: 'the panel did not list the turn’s three files',
+    });
+    const files = await texts(`${PANEL} [data-file]`);
+    assert.match(files[0], /^edit\.txt changed \+1 −1$/);
+    assert.match(files[1], /^new\.txt created \+1 −0$/);
+    assert.match(files[2], /^out\.txt created \+1 −0$/);
+    await shot('checkpoints-real-agent-1100x760.png');
+    await click(`${PANEL} [data-undo-turn]`);
+    assert.match(await said(), /^Undid turn 1: 3 files put back\./);
+    assert.deepEqual(tree(proj), initial, 'the folder is byte for byte as before the turn');
   });
 });
