@@ -31,7 +31,7 @@ import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { launchApp, turn } from './lib.mjs';
+import { launchApp, resizeWindow, saveShot, turn } from './lib.mjs';
 
 const shots = process.env.E2E_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), 'acp-desk-shots-'));
 mkdirSync(shots, { recursive: true });
@@ -82,25 +82,10 @@ async function click(selector) {
 }
 
 /** The window at `w`x`h` (the page's viewport follows). */
-async function resize(w, h) {
-  await browser.setWindowSize(w, h);
-  await browser.waitUntil(
-    async () => {
-      const [iw, ih] = await browser.execute(() => [window.innerWidth, window.innerHeight]);
-      return iw <= w && ih <= h && iw > w - 40 && ih > h - 120;
-    },
-    { timeout: 5000, timeoutMsg: `the window did not become ${w}x${h}` },
-  );
-}
+const resize = (w, h) => resizeWindow(browser, w, h);
 
-/** A screenshot once the compositor caught up (see elicitation.test.mjs). */
-async function shot(file) {
-  await browser.execute(
-    () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))),
-  );
-  await browser.pause(300);
-  await browser.saveScreenshot(join(shots, file));
-}
+/** A screenshot once the compositor caught up (lib.mjs). */
+const shot = (file) => saveShot(browser, join(shots, file));
 
 async function shotsOf(name) {
   await shot(`${name}-${size.width}x${size.height}.png`);

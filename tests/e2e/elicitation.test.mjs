@@ -18,7 +18,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { lastEntry as lastEntryIn, launchApp } from './lib.mjs';
+import { lastEntry as lastEntryIn, launchApp, resizeWindow, saveShot } from './lib.mjs';
 
 const shots = process.env.E2E_SCREENSHOTS ?? mkdtempSync(join(tmpdir(), 'acp-desk-shots-'));
 mkdirSync(shots, { recursive: true });
@@ -161,28 +161,10 @@ async function stopTurn() {
 }
 
 /** The window at `w`x`h` (the page's viewport follows). */
-async function resize(w, h) {
-  await browser.setWindowSize(w, h);
-  await browser.waitUntil(
-    async () => {
-      const [iw, ih] = await browser.execute(() => [window.innerWidth, window.innerHeight]);
-      return iw <= w && ih <= h && iw > w - 40 && ih > h - 120;
-    },
-    { timeout: 5000, timeoutMsg: `the window did not become ${w}x${h}` },
-  );
-}
+const resize = (w, h) => resizeWindow(browser, w, h);
 
-/** Saves a screenshot of the window as it is now. WebKitWebDriver's screenshot is the last
- * frame the compositor finished, which lags the DOM (a scroll, a resize: a stale or half-black
- * picture), and no page event says a frame reached the screen: two animation frames, then a
- * short settle. */
-async function shot(file) {
-  await browser.execute(
-    () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))),
-  );
-  await browser.pause(300);
-  await browser.saveScreenshot(join(shots, file));
-}
+/** A screenshot once the compositor caught up (lib.mjs). */
+const shot = (file) => saveShot(browser, join(shots, file));
 
 /** Screenshots the window at its default size and at 800x600, then back to the default. */
 async function shotsOf(name, check = async () => {}) {

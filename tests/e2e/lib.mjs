@@ -79,3 +79,27 @@ export async function turn(browser, words) {
     { timeout: 30000, timeoutMsg: `the turn for “${words}” did not end` },
   );
 }
+
+/** The window at `w`x`h`, once the page's viewport followed. */
+export async function resizeWindow(browser, w, h) {
+  await browser.setWindowSize(w, h);
+  await browser.waitUntil(
+    async () => {
+      const [iw, ih] = await browser.execute(() => [window.innerWidth, window.innerHeight]);
+      return iw <= w && ih <= h && iw > w - 40 && ih > h - 120;
+    },
+    { timeout: 5000, timeoutMsg: `the window did not become ${w}x${h}` },
+  );
+}
+
+/** Saves a screenshot of the window as it is now. WebKitWebDriver's screenshot is the last
+ * frame the compositor finished, which lags the DOM (a scroll, a resize: a stale or half-black
+ * picture), and no page event says a frame reached the screen: two animation frames, then a
+ * short settle. */
+export async function saveShot(browser, path) {
+  await browser.execute(
+    () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))),
+  );
+  await browser.pause(300);
+  await browser.saveScreenshot(path);
+}

@@ -5,26 +5,12 @@
 // and a cycle the agent started on its own (`usage_update` origin `task-notification`) is
 // marked in the thread as not a reply to the user. Screenshots at 800x600 and 1280x800.
 import { expect, test, type Page } from '@playwright/test';
-import { collectEntries, failOnPageErrors, frame, sel, shot } from './hooks';
+import { collectEntries, demoStart, failOnPageErrors, frame, sel, shot } from './hooks';
 import { fileURLToPath } from 'node:url';
 import { calls, readTranscript, replay, type StreamEvent } from './mock-ipc.js';
 
 const SID = 's-tasks';
-const start: StreamEvent[] = [
-  { kind: 'session-status', sessionId: SID, status: 'starting', agent: { launchName: 'demo' } },
-  {
-    kind: 'session-status',
-    sessionId: SID,
-    status: 'ready',
-    agent: {
-      launchName: 'demo',
-      name: 'acp-desk-demo-agent',
-      title: 'ACP Desk demo agent',
-      version: '0.1.0',
-      acpSessionId: 'demo-session-1',
-    },
-  },
-];
+const start = demoStart(SID);
 
 const build = {
   taskId: 'task-1',

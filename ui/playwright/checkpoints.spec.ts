@@ -5,25 +5,11 @@
 // changed since is a conflict shown in its three versions, kept or overwritten; a restore asks
 // first; Esc closes what is on top; refusals say why. Screenshots at 800x600 and 1280x800.
 import { expect, test, type Page } from '@playwright/test';
-import { failOnPageErrors, shot } from './hooks';
+import { demoStart, failOnPageErrors, shot } from './hooks';
 import { calls, replay, type StreamEvent } from './mock-ipc.js';
 
 const SID = 's-review';
-const start: StreamEvent[] = [
-  { kind: 'session-status', sessionId: SID, status: 'starting', agent: { launchName: 'demo' } },
-  {
-    kind: 'session-status',
-    sessionId: SID,
-    status: 'ready',
-    agent: {
-      launchName: 'demo',
-      name: 'acp-desk-demo-agent',
-      title: 'ACP Desk demo agent',
-      version: '0.1.0',
-      acpSessionId: 'demo-session-1',
-    },
-  },
-];
+const start = demoStart(SID);
 
 const files = {
   'src/main.rs': 'fn main() {\n    println!("hello");\n}\n',

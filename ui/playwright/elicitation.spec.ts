@@ -6,27 +6,13 @@
 // 1280x800.
 import { expect, test, type Page } from '@playwright/test';
 import { fileURLToPath } from 'node:url';
-import { collectEntries, failOnPageErrors, frame, sel, shot } from './hooks';
+import { collectEntries, demoStart, failOnPageErrors, frame, sel, shot } from './hooks';
 import { calls, readTranscript, replay, type StreamEvent } from './mock-ipc.js';
 
 const SID = 's-elicit';
 const DIALOG = '[role="dialog"][data-elicitation]';
 
-const start: StreamEvent[] = [
-  { kind: 'session-status', sessionId: SID, status: 'starting', agent: { launchName: 'demo' } },
-  {
-    kind: 'session-status',
-    sessionId: SID,
-    status: 'ready',
-    agent: {
-      launchName: 'demo',
-      name: 'acp-desk-demo-agent',
-      title: 'ACP Desk demo agent',
-      version: '0.1.0',
-      acpSessionId: 'demo-session-1',
-    },
-  },
-];
+const start = demoStart(SID);
 const turn = (text: string): StreamEvent[] => [
   { kind: 'turn-start', sessionId: SID, prompt: [{ type: 'text', text }] },
   { kind: 'text-delta', sessionId: SID, text: 'I need a few details first.', messageId: 'm1' },

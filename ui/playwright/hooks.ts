@@ -348,3 +348,22 @@ export async function frame(page: Page, events: StreamEvent[]): Promise<void> {
     events,
   );
 }
+
+/** A demo agent session's start, as the engine reports it: starting, then ready. */
+export function demoStart(sessionId: string): StreamEvent[] {
+  return [
+    { kind: 'session-status', sessionId, status: 'starting', agent: { launchName: 'demo' } },
+    {
+      kind: 'session-status',
+      sessionId,
+      status: 'ready',
+      agent: {
+        launchName: 'demo',
+        name: 'acp-desk-demo-agent',
+        title: 'ACP Desk demo agent',
+        version: '0.1.0',
+        acpSessionId: 'demo-session-1',
+      },
+    },
+  ];
+}
