@@ -48,6 +48,9 @@ pub(in crate::session) struct Before {
 pub(in crate::session) struct After {
     turn: u32,
     result: Result<crate::checkpoint::ChangeSummary, String>,
+    /// Answered once the event is out, so that a caller who stops reading events at its
+    /// answer (the CLI) still sees how to review and undo the turn.
+    reply: Option<(PromptReply, TurnOutcome)>,
 }
 
 impl Owner {
@@ -173,7 +176,8 @@ impl Owner {
     }
 
     /// The turn ended: its `after` checkpoint, off the owner ([`Done::CheckpointAfter`]);
-    /// `prompt()`'s caller gets `reply` once it is taken, even when the session ends meanwhile.
+    /// `prompt()`'s caller gets `reply` once its event is out, or once it is taken when the
+    /// session ends meanwhile.
     pub(super) fn checkpoint_after_turn(
         &mut self,
         cp: TurnCheckpoint,
@@ -206,8 +210,16 @@ impl Owner {
                 Ok(r) => r.map_err(|e| e.to_string()),
                 Err(e) => Err(format!("the checkpoint failed unexpectedly: {e}")),
             };
-            let _ = tx.send(Done::CheckpointAfter(After { turn, result }));
-            if let Some(reply) = reply {
+            let after = After {
+                turn,
+                result,
+                reply: reply.map(|r| (r, outcome)),
+            };
+            // The session ended meanwhile: the caller still gets its answer.
+            if let Err(tokio::sync::mpsc::error::SendError(Done::CheckpointAfter(after))) =
+                tx.send(Done::CheckpointAfter(after))
+                && let Some((reply, outcome)) = after.reply
+            {
                 let _ = reply.send(Ok(outcome));
             }
             // Within the settings' budget and age, once a session, after the turn has its
@@ -255,6 +267,9 @@ impl Owner {
             }
         };
         self.emit(ev);
+        if let Some((reply, outcome)) = after.reply {
+            let _ = reply.send(Ok(outcome));
+        }
     }
 
     /// What a write through us needs to save first (on the blocking pool, before the write):
