@@ -29,7 +29,7 @@ pub fn history_recorder(state: &AppState) -> Option<&Arc<HistoryRecorder>> {
 /// the settings file, the folders and the history: on the blocking pool.
 pub async fn restored_sessions(state: &AppState) -> Result<RestoredSidebar, IpcError> {
     let recorder = state.recorder.clone();
-    tauri::async_runtime::spawn_blocking(move || {
+    let sidebar = tauri::async_runtime::spawn_blocking(move || {
         // The file is read when the app starts: this waits at most for that.
         let app_state = recorder
             .and_then(|r| r.state(Duration::from_secs(5)))
@@ -47,7 +47,17 @@ pub async fn restored_sessions(state: &AppState) -> Result<RestoredSidebar, IpcE
         }
     })
     .await
-    .map_err(|e| IpcError::task_failed("read the sessions of the last run", &e))
+    .map_err(|e| IpcError::task_failed("read the sessions of the last run", &e))?;
+    // Their checkpoints can be reviewed and undone before their agents start again.
+    for s in &sidebar.sessions {
+        if let Some(id) = &s.session_id {
+            state
+                .sessions
+                .registry()
+                .know_stored(id, PathBuf::from(&s.folder));
+        }
+    }
+    Ok(sidebar)
 }
 
 /// Saves the sidebar (its sessions in order, the one shown) for the next start.

@@ -295,4 +295,31 @@ async fn the_registry_reviews_and_undoes_and_refuses_while_a_turn_runs() {
     );
     assert_eq!(list.steps[0].undone_by, [3]);
     registry.close(&id).await.unwrap();
+
+    // The next start of the app, the session restored without its agent: unknown until the
+    // front end says where its folder is, then reviewed and undone as before. It goes by its
+    // history id: the engine's, which its checkpoints carry.
+    let id = h.id().to_owned();
+    let next = Registry::new(tokio::runtime::Handle::current());
+    next.take_checkpoints(Some(root.join("checkpoints")));
+    let unknown = next.checkpoint_list(&id).await.unwrap_err();
+    assert!(
+        matches!(unknown, AppError::SessionUnknown(_)),
+        "{unknown:?}"
+    );
+    next.know_stored(&id, project.clone());
+    assert_eq!(next.checkpoint_list(&id).await.unwrap().steps.len(), 4);
+    let r = next.checkpoint_revert(&id, 4, None, false).await.unwrap();
+    assert!(matches!(r, RevertOutcome::Done { .. }), "{r:?}");
+    assert_eq!(
+        std::fs::read_to_string(project.join("direct-notes.txt")).unwrap(),
+        "before the turn\n"
+    );
+    assert!(!project.join("direct-folder").exists());
+    // A session that took no checkpoints there: said so, and no shadow repository is made.
+    let elsewhere = root.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    next.know_stored("another", elsewhere);
+    let none = next.checkpoint_list("another").await.unwrap_err();
+    assert!(none.to_string().contains("took no checkpoints"), "{none}");
 }

@@ -263,3 +263,32 @@ test('without checkpoints the panel says why', async ({ page }) => {
     /The changes cannot be shown\.\s*checkpoints are turned off in the settings/,
   );
 });
+
+test('a session restored from the last run is reviewed and undone before its agent starts', async ({
+  page,
+}) => {
+  await page.setViewportSize({ width: 1280, height: 800 });
+  const restored = {
+    sessions: [
+      { sessionId: SID, folder: '/home/demo/project', agent: 'demo', draft: '', events: thread },
+    ],
+    shown: 0,
+    startAtOnce: false,
+  };
+  await replay(page, [], { folder: null, sessionId: SID, restored, checkpoints: { files, turns } });
+  await page.goto('/');
+  await expect(page.locator('.session-header .status')).toHaveAttribute('data-status', 'stored');
+  await page.locator('[data-review-turn="2"]').click();
+  await panel(page).locator('[data-undo-turn]').click();
+  await expect(panel(page).locator('[data-review-said]')).toContainText('Undid turn 2');
+  expect((await folderNow(page))['old.txt']).toBe(files['old.txt']);
+  // Under its history id, and no agent was started for it.
+  const seen = await calls(page);
+  expect(seen.find((c) => c.cmd === 'checkpoint_revert')?.args).toEqual({
+    session: SID,
+    turn: 2,
+    file: null,
+    force: false,
+  });
+  expect(seen.filter((c) => c.cmd === 'open_session' || c.cmd === 'continue_session')).toEqual([]);
+});

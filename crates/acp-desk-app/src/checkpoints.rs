@@ -61,13 +61,55 @@ impl Registry {
         })
     }
 
+    /// A stored session the front end shows without an agent (one restored at start): its
+    /// checkpoints, under its history id in `folder`, can be reviewed and undone as a live
+    /// session's. Only a folder with checkpoints of that very session is ever opened.
+    pub fn know_stored(&self, id: &str, folder: PathBuf) {
+        lock(&self.stored).insert(id.to_owned(), folder);
+    }
+
+    /// [`Registry::with_checkpoints`] for a session [`Registry::know_stored`] knows.
+    async fn with_stored_checkpoints<T: Send + 'static>(
+        &self,
+        id: &str,
+        folder: PathBuf,
+        work: impl FnOnce(&Checkpoints, &str) -> Result<T, CheckpointError> + Send + 'static,
+    ) -> Result<T, AppError> {
+        let Some(base) = lock(&self.checkpoints).clone() else {
+            return Err(AppError::CheckpointsOff(
+                "checkpoints are off in this front end".into(),
+            ));
+        };
+        let id = id.to_owned();
+        tokio::task::spawn_blocking(move || {
+            let Some(repo) = open_existing(&base, &folder)? else {
+                return Err(AppError::StepUnknown(
+                    "this session took no checkpoints of its folder (they were off, or dropped)"
+                        .into(),
+                ));
+            };
+            Ok(work(&repo, &id)?)
+        })
+        .await
+        .map_err(|e| AppError::Internal(format!("the checkpoint work failed: {e}")))?
+    }
+
     /// Runs `work` on the session's folder's checkpoints, on the blocking pool.
     async fn with_checkpoints<T: Send + 'static>(
         &self,
         id: &str,
         work: impl FnOnce(&Checkpoints, &str) -> Result<T, CheckpointError> + Send + 'static,
     ) -> Result<T, AppError> {
-        let session = self.get(id)?;
+        let session = match self.get(id) {
+            Ok(s) => s,
+            Err(e) => {
+                let stored = lock(&self.stored).get(id).cloned();
+                return match stored {
+                    Some(folder) => self.with_stored_checkpoints(id, folder, work).await,
+                    None => Err(e),
+                };
+            }
+        };
         let options = session.relaunch.1.clone();
         let Some(cp) = options.checkpoints.clone() else {
             return Err(AppError::CheckpointsOff(
@@ -169,17 +211,29 @@ impl Registry {
 /// repository is then left for pruning).
 pub fn drop_session_checkpoints(folder: &std::path::Path, session: &str) -> Result<bool, AppError> {
     let base = acp_desk_core::paths::checkpoints_dir();
-    let root = folder
-        .canonicalize()
-        .unwrap_or_else(|_| folder.to_path_buf());
-    if !Checkpoints::shadow_dir(&base, &root).exists() || !root.is_dir() {
+    let Some(repo) = open_existing(&base, folder)? else {
         return Ok(false);
+    };
+    repo.delete_session(session)?;
+    Ok(true)
+}
+
+/// The checkpoints of `folder` under `base` when it has a shadow repository (one is never made
+/// here); `None` when it has none or the folder is gone. Blocking.
+fn open_existing(
+    base: &std::path::Path,
+    folder: &std::path::Path,
+) -> Result<Option<Checkpoints>, AppError> {
+    let Ok(root) = folder.canonicalize() else {
+        return Ok(None);
+    };
+    if !Checkpoints::shadow_dir(base, &root).exists() || !root.is_dir() {
+        return Ok(None);
     }
+    // Reviewing and undoing what was taken needs no new checkpoints to be on.
     let settings = acp_desk_core::checkpoint::CheckpointSettings {
         enabled: true,
         ..acp_desk_core::settings::load().settings.checkpoints
     };
-    let repo = Checkpoints::open(&base, &root, &settings, None, &[])?;
-    repo.delete_session(session)?;
-    Ok(true)
+    Ok(Some(Checkpoints::open(base, &root, &settings, None, &[])?))
 }

@@ -243,6 +243,10 @@ pub struct Registry {
     /// Where sessions opened without their own checkpoint options take checkpoints
     /// ([`Registry::take_checkpoints`]); `None`: they take none.
     pub(crate) checkpoints: Mutex<Option<std::path::PathBuf>>,
+    /// Stored sessions the front end shows without an agent (restored at start), by their
+    /// history id: their folder, so that their checkpoints can be reviewed and undone
+    /// ([`Registry::know_stored`]).
+    pub(crate) stored: Mutex<BTreeMap<String, PathBuf>>,
 }
 
 /// Resolves an agent name over every source (settings, manifests, registry, built-in) to how
@@ -310,6 +314,7 @@ impl Registry {
             observers: Mutex::new(Vec::new()),
             kept: Default::default(),
             checkpoints: Mutex::new(None),
+            stored: Mutex::new(BTreeMap::new()),
         }
     }
 
