@@ -90,7 +90,7 @@ impl Checkpoints {
             root.display()
         )))?;
         let shadow = Self::shadow_dir(base, &root);
-        std::fs::create_dir_all(&shadow).map_err(CheckpointError::io(format!(
+        private_dirs(&shadow).map_err(CheckpointError::io(format!(
             "could not create {}",
             shadow.display()
         )))?;
@@ -507,4 +507,17 @@ fn user_excludes_file(git: &Path) -> Option<PathBuf> {
             .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
         Some(config.join("git").join("ignore"))
     })
+}
+
+/// Creates `dir` and its missing parents readable by the user only: the copies of every
+/// checkpointed file (`.env` included, when not ignored) live there.
+fn private_dirs(dir: &Path) -> std::io::Result<()> {
+    let mut b = std::fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        b.mode(0o700);
+    }
+    b.create(dir)
 }

@@ -938,3 +938,21 @@ fn restore_sees_an_outside_chmod() {
         .mode();
     assert_eq!(mode & 0o7777, 0o600);
 }
+
+#[test]
+fn the_copies_are_kept_where_only_the_user_reads() {
+    let Some(fx) = fixture(base_tree) else { return };
+    let base = fx._data.path().join("nested/checkpoints");
+    let cp = Checkpoints::open(
+        &base,
+        fx.root(),
+        &CheckpointSettings::default(),
+        find_git(),
+        &[],
+    )
+    .unwrap();
+    for dir in [Checkpoints::shadow_dir(&base, cp.root()), base.clone()] {
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700, "{}", dir.display());
+    }
+}
