@@ -252,6 +252,16 @@ impl Checkpoints {
             crate::atomic_file::unique_suffix()
         ));
         let mut temps: Vec<Option<PathBuf>> = Vec::new();
+        let replaced: std::collections::BTreeSet<&str> =
+            targets.iter().map(|t| t.rel.as_str()).collect();
+        for t in targets {
+            if let Some(link) = linked_folder(&self.root, &t.rel, &replaced) {
+                return Err(CheckpointError::Apply(format!(
+                    "`{}`: its folder `{link}` is a link now, and ACP Desk does not write through a link (it could lead out of the project folder); nothing was changed: make `{link}` a folder again, then try again",
+                    t.rel
+                )));
+            }
+        }
         let prepared = (|| {
             for t in targets {
                 let path = self.root.join(&t.rel);
@@ -299,9 +309,25 @@ impl Checkpoints {
         }
         let mut log: Vec<Op> = Vec::new();
         if let Err((rel, e)) = self.swap_all(targets, &temps, &staging, &mut log) {
-            roll_back(&mut log);
-            clean_temps(&temps);
-            return Err(apply_error(&rel, &e));
+            let stranded = roll_back(&mut log);
+            if stranded.is_empty() {
+                clean_temps(&temps);
+                return Err(apply_error(&rel, &e));
+            }
+            // The staging folder holds the user's own files now: it stays.
+            for t in temps.iter().flatten() {
+                let _ = std::fs::remove_file(t);
+            }
+            let kept: Vec<String> = stranded
+                .iter()
+                .map(|(now, was)| format!("{} (was {})", now.display(), was.display()))
+                .collect();
+            return Err(CheckpointError::Apply(format!(
+                "`{rel}`: {e}; and putting things back failed too: {} file(s) are kept in {}, move them back by hand: {}",
+                stranded.len(),
+                staging.display(),
+                kept.join(", ")
+            )));
         }
         for op in &log {
             if let Op::Aside { aside, .. } = op
@@ -405,7 +431,10 @@ enum Op {
     },
 }
 
-fn roll_back(log: &mut Vec<Op>) {
+/// Undoes `log` backwards. Returns the files set aside that could not be moved back (where
+/// each is now, and where it belongs): the caller must keep them.
+fn roll_back(log: &mut Vec<Op>) -> Vec<(PathBuf, PathBuf)> {
+    let mut stranded = Vec::new();
     while let Some(op) = log.pop() {
         let result = match &op {
             Op::MovedIn { path, temp } => std::fs::rename(path, temp),
@@ -419,8 +448,12 @@ fn roll_back(log: &mut Vec<Op>) {
                 Op::RemovedDir(d) | Op::MadeDir(d) => d,
             };
             tracing::error!(path = %path.display(), "roll back: {e}");
+            if let Op::Aside { path, aside } = op {
+                stranded.push((aside, path));
+            }
         }
     }
+    stranded
 }
 
 fn target(rel: &str, want: Option<(u32, String)>, modes: &BTreeMap<String, u32>) -> Target {
@@ -442,6 +475,32 @@ fn reason(since: &RawChange) -> ConflictReason {
         (None, Some(_)) => ConflictReason::Created,
         _ => ConflictReason::Changed,
     }
+}
+
+/// The first folder on the way to `rel` that is a symbolic link now and is not itself put
+/// back by the same revert (which moves the link aside first): writing through it could reach
+/// outside the folder.
+fn linked_folder(
+    root: &Path,
+    rel: &str,
+    replaced: &std::collections::BTreeSet<&str>,
+) -> Option<String> {
+    let mut at = String::new();
+    let parents: Vec<_> = Path::new(rel).parent()?.iter().collect();
+    for part in parents {
+        if !at.is_empty() {
+            at.push('/');
+        }
+        at.push_str(&part.to_string_lossy());
+        let meta = root.join(&at).symlink_metadata().ok()?;
+        if meta.file_type().is_symlink() {
+            return (!replaced.contains(at.as_str())).then_some(at);
+        }
+        if !meta.is_dir() {
+            return None;
+        }
+    }
+    None
 }
 
 fn apply_error(rel: &str, e: &std::io::Error) -> CheckpointError {

@@ -956,3 +956,43 @@ fn the_copies_are_kept_where_only_the_user_reads() {
         assert_eq!(mode, 0o700, "{}", dir.display());
     }
 }
+
+#[test]
+fn a_forced_undo_never_writes_through_a_folder_made_a_link() {
+    let Some(fx) = fixture(base_tree) else { return };
+    let outside = tempfile::tempdir().unwrap();
+    put(outside.path(), "nested.txt", "outside, not ours\n");
+    let t = fx.turn("s", &[], |fx| fx.write("dir/nested.txt", "the turn's\n"));
+    // After the turn, the folder is replaced by a link out of the project.
+    std::fs::remove_dir_all(fx.p("dir")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), fx.p("dir")).unwrap();
+    let err = fx.cp.revert("s", t, None, true).unwrap_err().to_string();
+    assert!(
+        err.contains("`dir/nested.txt`: its folder `dir` is a link now")
+            && err.contains("nothing was changed"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(outside.path().join("nested.txt")).unwrap(),
+        "outside, not ours\n"
+    );
+    assert!(
+        fx.cp
+            .steps("s")
+            .unwrap()
+            .iter()
+            .all(|s| s.kind == StepKind::Turn),
+        "no step was left"
+    );
+    // Restoring the folder puts the link's place back as a folder, and writes nothing outside.
+    done_step(&fx.cp.restore("s", t, true).unwrap());
+    assert!(std::fs::symlink_metadata(fx.p("dir")).unwrap().is_dir());
+    assert_eq!(
+        std::fs::read_to_string(fx.p("dir/nested.txt")).unwrap(),
+        "nested\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(outside.path().join("nested.txt")).unwrap(),
+        "outside, not ours\n"
+    );
+}
