@@ -94,6 +94,9 @@ pub enum IpcError {
     /// A checkpoint could not be read, taken or applied (git, the disk); nothing was changed.
     #[error("{0}")]
     CheckpointFailed(String),
+    /// An undo wrote some files, then failed; the text says which, and what to do.
+    #[error("{0}")]
+    CheckpointPartial(String),
     /// ACP Desk itself failed (a task of ours panicked or was cancelled, the UI sent what it
     /// never should): neither the user's input nor the agent. The UI says so and asks for a
     /// report.
@@ -158,6 +161,7 @@ impl From<AppError> for IpcError {
             AppError::FolderBusy(m) => Self::FolderBusy(m),
             AppError::StepUnknown(m) => Self::StepUnknown(m),
             AppError::Checkpoint(m) => Self::CheckpointFailed(m),
+            AppError::CheckpointPartial(m) => Self::CheckpointPartial(m),
             AppError::Internal(m) => Self::Internal(m),
         }
     }

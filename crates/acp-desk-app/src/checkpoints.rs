@@ -34,6 +34,7 @@ impl From<CheckpointError> for AppError {
             | CheckpointError::Incomplete { .. }
             | CheckpointError::NotChanged(..) => AppError::StepUnknown(text),
             CheckpointError::Outside(_) => AppError::InvalidInput(text),
+            CheckpointError::Partial(_) => AppError::CheckpointPartial(text),
             CheckpointError::Git(_) | CheckpointError::Io { .. } | CheckpointError::Apply(_) => {
                 AppError::Checkpoint(text)
             }

@@ -54,6 +54,10 @@ pub enum AppError {
     /// Taking, reading or applying a checkpoint failed (git, the disk): nothing was changed.
     #[error("{0}")]
     Checkpoint(String),
+    /// An undo wrote some of the project's files, then failed: the text says which files and
+    /// what to do. Unlike [`AppError::Checkpoint`], something was changed.
+    #[error("{0}")]
+    CheckpointPartial(String),
     /// ACP Desk itself went wrong (a front end used the layer in a way it does not support):
     /// a bug to report, not something the user did.
     #[error("{0}")]

@@ -129,6 +129,7 @@ const IPC_CODES: Record<IpcError['code'], true> = {
   'folder-busy': true,
   'step-unknown': true,
   'checkpoint-failed': true,
+  'checkpoint-partial': true,
   internal: true,
 };
 /** Whatever a command rejected with, as a UiError. */

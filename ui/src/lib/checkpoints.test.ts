@@ -293,6 +293,22 @@ describe('ReviewController', () => {
     expect(review.state.error).toBe('checkpoints are turned off');
   });
 
+  it('says what was written when an undo went partly wrong, and shows the folder as it is', async () => {
+    const folder = folderWithTwoTurns();
+    const review = new ReviewController(folder);
+    await review.open('s1', 2);
+    const message =
+      'the files were put back (b.txt), but the checkpoint of the result could not be taken, so this undo cannot itself be undone from ACP Desk: git failed: disk full';
+    folder.checkpointRevert = async () => {
+      throw { code: 'checkpoint-partial', message };
+    };
+    const listed = folder.calls.filter((c) => c.startsWith('list')).length;
+    await review.request({ kind: 'turn', turn: 2 });
+    expect(review.state.undoError).toBe(`Undo turn 2 went partly wrong: ${message}`);
+    expect(folder.calls.filter((c) => c.startsWith('list')).length).toBe(listed + 1);
+    expect(review.state.error).toBeNull();
+  });
+
   it('drops a late answer for a scope the user left', async () => {
     const folder = folderWithTwoTurns();
     const review = new ReviewController(folder);

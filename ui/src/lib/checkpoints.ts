@@ -373,9 +373,19 @@ export class ReviewController {
             );
     } catch (e) {
       if (this.view.session !== session) return;
+      const error = toUiError(e);
+      if (error.code === 'checkpoint-partial') {
+        // Files were written: the lists must show the folder as it is now.
+        this.set({
+          busy: false,
+          undoError: `${actionWords(action, this.steps)} went partly wrong: ${errorText(error)}`,
+        });
+        await this.load(this.view.scope);
+        return;
+      }
       this.set({
         busy: false,
-        undoError: `${actionWords(action, this.steps)} failed, and no file was changed: ${errorText(toUiError(e))}`,
+        undoError: `${actionWords(action, this.steps)} failed, and no file was changed: ${errorText(error)}`,
       });
       return;
     }

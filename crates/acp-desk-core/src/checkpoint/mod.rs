@@ -300,6 +300,9 @@ pub enum CheckpointError {
     Outside(PathBuf),
     #[error("could not write the project's files; nothing was changed: {0}")]
     Apply(String),
+    /// An undo changed files and then failed: the text says which and what to do.
+    #[error("{0}")]
+    Partial(String),
 }
 
 impl CheckpointError {

@@ -214,7 +214,15 @@ impl Checkpoints {
             return Err(e);
         }
         let written: Vec<PathBuf> = targets.iter().map(|t| self.root.join(&t.rel)).collect();
-        self.finish_locked(session, step, &written, &[])?;
+        if let Err(e) = self.finish_locked(session, step, &written, &[]) {
+            // The files are written: saying "nothing was changed" would be a lie.
+            let _ = self.drop_step(session, step);
+            let files: Vec<&str> = targets.iter().map(|t| t.rel.as_str()).collect();
+            return Err(CheckpointError::Partial(format!(
+                "the files were put back ({}), but the checkpoint of the result could not be taken, so this undo cannot itself be undone from ACP Desk: {e}",
+                files.join(", ")
+            )));
+        }
         Ok(RevertOutcome::Done {
             step,
             files: targets.into_iter().map(|t| t.rel).collect(),
@@ -322,8 +330,8 @@ impl Checkpoints {
                 .iter()
                 .map(|(now, was)| format!("{} (was {})", now.display(), was.display()))
                 .collect();
-            return Err(CheckpointError::Apply(format!(
-                "`{rel}`: {e}; and putting things back failed too: {} file(s) are kept in {}, move them back by hand: {}",
+            return Err(CheckpointError::Partial(format!(
+                "could not write `{rel}` ({e}), and putting things back failed too: {} file(s) are kept in {}, move them back by hand: {}",
                 stranded.len(),
                 staging.display(),
                 kept.join(", ")

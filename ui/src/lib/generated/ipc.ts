@@ -756,6 +756,10 @@ export type IpcError =
       message: string;
     }
   | {
+      code: 'checkpoint-partial';
+      message: string;
+    }
+  | {
       code: 'internal';
       message: string;
     };
