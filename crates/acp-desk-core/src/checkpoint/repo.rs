@@ -182,6 +182,31 @@ impl Checkpoints {
         Ok(RepoLock { _file: file })
     }
 
+    /// [`Checkpoints::lock`], waiting at most `wait`: `None` when another holds it that long
+    /// (a large snapshot of another session): for work that must not hold up the agent.
+    pub(super) fn lock_within(
+        &self,
+        wait: std::time::Duration,
+    ) -> Result<Option<RepoLock>, CheckpointError> {
+        let file = self.lock_file("lock")?;
+        let deadline = std::time::Instant::now() + wait;
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(Some(RepoLock { _file: file })),
+                Err(TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                Err(TryLockError::WouldBlock) => return Ok(None),
+                Err(TryLockError::Error(e)) => {
+                    return Err(CheckpointError::Io {
+                        what: "could not lock the checkpoints".into(),
+                        source: e,
+                    });
+                }
+            }
+        }
+    }
+
     fn lock_file(&self, name: &str) -> Result<File, CheckpointError> {
         let path = self.shadow.join(name);
         OpenOptions::new()

@@ -9,6 +9,9 @@ use super::git::split_nul;
 use super::repo::{Checkpoints, message_line};
 use super::{ChangeSummary, CheckpointError, Snapshot, StepKind};
 
+/// How long a write through us waits for the checkpoints' lock to keep the file first.
+const SAVE_BEFORE_WRITE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// At most this many paths are named in a checkpoint's notes; the rest are counted.
 const MAX_NAMED: usize = 20;
 
@@ -365,7 +368,16 @@ impl Checkpoints {
         if !meta.is_file() {
             return Ok(false);
         }
-        let _lock = self.lock()?;
+        // The agent's write waits for this: never for a whole snapshot of another session.
+        let Some(_lock) = self.lock_within(SAVE_BEFORE_WRITE_WAIT)? else {
+            return Err(CheckpointError::Io {
+                what: format!(
+                    "another checkpoint of the folder held it for {} s, so `{rel}` was written without keeping its earlier version",
+                    SAVE_BEFORE_WRITE_WAIT.as_secs()
+                ),
+                source: std::io::ErrorKind::TimedOut.into(),
+            });
+        };
         let step = self.find_step(session, turn)?;
         if !self
             .entries(&step.before, std::slice::from_ref(&rel))?

@@ -996,3 +996,27 @@ fn a_forced_undo_never_writes_through_a_folder_made_a_link() {
         "outside, not ours\n"
     );
 }
+
+#[test]
+fn a_write_waits_for_the_checkpoints_a_bounded_time() {
+    let Some(fx) = fixture(|r| {
+        put(r, ".gitignore", ".env\n");
+        put(r, ".env", "KEY=old\n");
+    }) else {
+        return;
+    };
+    let s = fx.cp.begin("s", StepKind::Turn, None).unwrap();
+    // Another checkpoint (a long snapshot of another session) holds the repository.
+    let held = fx.cp.lock().unwrap();
+    let err = fx
+        .cp
+        .save_before_write("s", s.turn, &fx.p(".env"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("`.env` was written without keeping its earlier version"),
+        "{err}"
+    );
+    drop(held);
+    assert!(fx.cp.save_before_write("s", s.turn, &fx.p(".env")).unwrap());
+}
