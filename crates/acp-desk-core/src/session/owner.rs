@@ -191,6 +191,8 @@ impl Prepared {
             .iter()
             .chain(std::iter::once(&opts.audit_dir))
             .chain(&opts.unwatched)
+            // The shadow repositories, when the data folder lies inside the project.
+            .chain(opts.checkpoints.as_ref().map(|c| &c.base))
             .filter_map(|p| crate::rules::canonical_path(p, None))
             .collect();
         let watching = Watching::start(opts.watch_roots, roots.roots().to_vec(), excluded);
