@@ -1020,3 +1020,65 @@ fn a_write_waits_for_the_checkpoints_a_bounded_time() {
     drop(held);
     assert!(fx.cp.save_before_write("s", s.turn, &fx.p(".env")).unwrap());
 }
+
+/// A `git` that fails every write once `full` exists beside it, as on a full disk.
+fn git_that_fills_up(dir: &Path) -> PathBuf {
+    let real = find_git().unwrap();
+    let script = dir.join("git");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nif [ -e \"{full}\" ]; then\n  for a in \"$@\"; do\n    case \"$a\" in\n      add|hash-object|write-tree|mktree|commit-tree|update-ref|update-index|gc|repack)\n        echo 'fatal: unable to write new index file: No space left on device' >&2; exit 128;;\n    esac\n  done\nfi\nexec \"{real}\" \"$@\"\n",
+            full = dir.join("full").display(),
+            real = real.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    script
+}
+
+#[test]
+fn a_full_disk_changes_nothing_of_the_users() {
+    if find_git().is_none() {
+        return;
+    }
+    let bin = tempfile::tempdir().unwrap();
+    let git = git_that_fills_up(bin.path());
+    let data = tempfile::tempdir().unwrap();
+    let proj = tempfile::tempdir().unwrap();
+    base_tree(proj.path());
+    let cp = Checkpoints::open(
+        data.path(),
+        proj.path(),
+        &CheckpointSettings::default(),
+        Some(git),
+        &[],
+    )
+    .unwrap();
+    let root = cp.root().to_path_buf();
+    let s = cp.begin("s", StepKind::Turn, None).unwrap();
+    put(&root, "a.txt", "changed by the turn\n");
+    cp.finish("s", s.turn, &[], &[]).unwrap();
+    let after_turn = hash_tree(&root);
+    let steps = cp.steps("s").unwrap();
+
+    std::fs::write(bin.path().join("full"), "").unwrap();
+    // The next turn's checkpoint fails and says why; the folder is as it was.
+    let err = cp.begin("s", StepKind::Turn, None).unwrap_err().to_string();
+    assert!(err.contains("No space left on device"), "{err}");
+    assert_eq!(hash_tree(&root), after_turn);
+    // An undo cannot be checkpointed: refused before any file is written.
+    let err = cp.revert("s", s.turn, None, false).unwrap_err().to_string();
+    assert!(err.contains("No space left on device"), "{err}");
+    assert_eq!(hash_tree(&root), after_turn, "nothing written");
+    assert_eq!(cp.steps("s").unwrap(), steps, "no step left");
+
+    // Space again: the undo goes through.
+    std::fs::remove_file(bin.path().join("full")).unwrap();
+    done_step(&cp.revert("s", s.turn, None, false).unwrap());
+    assert_eq!(
+        std::fs::read_to_string(root.join("a.txt")).unwrap(),
+        "one\ntwo\nthree\n"
+    );
+}
