@@ -160,3 +160,61 @@ fn a_turn_is_reviewed_undone_and_the_undo_undone_from_the_cli() {
     let (_, _, err) = h.cli(&["history", "delete", &id]);
     assert!(err.contains("checkpoints were dropped"), "{err}");
 }
+
+#[test]
+fn a_revert_while_a_turn_runs_in_the_folder_exits_5_and_writes_nothing() {
+    use std::io::Read;
+    let h = home();
+    h.ok(&[
+        "run",
+        "--agent",
+        "demo",
+        "--permission",
+        "allow",
+        "direct-write",
+    ]);
+    let id = h
+        .ok(&["history", "list"])
+        .split('\t')
+        .next()
+        .unwrap()
+        .to_owned();
+    let before = files(&h.project);
+    // Another session's turn in the same folder, streaming slowly.
+    let mut slow = Command::new(bin("acp-desk-cli"))
+        .args(["run", "--agent", "demo", "slow"])
+        .current_dir(&h.project)
+        .env("ACP_DESK_CONFIG_DIR", h.root.join("config"))
+        .env("ACP_DESK_DATA_DIR", h.root.join("data"))
+        .env("ACP_DESK_DEMO_AGENT", bin("acp-desk-demo-agent"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Its prompt goes out once its checkpoint is taken: text means it holds the folder.
+    let mut out = slow.stdout.take().unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 256];
+    while !String::from_utf8_lossy(&seen).contains("This is") {
+        let n = out.read(&mut buf).unwrap();
+        assert!(
+            n > 0,
+            "the slow turn ended early: {}",
+            String::from_utf8_lossy(&seen)
+        );
+        seen.extend_from_slice(&buf[..n]);
+    }
+    let (code, _, err) = h.cli(&["revert", &id, "--turn", "1"]);
+    assert_eq!(code, 5, "{err}");
+    assert!(err.contains("a turn is running in this folder"), "{err}");
+    assert_eq!(files(&h.project), before, "nothing written");
+    let _ = Command::new("kill")
+        .args(["-INT", &slow.id().to_string()])
+        .status();
+    drop(out);
+    let _ = slow.wait();
+    // Once it has ended, the same revert goes through.
+    let out = h.ok(&["revert", &id, "--turn", "1"]);
+    assert!(out.contains("done as step"), "{out}");
+}
