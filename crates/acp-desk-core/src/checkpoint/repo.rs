@@ -25,6 +25,19 @@ pub struct Checkpoints {
     pub(super) shadow: PathBuf,
     pub(super) root: PathBuf,
     pub(super) settings: CheckpointSettings,
+    /// What writes through us did during each running step of this process's sessions (by
+    /// session and step): shared by the clones a session hands its writes and its turn's end.
+    pub(super) writes: std::sync::Arc<std::sync::Mutex<BTreeMap<(String, u32), StepWrites>>>,
+}
+
+/// The files a step's writes through us met: those it created (never "kept before" by a later
+/// write of the same step), those kept, and those that could not be kept (their change cannot
+/// be undone: they are left out of the step's end and named as not restorable).
+#[derive(Debug, Default, Clone)]
+pub(super) struct StepWrites {
+    pub(super) created: std::collections::BTreeSet<String>,
+    pub(super) kept: std::collections::BTreeSet<String>,
+    pub(super) unsaved: std::collections::BTreeSet<String>,
 }
 
 /// Held by a running turn: while any is held in the folder, reverts are refused.
@@ -99,6 +112,7 @@ impl Checkpoints {
             shadow: shadow.clone(),
             root,
             settings: settings.clone(),
+            writes: Default::default(),
         };
         let _lock = me.lock()?;
         me.write_own_files(base, excluded)?;

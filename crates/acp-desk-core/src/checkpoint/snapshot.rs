@@ -83,10 +83,24 @@ impl Checkpoints {
         if let Some(u) = step.before_meta.undoes {
             head.push_str(&message_line("undoes", &u.to_string()));
         }
+        // Files a write changed before they could be kept: left out of the end as well, so
+        // that an undo never deletes them as if the step had made them; named not restorable.
+        let unsaved = {
+            let mut all = self
+                .writes
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            all.remove(&(session.to_owned(), turn))
+                .map(|w| w.unsaved)
+                .unwrap_or_default()
+        };
         let forced: Vec<String> = written
             .iter()
             .filter_map(|p| self.relative(p).ok())
+            .filter(|r| !unsaved.contains(r))
             .collect();
+        let mut watched = watched.to_vec();
+        watched.extend(unsaved.iter().map(|r| self.root.join(r)));
         let summary_of = |after: &str| self.summary(&step.before, after);
         self.take(
             session,
@@ -94,7 +108,7 @@ impl Checkpoints {
             "after",
             &head,
             &forced,
-            Some((&step.before, watched, &summary_of)),
+            Some((&step.before, &watched, &summary_of)),
         )?;
         let step = self.find_step(session, turn)?;
         Ok(step.after_meta.and_then(|m| m.summary).unwrap_or_default())
@@ -362,12 +376,66 @@ impl Checkpoints {
         path: &Path,
     ) -> Result<bool, CheckpointError> {
         let rel = self.relative(path)?;
+        let key = (session.to_owned(), turn);
         let Ok(meta) = std::fs::symlink_metadata(self.root.join(&rel)) else {
+            // This write creates it: a later write in the step must not keep the agent's own
+            // first version as what was there before.
+            self.step_writes(&key, |w| w.created.insert(rel.clone()));
             return Ok(false);
         };
         if !meta.is_file() {
             return Ok(false);
         }
+        let seen = self.step_writes(&key, |w| {
+            w.created.contains(&rel) || w.kept.contains(&rel) || w.unsaved.contains(&rel)
+        });
+        if seen {
+            return Ok(false);
+        }
+        let result = self.keep_before_write(session, turn, &rel, &meta);
+        self.step_writes(&key, |w| match &result {
+            Ok(_) => w.kept.insert(rel.clone()),
+            Err(_) => w.unsaved.insert(rel.clone()),
+        });
+        result
+    }
+
+    /// Whether the snapshots leave `rel` out as ignored (the project's ignores, the user's and
+    /// ours), as `add -A` would.
+    fn ignored(&self, rel: &str) -> Result<bool, CheckpointError> {
+        let out = self.git.output(
+            ["check-ignore", "-q", "--no-index", "--", rel],
+            None,
+            &[],
+        )?;
+        match out.status.code() {
+            Some(0) => Ok(true),
+            Some(1) => Ok(false),
+            _ => Err(CheckpointError::Git(super::git::failure(&out))),
+        }
+    }
+
+    /// What a step's writes through us met so far, under the shared lock.
+    pub(super) fn step_writes<T>(
+        &self,
+        key: &(String, u32),
+        f: impl FnOnce(&mut super::repo::StepWrites) -> T,
+    ) -> T {
+        let mut all = self
+            .writes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        f(all.entry(key.clone()).or_default())
+    }
+
+    fn keep_before_write(
+        &self,
+        session: &str,
+        turn: u32,
+        rel: &str,
+        meta: &std::fs::Metadata,
+    ) -> Result<bool, CheckpointError> {
+        let rel = rel.to_owned();
         // The agent's write waits for this: never for a whole snapshot of another session.
         let Some(_lock) = self.lock_within(SAVE_BEFORE_WRITE_WAIT)? else {
             return Err(CheckpointError::Io {
@@ -385,6 +453,11 @@ impl Checkpoints {
         {
             return Ok(false);
         }
+        // Not in `before`, yet neither ignored nor too large for it: it did not exist when the
+        // step began (the agent's shell made it since); there is nothing to keep.
+        if meta.len() <= self.settings.max_file_bytes && !self.ignored(&rel)? {
+            return Ok(false);
+        }
         let blob = self.git.run_str([
             OsStr::new("hash-object"),
             OsStr::new("-w"),
@@ -392,7 +465,7 @@ impl Checkpoints {
             OsStr::new("--"),
             self.root.join(&rel).as_os_str(),
         ])?;
-        let (exec, bits) = file_bits(&meta);
+        let (exec, bits) = file_bits(meta);
         let mode = if exec { MODE_EXEC } else { MODE_FILE };
         let info = format!("{mode:o} {blob}\t{rel}\0");
         // The step's tree with the file added, through an index of its own.

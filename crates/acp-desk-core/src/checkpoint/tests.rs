@@ -1018,7 +1018,64 @@ fn a_write_waits_for_the_checkpoints_a_bounded_time() {
         "{err}"
     );
     drop(held);
-    assert!(fx.cp.save_before_write("s", s.turn, &fx.p(".env")).unwrap());
+    // Not kept once: never kept later in the step either (the agent's version is on disk).
+    fx.write(".env", "KEY=new\n");
+    assert!(!fx.cp.save_before_write("s", s.turn, &fx.p(".env")).unwrap());
+    fx.cp.finish("s", s.turn, &[fx.p(".env")], &[]).unwrap();
+    // The undo cannot bring it back, says so, and never deletes it as if the turn made it.
+    let changes = fx.cp.changes("s", Some(s.turn)).unwrap();
+    assert!(
+        changes.files.iter().all(|f| f.path != ".env"),
+        "{changes:?}"
+    );
+    assert_eq!(changes.unrestorable, [".env"]);
+    let _ = fx.cp.revert("s", s.turn, None, true).unwrap();
+    assert_eq!(fx.read(".env"), b"KEY=new\n");
+}
+
+#[test]
+fn a_file_the_turn_made_is_removed_by_its_undo_however_often_it_was_written() {
+    let Some(fx) = fixture(|r| {
+        put(r, ".gitignore", "*.secret\n");
+        put(r, "keep.txt", "kept\n");
+    }) else {
+        return;
+    };
+    let start = fx.hash();
+    let s = fx.cp.begin("s", StepKind::Turn, None).unwrap();
+    // Written through us twice (Write, then Edit), one of them ignored.
+    for rel in ["new.txt", "new.secret"] {
+        assert!(!fx.cp.save_before_write("s", s.turn, &fx.p(rel)).unwrap());
+        fx.write(rel, "first draft\n");
+        assert!(!fx.cp.save_before_write("s", s.turn, &fx.p(rel)).unwrap());
+        fx.write(rel, "second draft\n");
+    }
+    // Made by the agent's shell, then written through us.
+    fx.write("by-shell.txt", "from the shell\n");
+    assert!(
+        !fx.cp
+            .save_before_write("s", s.turn, &fx.p("by-shell.txt"))
+            .unwrap()
+    );
+    fx.write("by-shell.txt", "edited\n");
+    let written = [fx.p("new.txt"), fx.p("new.secret"), fx.p("by-shell.txt")];
+    fx.cp.finish("s", s.turn, &written, &written).unwrap();
+    let changes = fx.cp.changes("s", Some(s.turn)).unwrap();
+    let statuses: Vec<(&str, FileStatus)> = changes
+        .files
+        .iter()
+        .map(|f| (f.path.as_str(), f.status))
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            ("by-shell.txt", FileStatus::Added),
+            ("new.secret", FileStatus::Added),
+            ("new.txt", FileStatus::Added),
+        ]
+    );
+    done_step(&fx.cp.revert("s", s.turn, None, false).unwrap());
+    assert_eq!(fx.hash(), start, "byte for byte as before the turn");
 }
 
 /// A `git` that fails every write once `full` exists beside it, as on a full disk.
