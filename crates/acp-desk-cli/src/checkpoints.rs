@@ -10,7 +10,7 @@
 //! failure (git, the disk: nothing was changed); 2 a usage error (unknown session, step or
 //! file, checkpoints off); 4 conflicts (files changed since the step: nothing was written; the
 //! list is on stderr, `--force` overwrites them); 5 a turn runs in that folder (try again once
-//! it ended).
+//! it ended); 6 the undo wrote files and then failed (stderr names them and what to do).
 
 use std::io::Write;
 use std::path::Path;
@@ -30,6 +30,8 @@ const MB: f64 = 1024.0 * 1024.0;
 
 /// Exit code when a turn runs in the session's folder (a revert is refused then).
 pub const EXIT_BUSY: u8 = 5;
+/// Exit code when an undo wrote files and then failed (unlike 1, something was changed).
+pub const EXIT_PARTIAL: u8 = 6;
 
 #[derive(clap::Args)]
 pub struct ChangesArgs {
@@ -107,6 +109,7 @@ fn fail(e: CheckpointError) -> ExitCode {
     eprintln!("acp-desk-cli: {e}");
     ExitCode::from(match e {
         CheckpointError::TurnRunning => EXIT_BUSY,
+        CheckpointError::Partial(_) => EXIT_PARTIAL,
         CheckpointError::NoGit
         | CheckpointError::Disabled
         | CheckpointError::UnknownStep { .. }

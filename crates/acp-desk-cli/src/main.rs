@@ -95,7 +95,8 @@ enum Cmd {
     /// A file changed since the step is a conflict: nothing is written, the files are listed,
     /// exit 4; --force overwrites them. Refused while a turn runs in that folder (exit 5). The
     /// undo is a step of its own: `revert ID --turn M` undoes it. Exit 2: unknown session,
-    /// step or file; 1: a failure (nothing was changed).
+    /// step or file; 1: a failure (nothing was changed); 6: the undo wrote files, then failed
+    /// (stderr names them).
     Revert(checkpoints::RevertArgs),
     /// Put a stored session's whole folder back as it was before step N; conflicts (files
     /// changed after the session's last checkpoint) and exit codes as for `revert`.

@@ -403,11 +403,9 @@ impl Checkpoints {
     /// Whether the snapshots leave `rel` out as ignored (the project's ignores, the user's and
     /// ours), as `add -A` would.
     fn ignored(&self, rel: &str) -> Result<bool, CheckpointError> {
-        let out = self.git.output(
-            ["check-ignore", "-q", "--no-index", "--", rel],
-            None,
-            &[],
-        )?;
+        let out = self
+            .git
+            .output(["check-ignore", "-q", "--no-index", "--", rel], None, &[])?;
         match out.status.code() {
             Some(0) => Ok(true),
             Some(1) => Ok(false),
