@@ -183,7 +183,7 @@ async function openAgents(page: Page, over: Record<string, unknown> = {}): Promi
     agents: {
       listing,
       checks: { gemini: failedCheck, reviewer: manifestCheck },
-      checkMs: 300,
+      checkMs: 1200,
       // Each step stays up longer than expect()'s slowest poll (1 s).
       installStepMs: 1200,
       installErrors: {

@@ -129,7 +129,7 @@ test('permission dialog: more requests queued', async ({ page }) => {
 });
 
 test('composer: a prompt replays the next recorded turn', async ({ page }) => {
-  await replay(page, demo('multi-turn'), { at: 'prompt', pace: 5, batch: 4 });
+  await replay(page, demo('multi-turn'), { at: 'prompt', pace: 60, batch: 2 });
   await page.goto('/');
   await expect(page.locator(sel.status)).toHaveAttribute('data-status', 'ready');
   await shot(page, 'state-ready--window');
