@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checkpoint benchmark (issue 20): a 10,000-file, ~1 GB project (9,900 text files of ~4 KB in
-# 99 folders, 100 incompressible binaries of 9.5 MiB, under the 10 MiB `maxFileBytes` default),
+# 99 folders, 100 incompressible binaries of 9.5 MiB, under the 10 MB `checkpoints.max_file_mb` default),
 # checkpointed through acp_desk_core::checkpoint (crates/acp-desk-core/examples/checkpoint_bench.rs,
 # release build): the first `begin`, `begin` with nothing changed (median of 5), `begin` after
 # one small file changed (median of 5) and the storage each such step adds; against plain git

@@ -9,6 +9,10 @@ use std::time::{Duration, Instant};
 
 use super::{CheckpointOptions, EngineError, TurnOutcome};
 
+/// How many turns a session lets pass between two prunings of its folder's checkpoints (each
+/// walks the steps and the repository's size: cheap, but not free on every turn).
+const PRUNE_EVERY: u32 = 10;
+
 type PromptReply = tokio::sync::oneshot::Sender<Result<TurnOutcome, EngineError>>;
 use super::client::Done;
 use super::owner::Owner;
@@ -24,8 +28,9 @@ pub(super) struct CheckpointState {
     off: Option<String>,
     /// Numbers the `before` requests, so that a late answer for a stopped turn is dropped.
     seq: u64,
-    /// The folder's checkpoints were pruned once this session.
-    pruned: bool,
+    /// Turns ended since the folder's checkpoints were last pruned by this session (`None`:
+    /// not yet): pruned after the first turn, then every [`PRUNE_EVERY`] turns.
+    since_prune: Option<u32>,
 }
 
 /// A running turn's checkpoint.
@@ -196,7 +201,16 @@ impl Owner {
         }
         let session = self.id.clone();
         let tx = self.client.done_tx.clone();
-        let prune = !std::mem::replace(&mut self.checkpoints.pruned, true);
+        let prune = match self.checkpoints.since_prune {
+            Some(n) if n + 1 < PRUNE_EVERY => {
+                self.checkpoints.since_prune = Some(n + 1);
+                false
+            }
+            _ => {
+                self.checkpoints.since_prune = Some(0);
+                true
+            }
+        };
         tokio::spawn(async move {
             let TurnCheckpoint { repo, turn, guard } = cp;
             let pruning = prune.then(|| repo.clone());
@@ -222,8 +236,8 @@ impl Owner {
             {
                 let _ = reply.send(Ok(outcome));
             }
-            // Within the settings' budget and age, once a session, after the turn has its
-            // answer: cheap when nothing is to go.
+            // Within the settings' budget and age, after the first turn and every
+            // PRUNE_EVERY turns, once the turn has its answer: cheap when nothing is to go.
             if let Some(repo) = pruning {
                 let pruned = tokio::task::spawn_blocking(move || repo.prune()).await;
                 match pruned {
