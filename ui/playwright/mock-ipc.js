@@ -328,8 +328,9 @@ export function installMockIpc(setup) {
   function span(turn) {
     if (!options.checkpoints)
       throw { code: 'checkpoints-off', message: 'checkpoints are turned off in the settings' };
+    // As the core's session span: from before its first step to its last checkpoint.
     if (turn === null || turn === undefined)
-      return { from: steps[0]?.before ?? state.folder, to: state.folder };
+      return { from: steps[0]?.before ?? state.folder, to: steps.at(-1)?.after ?? state.folder };
     const s = steps.find((x) => x.turn === turn);
     if (!s)
       throw { code: 'step-unknown', message: `no step ${turn} in this session's checkpoints` };

@@ -6,6 +6,7 @@ import {
   stepTitle,
   storageText,
   summaryText,
+  versionLabels,
   versionWords,
   type Changes,
   type CheckpointListing,
@@ -51,8 +52,10 @@ class FakeFolder implements CheckpointsBackend {
   }
   private span(turn: number | null): { from: Tree; to: Tree } {
     if (turn === null) {
+      // As the core's session span: from before its first step to its last checkpoint.
       const first = this.steps[0];
-      return { from: first ? first.before : this.now, to: this.now };
+      const last = this.steps.at(-1);
+      return { from: first ? first.before : this.now, to: last ? last.after : this.now };
     }
     const s = this.steps.find((x) => x.turn === turn);
     if (!s)
@@ -273,6 +276,36 @@ describe('ReviewController', () => {
     await review.confirmRestore();
     expect(Object.fromEntries(folder.now)).toEqual({ 'a.txt': 'one\n', 'b.txt': 'keep\n' });
     expect(review.state.said).toMatch(/^Restored the folder to before turn 1: 3 files/);
+  });
+
+  it('shows a restore’s conflict against the session’s last checkpoint, not the step’s end', async () => {
+    const folder = folderWithTwoTurns();
+    // A later turn changed the file again: the step's own end is not what the session left.
+    folder.turn((t) => t.set('a.txt', 'one\ntwo\nthree\n'));
+    const review = new ReviewController(folder);
+    await review.open('s1', null);
+    folder.now.set('a.txt', 'the user’s own\n');
+    await review.request({ kind: 'restore', turn: 1 });
+    await review.confirmRestore();
+    const c = review.state.conflict;
+    expect(c?.files.map((f) => f.path)).toContain('a.txt');
+    expect(c?.files.find((f) => f.path === 'a.txt')?.versions).toMatchObject({
+      before: { text: 'one\n' },
+      after: { text: 'one\ntwo\nthree\n' },
+      now: { text: 'the user’s own\n' },
+    });
+    expect(
+      versionLabels(c?.action ?? { kind: 'turn', turn: 0 }, review.state.listing?.steps),
+    ).toEqual({
+      before: 'Before turn 1',
+      after: 'At the last checkpoint',
+      now: 'Now',
+    });
+    expect(versionLabels({ kind: 'turn', turn: 2 })).toEqual({
+      before: 'Before the turn',
+      after: 'After the turn',
+      now: 'Now',
+    });
   });
 
   it('says why in words when the shell refuses, and changes nothing', async () => {

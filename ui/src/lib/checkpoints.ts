@@ -182,6 +182,21 @@ export function stepName(turn: number, steps: readonly StepInfo[] = []): string 
   return `${kind === 'turn' ? 'turn' : 'step'} ${turn}`;
 }
 
+/** The three versions a conflict shows, named for the undo: a turn's (or a file's) end, or,
+ * for a restore, the session's last checkpoint its conflicts were decided against. */
+export function versionLabels(
+  a: UndoAction,
+  steps: readonly StepInfo[] = [],
+): { before: string; after: string; now: string } {
+  if (a.kind === 'restore')
+    return {
+      before: `Before ${stepName(a.turn, steps)}`,
+      after: 'At the last checkpoint',
+      now: 'Now',
+    };
+  return { before: 'Before the turn', after: 'After the turn', now: 'Now' };
+}
+
 /** What an undo is called on its button and in what it said. */
 export function actionWords(a: UndoAction, steps: readonly StepInfo[] = []): string {
   const name = stepName(a.turn, steps);
@@ -411,13 +426,16 @@ export class ReviewController {
     action: UndoAction,
     conflicts: RevertConflict[],
   ): Promise<ConflictShown[]> {
-    // A restore goes back to before `turn`, across later steps: the step's own versions are
-    // the nearest the shell keeps; "now" is what matters.
+    // A restore goes back to before `turn`, and its conflicts are decided against the
+    // session's last checkpoint: that is its middle version, not the step's own end.
     const turn = action.turn;
     return Promise.all(
       conflicts.map(async (c) => {
         try {
-          const versions = await this.backend.checkpointFile(session, turn, c.path, null);
+          const step = await this.backend.checkpointFile(session, turn, c.path, null);
+          if (action.kind !== 'restore') return { ...c, versions: step, versionsError: null };
+          const last = await this.backend.checkpointFile(session, null, c.path, null);
+          const versions = { ...last, before: step.before ?? null };
           return { ...c, versions, versionsError: null };
         } catch (e) {
           return { ...c, versions: null, versionsError: errorText(toUiError(e)) };
