@@ -47,8 +47,18 @@ impl Fx {
     }
 }
 
+/// `git`, when there is one; in CI its absence fails the test instead of skipping it.
+fn git_for_tests() -> Option<PathBuf> {
+    let git = find_git();
+    assert!(
+        git.is_some() || std::env::var_os("CI").is_none(),
+        "no git program: the checkpoint tests cannot run (CI installs it)"
+    );
+    git
+}
+
 fn fixture_with(settings: CheckpointSettings, init: impl FnOnce(&Path)) -> Option<Fx> {
-    let git = find_git()?;
+    let git = git_for_tests()?;
     let data = tempfile::tempdir().unwrap();
     let proj = tempfile::tempdir().unwrap();
     init(proj.path());
@@ -1078,15 +1088,17 @@ fn a_file_the_turn_made_is_removed_by_its_undo_however_often_it_was_written() {
     assert_eq!(fx.hash(), start, "byte for byte as before the turn");
 }
 
-/// A `git` that fails every write once `full` exists beside it, as on a full disk.
+/// A `git` that fails every write once `full` exists beside it, as on a full disk; once
+/// `full-at-the-end` exists, only the commit of a revert's end (its files already written).
 fn git_that_fills_up(dir: &Path) -> PathBuf {
     let real = find_git().unwrap();
     let script = dir.join("git");
     std::fs::write(
         &script,
         format!(
-            "#!/bin/sh\nif [ -e \"{full}\" ]; then\n  for a in \"$@\"; do\n    case \"$a\" in\n      add|hash-object|write-tree|mktree|commit-tree|update-ref|update-index|gc|repack)\n        echo 'fatal: unable to write new index file: No space left on device' >&2; exit 128;;\n    esac\n  done\nfi\nexec \"{real}\" \"$@\"\n",
+            "#!/bin/sh\nif [ -e \"{end}\" ]; then\n  for a in \"$@\"; do\n    if [ \"$a\" = commit-tree ]; then\n      msg=$(cat)\n      case \"$msg\" in\n        *'kind: revert'*'phase: after'*) echo 'fatal: No space left on device' >&2; exit 128;;\n      esac\n      printf '%s\\n' \"$msg\" | \"{real}\" \"$@\"\n      exit $?\n    fi\n  done\nfi\nif [ -e \"{full}\" ]; then\n  for a in \"$@\"; do\n    case \"$a\" in\n      add|hash-object|write-tree|mktree|commit-tree|update-ref|update-index|gc|repack)\n        echo 'fatal: unable to write new index file: No space left on device' >&2; exit 128;;\n    esac\n  done\nfi\nexec \"{real}\" \"$@\"\n",
             full = dir.join("full").display(),
+            end = dir.join("full-at-the-end").display(),
             real = real.display()
         ),
     )
@@ -1097,7 +1109,7 @@ fn git_that_fills_up(dir: &Path) -> PathBuf {
 
 #[test]
 fn a_full_disk_changes_nothing_of_the_users() {
-    if find_git().is_none() {
+    if git_for_tests().is_none() {
         return;
     }
     let bin = tempfile::tempdir().unwrap();
@@ -1138,4 +1150,43 @@ fn a_full_disk_changes_nothing_of_the_users() {
         std::fs::read_to_string(root.join("a.txt")).unwrap(),
         "one\ntwo\nthree\n"
     );
+}
+
+#[test]
+fn an_undo_whose_end_cannot_be_checkpointed_says_its_files_were_written() {
+    if git_for_tests().is_none() {
+        return;
+    }
+    let bin = tempfile::tempdir().unwrap();
+    let git = git_that_fills_up(bin.path());
+    let data = tempfile::tempdir().unwrap();
+    let proj = tempfile::tempdir().unwrap();
+    base_tree(proj.path());
+    let cp = Checkpoints::open(
+        data.path(),
+        proj.path(),
+        &CheckpointSettings::default(),
+        Some(git),
+        &[],
+    )
+    .unwrap();
+    let root = cp.root().to_path_buf();
+    let start = hash_tree(&root);
+    let s = cp.begin("s", StepKind::Turn, None).unwrap();
+    put(&root, "a.txt", "changed by the turn\n");
+    cp.finish("s", s.turn, &[], &[]).unwrap();
+    let steps = cp.steps("s").unwrap();
+    std::fs::write(bin.path().join("full-at-the-end"), "").unwrap();
+    let err = cp.revert("s", s.turn, None, false).unwrap_err();
+    let CheckpointError::Partial(text) = &err else {
+        panic!("{err:?}")
+    };
+    assert!(
+        text.contains("the files were put back (a.txt)")
+            && text.contains("cannot itself be undone")
+            && text.contains("No space left on device"),
+        "{text}"
+    );
+    assert_eq!(hash_tree(&root), start, "the undo itself went through");
+    assert_eq!(cp.steps("s").unwrap(), steps, "no half step left");
 }
