@@ -322,4 +322,8 @@ async fn the_registry_reviews_and_undoes_and_refuses_while_a_turn_runs() {
     next.know_stored("another", elsewhere);
     let none = next.checkpoint_list("another").await.unwrap_err();
     assert!(none.to_string().contains("took no checkpoints"), "{none}");
+    assert!(
+        !Checkpoints::shadow_dir(&root.join("checkpoints"), &root.join("elsewhere")).exists(),
+        "no shadow repository was made for it"
+    );
 }

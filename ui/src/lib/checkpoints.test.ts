@@ -332,11 +332,18 @@ describe('ReviewController', () => {
     await review.open('s1', 2);
     const message =
       'the files were put back (b.txt), but the checkpoint of the result could not be taken, so this undo cannot itself be undone from ACP Desk: git failed: disk full';
-    folder.checkpointRevert = async () => {
-      throw { code: 'checkpoint-partial', message };
-    };
     const listed = folder.calls.filter((c) => c.startsWith('list')).length;
+    // Asked after a conflict, as Overwrite anyway does: the conflict goes with the answer.
+    folder.now.set('b.txt', 'someone’s\n');
+    const revert = folder.checkpointRevert.bind(folder);
+    folder.checkpointRevert = async (s, t, f, force) => {
+      if (force) throw { code: 'checkpoint-partial', message };
+      return revert(s, t, f, force);
+    };
     await review.request({ kind: 'turn', turn: 2 });
+    expect(review.state.conflict).not.toBeNull();
+    await review.force();
+    expect(review.state.conflict).toBeNull();
     expect(review.state.undoError).toBe(`Undo turn 2 went partly wrong: ${message}`);
     expect(folder.calls.filter((c) => c.startsWith('list')).length).toBe(listed + 1);
     expect(review.state.error).toBeNull();

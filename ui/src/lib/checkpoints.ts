@@ -391,8 +391,10 @@ export class ReviewController {
       const error = toUiError(e);
       if (error.code === 'checkpoint-partial') {
         // Files were written: the lists must show the folder as it is now.
+        // A conflict on screen would still say nothing was written: it goes.
         this.set({
           busy: false,
+          conflict: null,
           undoError: `${actionWords(action, this.steps)} went partly wrong: ${errorText(error)}`,
         });
         await this.load(this.view.scope);

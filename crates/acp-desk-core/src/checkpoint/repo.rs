@@ -167,7 +167,12 @@ impl Checkpoints {
                 }
             }
         }
-        write(self.shadow.join("excludes"), ex.as_bytes())?;
+        // An opener with no files of its own to leave out (a review of a stored session, the
+        // CLI) keeps the list a session wrote: rewriting it would drop that session's own.
+        let excludes = self.shadow.join("excludes");
+        if !excluded.is_empty() || !excludes.exists() {
+            write(excludes, ex.as_bytes())?;
+        }
         // `* -text -filter -ident`: the bytes stored are the bytes on disk, whatever the
         // project's `.gitattributes` say (no line-ending conversion, no LFS or other filters).
         let info = self.git.git_dir.join("info");

@@ -326,15 +326,9 @@ impl Checkpoints {
             for t in temps.iter().flatten() {
                 let _ = std::fs::remove_file(t);
             }
-            let kept: Vec<String> = stranded
-                .iter()
-                .map(|(now, was)| format!("{} (was {})", now.display(), was.display()))
-                .collect();
             return Err(CheckpointError::Partial(format!(
-                "could not write `{rel}` ({e}), and putting things back failed too: {} file(s) are kept in {}, move them back by hand: {}",
-                stranded.len(),
-                staging.display(),
-                kept.join(", ")
+                "could not write `{rel}` ({e}), and putting things back failed too; put these back by hand: {}",
+                stranded.join("; ")
             )));
         }
         for op in &log {
@@ -439,9 +433,10 @@ enum Op {
     },
 }
 
-/// Undoes `log` backwards. Returns the files set aside that could not be moved back (where
-/// each is now, and where it belongs): the caller must keep them.
-fn roll_back(log: &mut Vec<Op>) -> Vec<(PathBuf, PathBuf)> {
+/// Undoes `log` backwards. Returns, in words, what could not be undone (a file set aside
+/// that stays where it was set, a new version left in place): the caller must keep the
+/// staging folder and say so.
+fn roll_back(log: &mut Vec<Op>) -> Vec<String> {
     let mut stranded = Vec::new();
     while let Some(op) = log.pop() {
         let result = match &op {
@@ -456,8 +451,14 @@ fn roll_back(log: &mut Vec<Op>) -> Vec<(PathBuf, PathBuf)> {
                 Op::RemovedDir(d) | Op::MadeDir(d) => d,
             };
             tracing::error!(path = %path.display(), "roll back: {e}");
-            if let Op::Aside { path, aside } = op {
-                stranded.push((aside, path));
+            match op {
+                Op::Aside { path, aside } => {
+                    stranded.push(format!("{} is kept in {}", path.display(), aside.display()))
+                }
+                Op::MovedIn { path, .. } => {
+                    stranded.push(format!("{} is left as the undo wrote it", path.display()))
+                }
+                Op::RemovedDir(_) | Op::MadeDir(_) => {}
             }
         }
     }

@@ -400,19 +400,6 @@ impl Checkpoints {
         result
     }
 
-    /// Whether the snapshots leave `rel` out as ignored (the project's ignores, the user's and
-    /// ours), as `add -A` would.
-    fn ignored(&self, rel: &str) -> Result<bool, CheckpointError> {
-        let out = self
-            .git
-            .output(["check-ignore", "-q", "--no-index", "--", rel], None, &[])?;
-        match out.status.code() {
-            Some(0) => Ok(true),
-            Some(1) => Ok(false),
-            _ => Err(CheckpointError::Git(super::git::failure(&out))),
-        }
-    }
-
     /// What a step's writes through us met so far, under the shared lock.
     pub(super) fn step_writes<T>(
         &self,
@@ -451,11 +438,10 @@ impl Checkpoints {
         {
             return Ok(false);
         }
-        // Not in `before`, yet neither ignored nor too large for it: it did not exist when the
-        // step began (the agent's shell made it since); there is nothing to keep.
-        if meta.len() <= self.settings.max_file_bytes && !self.ignored(&rel)? {
-            return Ok(false);
-        }
+        // Not in `before` and not made by this step's writes: kept as it is now, even when the
+        // agent's shell made it since the step began (its undo then writes that version back
+        // rather than deleting it): the user or another session may have made it, and an undo
+        // must never delete their file.
         let blob = self.git.run_str([
             OsStr::new("hash-object"),
             OsStr::new("-w"),

@@ -1060,15 +1060,16 @@ fn a_file_the_turn_made_is_removed_by_its_undo_however_often_it_was_written() {
         assert!(!fx.cp.save_before_write("s", s.turn, &fx.p(rel)).unwrap());
         fx.write(rel, "second draft\n");
     }
-    // Made by the agent's shell, then written through us.
-    fx.write("by-shell.txt", "from the shell\n");
+    // Made meanwhile by someone else (the user, another session, the agent's shell), then
+    // written through us: kept as it was, so the undo never deletes it.
+    fx.write("by-someone.txt", "someone's\n");
     assert!(
-        !fx.cp
-            .save_before_write("s", s.turn, &fx.p("by-shell.txt"))
+        fx.cp
+            .save_before_write("s", s.turn, &fx.p("by-someone.txt"))
             .unwrap()
     );
-    fx.write("by-shell.txt", "edited\n");
-    let written = [fx.p("new.txt"), fx.p("new.secret"), fx.p("by-shell.txt")];
+    fx.write("by-someone.txt", "edited by the agent\n");
+    let written = [fx.p("new.txt"), fx.p("new.secret"), fx.p("by-someone.txt")];
     fx.cp.finish("s", s.turn, &written, &written).unwrap();
     let changes = fx.cp.changes("s", Some(s.turn)).unwrap();
     let statuses: Vec<(&str, FileStatus)> = changes
@@ -1079,12 +1080,14 @@ fn a_file_the_turn_made_is_removed_by_its_undo_however_often_it_was_written() {
     assert_eq!(
         statuses,
         [
-            ("by-shell.txt", FileStatus::Added),
+            ("by-someone.txt", FileStatus::Modified),
             ("new.secret", FileStatus::Added),
             ("new.txt", FileStatus::Added),
         ]
     );
     done_step(&fx.cp.revert("s", s.turn, None, false).unwrap());
+    assert_eq!(fx.read("by-someone.txt"), b"someone's\n");
+    std::fs::remove_file(fx.p("by-someone.txt")).unwrap();
     assert_eq!(fx.hash(), start, "byte for byte as before the turn");
 }
 
@@ -1104,6 +1107,18 @@ fn git_that_fills_up(dir: &Path) -> PathBuf {
     )
     .unwrap();
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // A process forked meanwhile by another test may hold the new file open for writing until
+    // it execs (ETXTBSY): wait until the script runs.
+    for _ in 0..50 {
+        if std::process::Command::new(&script)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+        {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     script
 }
 

@@ -53,9 +53,10 @@ pub(in crate::session) struct Before {
 pub(in crate::session) struct After {
     turn: u32,
     result: Result<crate::checkpoint::ChangeSummary, String>,
-    /// Answered once the event is out, so that a caller who stops reading events at its
-    /// answer (the CLI) still sees how to review and undo the turn.
-    reply: Option<(PromptReply, TurnOutcome)>,
+    /// Dropped once the event is emitted (or with the message, when the owner ends first):
+    /// the turn's answer waits for it, so that a caller who stops reading events at its answer
+    /// (the CLI) still sees how to review and undo the turn.
+    _emitted: tokio::sync::oneshot::Sender<()>,
 }
 
 impl Owner {
@@ -181,8 +182,8 @@ impl Owner {
     }
 
     /// The turn ended: its `after` checkpoint, off the owner ([`Done::CheckpointAfter`]);
-    /// `prompt()`'s caller gets `reply` once its event is out, or once it is taken when the
-    /// session ends meanwhile.
+    /// `prompt()`'s caller gets `reply` once its event is out, or once the session ended
+    /// without emitting it.
     pub(super) fn checkpoint_after_turn(
         &mut self,
         cp: TurnCheckpoint,
@@ -224,16 +225,16 @@ impl Owner {
                 Ok(r) => r.map_err(|e| e.to_string()),
                 Err(e) => Err(format!("the checkpoint failed unexpectedly: {e}")),
             };
-            let after = After {
+            let (emitted, event_out) = tokio::sync::oneshot::channel::<()>();
+            let _ = tx.send(Done::CheckpointAfter(After {
                 turn,
                 result,
-                reply: reply.map(|r| (r, outcome)),
-            };
-            // The session ended meanwhile: the caller still gets its answer.
-            if let Err(tokio::sync::mpsc::error::SendError(Done::CheckpointAfter(after))) =
-                tx.send(Done::CheckpointAfter(after))
-                && let Some((reply, outcome)) = after.reply
-            {
+                _emitted: emitted,
+            }));
+            // Resolves (as an error) when the message is dropped: after it was handled, or
+            // unhandled when the session ended first. The answer goes out either way.
+            let _ = event_out.await;
+            if let Some(reply) = reply {
                 let _ = reply.send(Ok(outcome));
             }
             // Within the settings' budget and age, after the first turn and every
@@ -281,9 +282,7 @@ impl Owner {
             }
         };
         self.emit(ev);
-        if let Some((reply, outcome)) = after.reply {
-            let _ = reply.send(Ok(outcome));
-        }
+        // `after` (and its `_emitted`) is dropped here: the turn's answer may go.
     }
 
     /// What a write through us needs to save first (on the blocking pool, before the write):
