@@ -961,10 +961,23 @@ fn the_copies_are_kept_where_only_the_user_reads() {
         &[],
     )
     .unwrap();
-    for dir in [Checkpoints::shadow_dir(&base, cp.root()), base.clone()] {
+    let shadow = Checkpoints::shadow_dir(&base, cp.root());
+    for dir in [shadow.clone(), base.clone()] {
         let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o700, "{}", dir.display());
     }
+    // One left readable by an earlier version is made private when opened.
+    std::fs::set_permissions(&shadow, std::fs::Permissions::from_mode(0o755)).unwrap();
+    Checkpoints::open(
+        &base,
+        fx.root(),
+        &CheckpointSettings::default(),
+        find_git(),
+        &[],
+    )
+    .unwrap();
+    let mode = std::fs::metadata(&shadow).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700);
 }
 
 #[test]
