@@ -31,16 +31,20 @@ fn home() -> Home {
 }
 
 impl Home {
-    fn cli(&self, args: &[&str]) -> (i32, String, String) {
-        let out = Command::new(bin("acp-desk-cli"))
-            .args(args)
+    /// `acp-desk-cli ARGS` in the project, with this home's config and data.
+    fn command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(bin("acp-desk-cli"));
+        c.args(args)
             .current_dir(&self.project)
             .env("ACP_DESK_CONFIG_DIR", self.root.join("config"))
             .env("ACP_DESK_DATA_DIR", self.root.join("data"))
             .env("ACP_DESK_DEMO_AGENT", bin("acp-desk-demo-agent"))
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
+            .stdin(Stdio::null());
+        c
+    }
+
+    fn cli(&self, args: &[&str]) -> (i32, String, String) {
+        let out = self.command(args).output().unwrap();
         (
             out.status.code().unwrap_or(-1),
             String::from_utf8(out.stdout).unwrap(),
@@ -181,13 +185,8 @@ fn a_revert_while_a_turn_runs_in_the_folder_exits_5_and_writes_nothing() {
         .to_owned();
     let before = files(&h.project);
     // Another session's turn in the same folder, streaming slowly.
-    let mut slow = Command::new(bin("acp-desk-cli"))
-        .args(["run", "--agent", "demo", "slow"])
-        .current_dir(&h.project)
-        .env("ACP_DESK_CONFIG_DIR", h.root.join("config"))
-        .env("ACP_DESK_DATA_DIR", h.root.join("data"))
-        .env("ACP_DESK_DEMO_AGENT", bin("acp-desk-demo-agent"))
-        .stdin(Stdio::null())
+    let mut slow = h
+        .command(&["run", "--agent", "demo", "slow"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()

@@ -1135,32 +1135,56 @@ fn git_that_fills_up(dir: &Path) -> PathBuf {
     script
 }
 
-#[test]
-fn a_full_disk_changes_nothing_of_the_users() {
-    if git_for_tests().is_none() {
-        return;
+/// A fixture over [`git_that_fills_up`] (its folder is `bin`).
+struct FullFx {
+    bin: tempfile::TempDir,
+    _data: tempfile::TempDir,
+    _proj: tempfile::TempDir,
+    cp: Checkpoints,
+}
+
+impl FullFx {
+    fn root(&self) -> &Path {
+        self.cp.root()
     }
+}
+
+fn fixture_that_fills_up() -> Option<FullFx> {
+    git_for_tests()?;
     let bin = tempfile::tempdir().unwrap();
     let git = git_that_fills_up(bin.path());
     let data = tempfile::tempdir().unwrap();
     let proj = tempfile::tempdir().unwrap();
     base_tree(proj.path());
-    let cp = Checkpoints::open(
-        data.path(),
-        proj.path(),
-        &CheckpointSettings::default(),
-        Some(git),
-        &[],
-    )
-    .unwrap();
-    let root = cp.root().to_path_buf();
+    let settings = CheckpointSettings::default();
+    let cp = Checkpoints::open(data.path(), proj.path(), &settings, Some(git), &[]).unwrap();
+    Some(FullFx {
+        bin,
+        _data: data,
+        _proj: proj,
+        cp,
+    })
+}
+
+/// A turn of session `s` that changes `a.txt`.
+fn one_turn(cp: &Checkpoints, root: &Path) -> Snapshot {
     let s = cp.begin("s", StepKind::Turn, None).unwrap();
-    put(&root, "a.txt", "changed by the turn\n");
+    put(root, "a.txt", "changed by the turn\n");
     cp.finish("s", s.turn, &[], &[]).unwrap();
+    s
+}
+
+#[test]
+fn a_full_disk_changes_nothing_of_the_users() {
+    let Some(fx) = fixture_that_fills_up() else {
+        return;
+    };
+    let (cp, root, bin) = (&fx.cp, fx.root().to_path_buf(), fx.bin.path());
+    let s = one_turn(cp, &root);
     let after_turn = hash_tree(&root);
     let steps = cp.steps("s").unwrap();
 
-    std::fs::write(bin.path().join("full"), "").unwrap();
+    std::fs::write(bin.join("full"), "").unwrap();
     // The next turn's checkpoint fails and says why; the folder is as it was.
     let err = cp.begin("s", StepKind::Turn, None).unwrap_err().to_string();
     assert!(err.contains("No space left on device"), "{err}");
@@ -1172,7 +1196,7 @@ fn a_full_disk_changes_nothing_of_the_users() {
     assert_eq!(cp.steps("s").unwrap(), steps, "no step left");
 
     // Space again: the undo goes through.
-    std::fs::remove_file(bin.path().join("full")).unwrap();
+    std::fs::remove_file(bin.join("full")).unwrap();
     done_step(&cp.revert("s", s.turn, None, false).unwrap());
     assert_eq!(
         std::fs::read_to_string(root.join("a.txt")).unwrap(),
@@ -1182,29 +1206,14 @@ fn a_full_disk_changes_nothing_of_the_users() {
 
 #[test]
 fn an_undo_whose_end_cannot_be_checkpointed_says_its_files_were_written() {
-    if git_for_tests().is_none() {
+    let Some(fx) = fixture_that_fills_up() else {
         return;
-    }
-    let bin = tempfile::tempdir().unwrap();
-    let git = git_that_fills_up(bin.path());
-    let data = tempfile::tempdir().unwrap();
-    let proj = tempfile::tempdir().unwrap();
-    base_tree(proj.path());
-    let cp = Checkpoints::open(
-        data.path(),
-        proj.path(),
-        &CheckpointSettings::default(),
-        Some(git),
-        &[],
-    )
-    .unwrap();
-    let root = cp.root().to_path_buf();
+    };
+    let (cp, root, bin) = (&fx.cp, fx.root().to_path_buf(), fx.bin.path());
     let start = hash_tree(&root);
-    let s = cp.begin("s", StepKind::Turn, None).unwrap();
-    put(&root, "a.txt", "changed by the turn\n");
-    cp.finish("s", s.turn, &[], &[]).unwrap();
+    let s = one_turn(cp, &root);
     let steps = cp.steps("s").unwrap();
-    std::fs::write(bin.path().join("full-at-the-end"), "").unwrap();
+    std::fs::write(bin.join("full-at-the-end"), "").unwrap();
     let err = cp.revert("s", s.turn, None, false).unwrap_err();
     let CheckpointError::Partial(text) = &err else {
         panic!("{err:?}")
