@@ -58,6 +58,18 @@ impl Home {
         out
     }
 
+    /// A demo turn that writes two files with its own tool (`direct-write`), allowed.
+    fn direct_write(&self) -> String {
+        self.ok(&[
+            "run",
+            "--agent",
+            "demo",
+            "--permission",
+            "allow",
+            "direct-write",
+        ])
+    }
+
     fn read(&self, rel: &str) -> String {
         std::fs::read_to_string(self.project.join(rel)).unwrap()
     }
@@ -87,14 +99,7 @@ fn a_turn_is_reviewed_undone_and_the_undo_undone_from_the_cli() {
     let h = home();
     std::fs::write(h.project.join("direct-notes.txt"), "the user's notes\n").unwrap();
     let initial = files(&h.project);
-    let out = h.ok(&[
-        "run",
-        "--agent",
-        "demo",
-        "--permission",
-        "allow",
-        "direct-write",
-    ]);
+    let out = h.direct_write();
     assert!(
         out.contains("acp-desk-cli revert"),
         "the transcript says how to undo: {out}"
@@ -169,14 +174,7 @@ fn a_turn_is_reviewed_undone_and_the_undo_undone_from_the_cli() {
 fn a_revert_while_a_turn_runs_in_the_folder_exits_5_and_writes_nothing() {
     use std::io::Read;
     let h = home();
-    h.ok(&[
-        "run",
-        "--agent",
-        "demo",
-        "--permission",
-        "allow",
-        "direct-write",
-    ]);
+    h.direct_write();
     let id = h
         .ok(&["history", "list"])
         .split('\t')
