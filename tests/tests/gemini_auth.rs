@@ -86,7 +86,7 @@ mod real_secret_service {
                 .stderr(Stdio::piped());
             let mut child = cmd.spawn().unwrap();
             if let Some(input) = stdin {
-                child.stdin.take().unwrap().write_all(input).unwrap();
+                super::common::feed_stdin(&mut child, input);
             }
             child.wait_with_output().unwrap()
         }

@@ -37,6 +37,18 @@ pub fn bin(name: &str) -> PathBuf {
     p
 }
 
+/// Writes `input` to a child's stdin and closes it. A child may refuse its arguments and exit
+/// before reading (the CLI checks a secret's name first): the broken pipe that then follows is
+/// its answer, not the test's failure; the exit code and stderr say what it did.
+pub fn feed_stdin(child: &mut std::process::Child, input: &[u8]) {
+    use std::io::Write;
+    let mut stdin = child.stdin.take().expect("stdin was piped");
+    match stdin.write_all(input) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        other => other.expect("writing the child's stdin"),
+    }
+}
+
 pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .parent()
