@@ -15,7 +15,6 @@
 mod common;
 
 mod real_secret_service {
-    use std::io::Write;
     use std::path::{Path, PathBuf};
     use std::process::{Command, Output, Stdio};
 
@@ -262,12 +261,7 @@ mod real_secret_service {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let mut child = cmd.spawn().unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(format!("{wrong}\n").as_bytes())
-            .unwrap();
+        super::common::feed_stdin(&mut child, format!("{wrong}\n").as_bytes());
         let out = child.wait_with_output().unwrap();
         let said = text(&out);
         assert_eq!(out.status.code(), Some(1), "{said}");
