@@ -108,6 +108,37 @@ for (const size of [
   });
 }
 
+test('an undo cut short (ACP Desk stopped while it wrote files) is told in the panel', async ({
+  page,
+}) => {
+  await page.setViewportSize({ width: 800, height: 600 });
+  await replay(page, [...start, ...thread], {
+    sessionId: SID,
+    checkpoints: {
+      files,
+      turns,
+      interrupted: [
+        {
+          at: '2026-12-03T08:05:00Z',
+          step: 3,
+          kind: 'revert',
+          undoes: 2,
+          files: ['README.md', 'old.txt'],
+        },
+      ],
+    },
+  });
+  await page.goto('/');
+  await page.locator('[data-open-review]').click();
+  const told = panel(page).locator('[data-review-interrupted]');
+  await expect(told).toContainText('An undo of turn 2 was cut short at ');
+  await expect(told).toContainText(
+    'ACP Desk stopped while it wrote 2 files (README.md, old.txt). Every file is back as it was before it, so it changed nothing; make it again if you still want it.',
+  );
+  await expect(told).toHaveAttribute('role', 'alert');
+  await shot(page, 'checkpoints-interrupted-800x600');
+});
+
 test('the header’s Changes shows the whole session, and a turn’s notes', async ({ page }) => {
   await open(page);
   await page.locator('[data-open-review]').click();

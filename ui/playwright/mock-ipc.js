@@ -97,6 +97,8 @@ import { readFileSync } from 'node:fs';
  * @property {Record<string, string | null>[]} turns
  * @property {string[]} [unrestorable] Ignored files changed behind ACP Desk's back (the last
  *   turn's).
+ * @property {import('../src/lib/generated/ipc').InterruptedUndo[]} [interrupted] Undos cut
+ *   short and put back, as the listing tells them.
  */
 
 /**
@@ -390,6 +392,7 @@ export function installMockIpc(setup) {
             steps: steps.length,
             sessions: 1,
           },
+          interrupted: options.checkpoints?.interrupted ?? [],
         };
       case 'checkpoint_changes': {
         const { from, to } = span(args.turn);

@@ -8,7 +8,8 @@ use std::path::PathBuf;
 
 use acp_desk_core::CheckpointOptions;
 use acp_desk_core::checkpoint::{
-    Changes, CheckpointError, Checkpoints, FileVersions, RevertOutcome, StepInfo, Storage,
+    Changes, CheckpointError, Checkpoints, FileVersions, InterruptedUndo, RevertOutcome, StepInfo,
+    Storage,
 };
 use serde::Serialize;
 
@@ -22,6 +23,9 @@ pub struct CheckpointListing {
     pub folder: PathBuf,
     pub steps: Vec<StepInfo>,
     pub storage: Storage,
+    /// Undos of this session cut short (ACP Desk stopped while they wrote files) and put back
+    /// since, not yet followed by a step.
+    pub interrupted: Vec<InterruptedUndo>,
 }
 
 impl From<CheckpointError> for AppError {
@@ -147,6 +151,7 @@ impl Registry {
                 folder: repo.root().to_path_buf(),
                 steps: repo.steps(session)?,
                 storage: repo.storage()?,
+                interrupted: repo.interrupted(session)?,
             })
         })
         .await

@@ -173,6 +173,10 @@ pub fn changes(args: ChangesArgs) -> ExitCode {
         (Err(e), _) | (_, Err(e)) => return fail(e),
     };
     let storage = repo.storage().ok();
+    let interrupted = match repo.interrupted(&session) {
+        Ok(i) => i,
+        Err(e) => return fail(e),
+    };
     out(|w| {
         if args.json {
             let doc = serde_json::json!({
@@ -181,11 +185,15 @@ pub fn changes(args: ChangesArgs) -> ExitCode {
                 "steps": steps,
                 "changes": whole,
                 "storage": storage,
+                "interrupted": interrupted,
             });
             serde_json::to_writer_pretty(&mut *w, &doc)?;
             return writeln!(w);
         }
         writeln!(w, "{session} in {}", repo.root().display())?;
+        for i in &interrupted {
+            writeln!(w, "  note: {}", i.text())?;
+        }
         for s in &steps {
             let what = match (s.kind, s.undoes) {
                 (StepKind::Turn, _) => "turn".to_owned(),

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { IpcError, RevertOutcome } from './generated/ipc';
 import {
   diffOf,
+  interruptedText,
   ReviewController,
   stepTitle,
   storageText,
@@ -96,6 +97,7 @@ class FakeFolder implements CheckpointsBackend {
         };
       }),
       storage: { bytes: 6000, budgetBytes: 2 * 1024 ** 3, maxAgeDays: 30, steps: 2, sessions: 1 },
+      interrupted: [],
     };
   }
   async checkpointChanges(_s: string, turn: number | null): Promise<Changes> {
@@ -388,6 +390,31 @@ describe('words', () => {
       }),
     ).toBe(
       'Checkpoints of this folder: 5.0 MB of 2.0 GB (4 steps of 2 sessions); the oldest go first past that or after 30 days.',
+    );
+  });
+});
+
+describe('an undo cut short', () => {
+  const at = '2026-12-03T08:00:00Z';
+  it('says it changed nothing, and what to do', () => {
+    const text = interruptedText({ at, step: 3, kind: 'revert', undoes: 1, files: ['a', 'b'] });
+    expect(text).toContain('An undo of turn 1 was cut short at ');
+    expect(text).toContain('ACP Desk stopped while it wrote 2 files (a, b).');
+    expect(text).toContain('so it changed nothing; make it again if you still want it.');
+  });
+  it('names what could not be put back', () => {
+    const text = interruptedText({
+      at,
+      step: 4,
+      kind: 'restore',
+      undoes: 2,
+      files: ['a.txt'],
+      stranded: ['/p/a.txt is kept in /p/.checkpoint.acpdesk-tmp-1/aside-0'],
+    });
+    expect(text).toContain('A restore to before turn 2 was cut short');
+    expect(text).toContain('wrote 1 file (a.txt).');
+    expect(text).toContain(
+      'put these back by hand: /p/a.txt is kept in /p/.checkpoint.acpdesk-tmp-1/aside-0.',
     );
   });
 });

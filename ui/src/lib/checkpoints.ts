@@ -11,6 +11,7 @@ import type {
   FileChange,
   FileVersion,
   FileVersions,
+  InterruptedUndo,
   RevertConflict,
   RevertOutcome,
   StepInfo,
@@ -162,6 +163,30 @@ export function storageText(s: Storage): string {
     `Checkpoints of this folder: ${bytesText(s.bytes)} of ${bytesText(s.budgetBytes)} ` +
     `(${steps} of ${sessions}); the oldest go first past that or after ${s.maxAgeDays} days.`
   );
+}
+
+/**
+ * An undo cut short (ACP Desk stopped while it wrote files) and put back when the checkpoints
+ * were next opened: what happened and what to do.
+ */
+export function interruptedText(i: InterruptedUndo): string {
+  const what =
+    i.kind === 'restore'
+      ? i.undoes != null
+        ? `A restore to before turn ${i.undoes}`
+        : 'A restore'
+      : i.undoes != null
+        ? `An undo of turn ${i.undoes}`
+        : 'An undo';
+  const count = i.files.length === 1 ? '1 file' : `${i.files.length} files`;
+  const files = i.files.length <= 3 ? `${count} (${i.files.join(', ')})` : count;
+  const when = new Date(i.at);
+  const at = Number.isNaN(when.getTime()) ? i.at : when.toLocaleString();
+  const head = `${what} was cut short at ${at}: ACP Desk stopped while it wrote ${files}.`;
+  if (!i.stranded?.length) {
+    return `${head} Every file is back as it was before it, so it changed nothing; make it again if you still want it.`;
+  }
+  return `${head} Not every file could be put back; put these back by hand: ${i.stranded.join('; ')}.`;
 }
 
 /** Why a conflict's file is one, in words. */

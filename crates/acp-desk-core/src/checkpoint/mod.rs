@@ -19,6 +19,7 @@
 //! Everything here blocks (it runs `git` and does file IO): async callers use the blocking pool.
 
 mod git;
+mod journal;
 mod repo;
 mod revert;
 mod review;
@@ -251,6 +252,54 @@ pub enum RevertOutcome {
     Conflicts { conflicts: Vec<RevertConflict> },
     /// Nothing to do: every file is already as asked.
     Unchanged,
+}
+
+/// An undo (or restore) that was cut short (ACP Desk stopped while it wrote files) and whose
+/// files were put back as they were before it, when the checkpoints were next opened.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InterruptedUndo {
+    /// When its files were put back (RFC 3339, UTC).
+    pub at: String,
+    /// Its step, dropped since: it changed nothing.
+    pub step: u32,
+    pub kind: StepKind,
+    /// The step it was undoing (a revert) or restoring the folder to before (a restore).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undoes: Option<u32>,
+    /// The files it was writing.
+    pub files: Vec<String>,
+    /// What could not be put back, in words (a file of the user's kept in the staging folder
+    /// because another file is where it was): empty when every file is as before the undo.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stranded: Vec<String>,
+}
+
+impl InterruptedUndo {
+    /// What happened and what to do, in a sentence or two.
+    pub fn text(&self) -> String {
+        let what = match (self.kind, self.undoes) {
+            (StepKind::Restore, Some(u)) => format!("a restore to before step {u}"),
+            (StepKind::Restore, None) => "a restore".to_owned(),
+            (_, Some(u)) => format!("an undo of step {u}"),
+            (_, None) => "an undo".to_owned(),
+        };
+        let head = format!(
+            "{what} was cut short at {} (ACP Desk stopped while it wrote {} file(s))",
+            self.at,
+            self.files.len()
+        );
+        if self.stranded.is_empty() {
+            format!(
+                "{head}: every file is back as it was before it, so it changed nothing; make it again if you still want it"
+            )
+        } else {
+            format!(
+                "{head}: not every file could be put back as it was; put these back by hand: {}",
+                self.stranded.join("; ")
+            )
+        }
+    }
 }
 
 /// The space a folder's checkpoints take.

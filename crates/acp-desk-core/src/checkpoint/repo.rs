@@ -198,6 +198,7 @@ impl Checkpoints {
         let file = self.lock_file("lock")?;
         file.lock()
             .map_err(CheckpointError::io("could not lock the checkpoints"))?;
+        self.recover_interrupted();
         Ok(RepoLock { _file: file })
     }
 
@@ -211,7 +212,10 @@ impl Checkpoints {
         let deadline = std::time::Instant::now() + wait;
         loop {
             match file.try_lock() {
-                Ok(()) => return Ok(Some(RepoLock { _file: file })),
+                Ok(()) => {
+                    self.recover_interrupted();
+                    return Ok(Some(RepoLock { _file: file }));
+                }
                 Err(TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
                     std::thread::sleep(std::time::Duration::from_millis(20));
                 }

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use super::journal::{Journal, Op, roll_back};
 use super::repo::Checkpoints;
 use super::review::{RawChange, latest};
 use super::snapshot::{MODE_EXEC, MODE_GITLINK, MODE_LINK, default_bits};
@@ -209,7 +210,7 @@ impl Checkpoints {
             self.drop_step(session, step)?;
             return Ok(RevertOutcome::Unchanged);
         }
-        if let Err(e) = self.apply(&targets) {
+        if let Err(e) = self.apply(session, step, &targets) {
             self.drop_step(session, step)?;
             return Err(e);
         }
@@ -247,7 +248,7 @@ impl Checkpoints {
     /// the way is moved aside, folders are made (and emptied ones removed) where the targets
     /// need them, and the new versions moved in, each step logged; a failure undoes the log
     /// backwards. A folder that became a file (or the other way round) is reverted this way.
-    fn apply(&self, targets: &[Target]) -> Result<(), CheckpointError> {
+    fn apply(&self, session: &str, step: u32, targets: &[Target]) -> Result<(), CheckpointError> {
         let ids: Vec<String> = targets
             .iter()
             .filter_map(|t| t.to.as_ref().map(|e| e.1.clone()))
@@ -259,7 +260,6 @@ impl Checkpoints {
             crate::fs::TEMP_MARKER,
             crate::atomic_file::unique_suffix()
         ));
-        let mut temps: Vec<Option<PathBuf>> = Vec::new();
         let replaced: std::collections::BTreeSet<&str> =
             targets.iter().map(|t| t.rel.as_str()).collect();
         for t in targets {
@@ -270,38 +270,49 @@ impl Checkpoints {
                 )));
             }
         }
-        let prepared = (|| {
-            for t in targets {
-                let path = self.root.join(&t.rel);
-                let temp = match &t.to {
-                    Some((mode, id, bits)) => {
-                        // Not `remove`: files with the same bytes share a blob.
-                        let bytes = contents.get(id).cloned().flatten().ok_or_else(|| {
-                            CheckpointError::Apply(format!("the checkpoint lacks `{}`", t.rel))
-                        })?;
-                        let beside = path
-                            .parent()
-                            .and_then(|d| d.symlink_metadata().ok())
-                            .is_some_and(|m| m.is_dir());
-                        let temp = if beside {
-                            temp_beside(&path)
-                        } else {
-                            if !staging.exists() {
-                                std::fs::create_dir(&staging)
-                                    .map_err(|e| apply_error(&t.rel, &e))?;
-                            }
-                            staging.join(format!("{}", temps.len()))
-                        };
-                        temps.push(Some(temp.clone()));
-                        write_temp(&temp, &bytes, *mode, *bits)
-                            .map_err(|e| apply_error(&t.rel, &e))?;
-                        Some(temp)
+        // Where each new version is written first: beside its file, or in the staging folder
+        // when its folder is not there yet.
+        let temps: Vec<Option<PathBuf>> = targets
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                t.to.as_ref().map(|_| {
+                    let path = self.root.join(&t.rel);
+                    let beside = path
+                        .parent()
+                        .and_then(|d| d.symlink_metadata().ok())
+                        .is_some_and(|m| m.is_dir());
+                    if beside {
+                        temp_beside(&path)
+                    } else {
+                        staging.join(i.to_string())
                     }
-                    None => None,
+                })
+            })
+            .collect();
+        let files: Vec<String> = targets.iter().map(|t| t.rel.clone()).collect();
+        let mut journal = Journal::start(
+            &self.shadow,
+            &self.root,
+            (session, step),
+            &files,
+            &staging,
+            &temps,
+        )
+        .map_err(|e| CheckpointError::Apply(format!("could not start the undo's journal: {e}")))?;
+        let prepared = (|| {
+            for (t, temp) in targets.iter().zip(&temps) {
+                let (Some((mode, id, bits)), Some(temp)) = (&t.to, temp) else {
+                    continue;
                 };
-                if temp.is_none() {
-                    temps.push(None);
+                // Not `remove`: files with the same bytes share a blob.
+                let bytes = contents.get(id).cloned().flatten().ok_or_else(|| {
+                    CheckpointError::Apply(format!("the checkpoint lacks `{}`", t.rel))
+                })?;
+                if temp.parent() == Some(staging.as_path()) && !staging.exists() {
+                    std::fs::create_dir(&staging).map_err(|e| apply_error(&t.rel, &e))?;
                 }
+                write_temp(temp, &bytes, *mode, *bits).map_err(|e| apply_error(&t.rel, &e))?;
             }
             Ok::<(), CheckpointError>(())
         })();
@@ -313,11 +324,13 @@ impl Checkpoints {
         };
         if let Err(e) = prepared {
             clean_temps(&temps);
+            journal.close();
             return Err(e);
         }
         let mut log: Vec<Op> = Vec::new();
-        if let Err((rel, e)) = self.swap_all(targets, &temps, &staging, &mut log) {
+        if let Err((rel, e)) = self.swap_all(targets, &temps, &staging, &mut log, &mut journal) {
             let stranded = roll_back(&mut log);
+            journal.close();
             if stranded.is_empty() {
                 clean_temps(&temps);
                 return Err(apply_error(&rel, &e));
@@ -331,6 +344,8 @@ impl Checkpoints {
                 stranded.join("; ")
             )));
         }
+        // Done: from here on a crash must not put anything back (the files set aside go next).
+        journal.close();
         for op in &log {
             if let Op::Aside { aside, .. } = op
                 && let Err(e) = remove_any(aside)
@@ -353,7 +368,20 @@ impl Checkpoints {
         temps: &[Option<PathBuf>],
         staging: &Path,
         log: &mut Vec<Op>,
+        journal: &mut Journal,
     ) -> Result<(), (String, std::io::Error)> {
+        // Each move written down first, then made, then logged (for a roll back here).
+        let mut make = |op: Op| -> std::io::Result<()> {
+            journal.record(&op)?;
+            match &op {
+                Op::Aside { path, aside } => std::fs::rename(path, aside)?,
+                Op::MadeDir(dir) => std::fs::create_dir(dir)?,
+                Op::RemovedDir(dir) => std::fs::remove_dir(dir)?,
+                Op::MovedIn { path, temp } => std::fs::rename(temp, path)?,
+            }
+            log.push(op);
+            Ok(())
+        };
         // Every file or link in the way, aside into the staging folder (not beside: a folder
         // emptied of its files may have to make way for a file); folders stay.
         for (i, t) in targets.iter().enumerate() {
@@ -364,12 +392,12 @@ impl Checkpoints {
             if meta.is_dir() {
                 continue;
             }
+            let fail = |e: std::io::Error| (t.rel.clone(), e);
             if !staging.exists() {
-                std::fs::create_dir(staging).map_err(|e| (t.rel.clone(), e))?;
+                std::fs::create_dir(staging).map_err(fail)?;
             }
             let aside = staging.join(format!("aside-{i}"));
-            std::fs::rename(&path, &aside).map_err(|e| (t.rel.clone(), e))?;
-            log.push(Op::Aside { path, aside });
+            make(Op::Aside { path, aside }).map_err(fail)?;
         }
         // The new versions, in path order (a folder before what it holds).
         for (t, temp) in targets.iter().zip(temps) {
@@ -392,77 +420,28 @@ impl Checkpoints {
                             "a file is where a folder must be",
                         )));
                     }
-                    Err(_) => {
-                        std::fs::create_dir(&dir).map_err(fail)?;
-                        log.push(Op::MadeDir(dir.clone()));
-                    }
+                    Err(_) => make(Op::MadeDir(dir.clone())).map_err(fail)?,
                 }
             }
             if path.symlink_metadata().is_ok_and(|m| m.is_dir()) {
-                std::fs::remove_dir(&path).map_err(|_| {
-                    fail(std::io::Error::other(
-                        "a folder that is not empty is where the file was",
-                    ))
+                make(Op::RemovedDir(path.clone())).map_err(|e| {
+                    if e.kind() == std::io::ErrorKind::DirectoryNotEmpty {
+                        fail(std::io::Error::other(
+                            "a folder that is not empty is where the file was",
+                        ))
+                    } else {
+                        fail(e)
+                    }
                 })?;
-                log.push(Op::RemovedDir(path.clone()));
             }
-            std::fs::rename(temp, &path).map_err(fail)?;
-            log.push(Op::MovedIn {
+            make(Op::MovedIn {
                 path,
                 temp: temp.clone(),
-            });
+            })
+            .map_err(fail)?;
         }
         Ok(())
     }
-}
-
-/// One step of [`Checkpoints::apply`], undone backwards on failure.
-enum Op {
-    /// A file or link moved out of the way.
-    Aside {
-        path: PathBuf,
-        aside: PathBuf,
-    },
-    MadeDir(PathBuf),
-    /// An emptied folder removed for a file.
-    RemovedDir(PathBuf),
-    /// A new version moved in from its temp file.
-    MovedIn {
-        path: PathBuf,
-        temp: PathBuf,
-    },
-}
-
-/// Undoes `log` backwards. Returns, in words, what could not be undone (a file set aside
-/// that stays where it was set, a new version left in place): the caller must keep the
-/// staging folder and say so.
-fn roll_back(log: &mut Vec<Op>) -> Vec<String> {
-    let mut stranded = Vec::new();
-    while let Some(op) = log.pop() {
-        let result = match &op {
-            Op::MovedIn { path, temp } => std::fs::rename(path, temp),
-            Op::RemovedDir(dir) => std::fs::create_dir(dir),
-            Op::MadeDir(dir) => std::fs::remove_dir(dir),
-            Op::Aside { path, aside } => std::fs::rename(aside, path),
-        };
-        if let Err(e) = result {
-            let path = match &op {
-                Op::MovedIn { path, .. } | Op::Aside { path, .. } => path,
-                Op::RemovedDir(d) | Op::MadeDir(d) => d,
-            };
-            tracing::error!(path = %path.display(), "roll back: {e}");
-            match op {
-                Op::Aside { path, aside } => {
-                    stranded.push(format!("{} is kept in {}", path.display(), aside.display()))
-                }
-                Op::MovedIn { path, .. } => {
-                    stranded.push(format!("{} is left as the undo wrote it", path.display()))
-                }
-                Op::RemovedDir(_) | Op::MadeDir(_) => {}
-            }
-        }
-    }
-    stranded
 }
 
 fn target(rel: &str, want: Option<(u32, String)>, modes: &BTreeMap<String, u32>) -> Target {

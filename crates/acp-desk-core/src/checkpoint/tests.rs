@@ -1227,3 +1227,144 @@ fn an_undo_whose_end_cannot_be_checkpointed_says_its_files_were_written() {
     assert_eq!(hash_tree(&root), start, "the undo itself went through");
     assert_eq!(cp.steps("s").unwrap(), steps, "no half step left");
 }
+
+/// The folder for the cut-short undo tests: a turn changes a file, deletes one, creates one
+/// in new folders and turns a folder into a file. Its undo sets three files aside, makes a
+/// folder and moves three files in.
+fn interrupted_fixture() -> Option<(Fx, u32)> {
+    let fx = fixture(|r| {
+        put(r, "a.txt", "a\n");
+        put(r, "m.txt", "m\n");
+        put(r, "d/keep.txt", "keep\n");
+    })?;
+    let t = fx.turn("s", &[], |fx| {
+        fx.write("a.txt", "a 2\n");
+        std::fs::remove_file(fx.p("m.txt")).unwrap();
+        fx.write("new/deep/n.txt", "new\n");
+        std::fs::remove_dir_all(fx.p("d")).unwrap();
+        fx.write("d", "d is a file now\n");
+    });
+    Some((fx, t))
+}
+
+fn names_at_root(fx: &Fx) -> Vec<String> {
+    std::fs::read_dir(fx.root())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+/// A revert of `t` that "crashes" at the journal's line `n` (before it is written, or just
+/// after): whether it did.
+fn revert_cut_short(fx: &Fx, t: u32, n: usize, before: bool) -> bool {
+    journal::crash::at(n, before);
+    let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        fx.cp.revert("s", t, None, false)
+    }));
+    journal::crash::off();
+    match done {
+        Ok(outcome) => {
+            done_step(&outcome.unwrap());
+            false
+        }
+        Err(_) => true,
+    }
+}
+
+/// What another process does next: open the folder's checkpoints (taking the lock).
+fn reopen(fx: &Fx) -> Checkpoints {
+    Checkpoints::open(
+        fx._data.path(),
+        fx.root(),
+        &CheckpointSettings::default(),
+        git_for_tests(),
+        &[],
+    )
+    .unwrap()
+}
+
+#[test]
+fn an_undo_cut_short_anywhere_is_put_back_when_next_opened() {
+    let mut cut = 0;
+    for n in 0.. {
+        for before in [true, false] {
+            let Some((fx, t)) = interrupted_fixture() else {
+                return;
+            };
+            let start = {
+                // What the undo must give when it is made in the end.
+                let r = done_step(&fx.cp.revert("s", t, None, false).unwrap());
+                let start = fx.hash();
+                done_step(&fx.cp.revert("s", r, None, false).unwrap());
+                start
+            };
+            let after = fx.hash();
+            let steps = fx.cp.steps("s").unwrap();
+            if !revert_cut_short(&fx, t, n, before) {
+                assert_eq!(
+                    cut, 16,
+                    "the journal has 8 lines, each cut before and after"
+                );
+                return;
+            }
+            cut += 1;
+            let at = format!("line {n}, {}", if before { "before" } else { "after" });
+            if n == 0 && before {
+                // Before the journal: no file was touched; the step stays, never completed,
+                // as any step cut short between its two checkpoints.
+                assert!(!fx.cp.shadow().join("journal").exists());
+                let cp = reopen(&fx);
+                assert_eq!(fx.hash(), after);
+                let left = cp.steps("s").unwrap();
+                assert_eq!(left[..steps.len()], steps[..]);
+                assert!(!left[steps.len()].complete, "{left:?}");
+                assert!(cp.interrupted("s").unwrap().is_empty());
+                continue;
+            }
+            assert!(fx.cp.shadow().join("journal").exists(), "{at}");
+            let cp = reopen(&fx);
+            assert_eq!(fx.hash(), after, "{at}: every file as before the undo");
+            let litter: Vec<String> = names_at_root(&fx)
+                .into_iter()
+                .filter(|n| n.starts_with('.'))
+                .collect();
+            assert!(litter.is_empty(), "{at}: no temp left: {litter:?}");
+            assert!(!cp.shadow().join("journal").exists(), "{at}");
+            assert_eq!(cp.steps("s").unwrap(), steps, "{at}: its step dropped");
+            let told = cp.interrupted("s").unwrap();
+            assert_eq!(told.len(), 1, "{at}: {told:?}");
+            assert_eq!(told[0].kind, StepKind::Revert);
+            assert_eq!(told[0].undoes, Some(t));
+            assert!(told[0].stranded.is_empty(), "{at}: {told:?}");
+            assert!(told[0].files.contains(&"a.txt".to_owned()), "{told:?}");
+            assert!(cp.interrupted("other").unwrap().is_empty());
+            // The undo can be made now, and the record is gone once it is.
+            done_step(&cp.revert("s", t, None, false).unwrap());
+            assert_eq!(fx.hash(), start, "{at}: the undo made in the end");
+            assert!(cp.interrupted("s").unwrap().is_empty(), "{at}");
+        }
+    }
+}
+
+#[test]
+fn a_file_put_where_an_undo_cut_short_set_one_aside_is_not_overwritten() {
+    let Some((fx, t)) = interrupted_fixture() else {
+        return;
+    };
+    // Cut short once `a.txt` was set aside (line 1 written and made, line 2 not written).
+    assert!(revert_cut_short(&fx, t, 2, true));
+    assert!(!fx.p("a.txt").exists());
+    fx.write("a.txt", "theirs\n");
+    let cp = reopen(&fx);
+    assert_eq!(fx.read("a.txt"), b"theirs\n");
+    assert_eq!(fx.read("d"), b"d is a file now\n", "the rest is put back");
+    let told = cp.interrupted("s").unwrap();
+    assert_eq!(told.len(), 1, "{told:?}");
+    let [kept] = &told[0].stranded[..] else {
+        panic!("{told:?}");
+    };
+    assert!(kept.contains("a.txt is kept in"), "{kept}");
+    // Where it says: the turn's version of a.txt, in the staging folder.
+    let aside = kept.rsplit(" is kept in ").next().unwrap();
+    assert_eq!(std::fs::read(aside).unwrap(), b"a 2\n");
+}

@@ -3340,6 +3340,11 @@ export interface CheckpointListing {
   folder: string;
   steps: StepInfo[];
   storage: Storage;
+  /**
+   * Undos of this session cut short (ACP Desk stopped while they wrote files) and put back
+   * since, not yet followed by a step.
+   */
+  interrupted: InterruptedUndo[];
 }
 /**
  * One step of a session, as `changes` lists them.
@@ -3391,6 +3396,37 @@ export interface Storage {
   maxAgeDays: number;
   steps: number;
   sessions: number;
+}
+/**
+ * An undo (or restore) that was cut short (ACP Desk stopped while it wrote files) and whose
+ * files were put back as they were before it, when the checkpoints were next opened.
+ *
+ * This interface was referenced by `IpcTypes`'s JSON-Schema
+ * via the `definition` "InterruptedUndo".
+ */
+export interface InterruptedUndo {
+  /**
+   * When its files were put back (RFC 3339, UTC).
+   */
+  at: string;
+  /**
+   * Its step, dropped since: it changed nothing.
+   */
+  step: number;
+  kind: StepKind;
+  /**
+   * The step it was undoing (a revert) or restoring the folder to before (a restore).
+   */
+  undoes?: number | null;
+  /**
+   * The files it was writing.
+   */
+  files: string[];
+  /**
+   * What could not be put back, in words (a file of the user's kept in the staging folder
+   * because another file is where it was): empty when every file is as before the undo.
+   */
+  stranded?: string[];
 }
 /**
  * What a step (or the whole session) changed.
